@@ -1,0 +1,70 @@
+// Scheme: the registry of every API resource minik8s serves.
+//
+// For each resource it knows the group/version/kind, plural and singular names, scope, verbs,
+// short names, categories and subresources: what discovery publishes, what the router resolves a
+// URL against, and what storage keys are derived from. The scheme is built once and never changes,
+// so it is safe to share between threads. Scheme::builtin() holds the Kubernetes kinds minik8s
+// implements plus minik8s.io/v1 Dns.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace minik8s::api {
+
+struct SubresourceInfo {
+  std::string name;  // "status", "scale", "binding", "log", "exec", "eviction", ...
+  std::string group, version, kind;  // response kind, e.g. autoscaling/v1 Scale; same as parent for status
+  std::vector<std::string> verbs;
+};
+
+struct ResourceInfo {
+  std::string group;     // "" for the core group
+  std::string version;   // "v1", "v2"
+  std::string kind;      // "Deployment"
+  std::string listKind;  // "DeploymentList"
+  std::string plural;    // "deployments"
+  std::string singular;  // "deployment"
+  bool namespaced = true;
+  std::vector<std::string> verbs;  // create delete deletecollection get list patch update watch
+  std::vector<std::string> shortNames;
+  std::vector<std::string> categories;
+  std::vector<SubresourceInfo> subresources;
+  // Group and plural of the version objects are stored as. Several versions of one resource
+  // (autoscaling/v1 and v2 HPA) share one storage version; the others are converted.
+  std::string storageVersion;
+
+  std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }
+  // "deployments.apps", "pods": how kubectl names the resource in messages.
+  std::string qualifiedResource() const { return group.empty() ? plural : plural + "." + group; }
+  const SubresourceInfo* subresource(const std::string& name) const;
+  bool hasStatus() const { return subresource("status") != nullptr; }
+};
+
+struct GroupInfo {
+  std::string name;                   // "" for core
+  std::vector<std::string> versions;  // preferred first
+};
+
+class Scheme {
+ public:
+  explicit Scheme(std::vector<ResourceInfo> resources);
+  static const Scheme& builtin();
+
+  const std::vector<ResourceInfo>& resources() const { return resources_; }
+  // Groups in discovery order (core first), each with its versions, preferred first.
+  const std::vector<GroupInfo>& groups() const { return groups_; }
+  const ResourceInfo* byResource(const std::string& group, const std::string& version,
+                                 const std::string& plural) const;
+  const ResourceInfo* byKind(const std::string& group, const std::string& version,
+                             const std::string& kind) const;
+  // All resources of one group/version, in a stable order.
+  std::vector<const ResourceInfo*> groupVersion(const std::string& group,
+                                                const std::string& version) const;
+
+ private:
+  std::vector<ResourceInfo> resources_;
+  std::vector<GroupInfo> groups_;
+};
+
+}  // namespace minik8s::api
