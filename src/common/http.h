@@ -1,0 +1,95 @@
+// HTTP request/response values and a small synchronous HTTP/1.1 server on Boost.Beast.
+//
+// The server runs one thread per connection (keep-alive supported), which keeps long-lived
+// streams (watch, logs -f) simple: a handler writes chunks from its own thread and a slow client
+// only ever blocks itself. HttpServer is thread-safe; a ResponseWriter belongs to one request and
+// is used from the handler's thread only.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "common/status.h"
+
+namespace minik8s::http {
+
+struct CaseInsensitiveLess {
+  bool operator()(const std::string& a, const std::string& b) const;
+};
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string target;  // raw request target: path?query
+  std::string path;    // percent-decoded path
+  std::multimap<std::string, std::string> query;  // decoded query parameters
+  std::map<std::string, std::string, CaseInsensitiveLess> headers;
+  std::string body;
+  std::string remoteAddress;
+
+  std::string header(const std::string& name) const;
+  std::optional<std::string> param(const std::string& name) const;
+  std::vector<std::string> params(const std::string& name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+
+  static Response json(int status, const minik8s::json& body);
+  static Response text(int status, std::string body);
+  static Response error(const Status& s);  // the Status object as JSON with its HTTP code
+};
+
+// How a handler answers: either one complete response, or a chunked stream.
+class ResponseWriter {
+ public:
+  virtual ~ResponseWriter() = default;
+  virtual void send(Response response) = 0;
+  // Starts a chunked response; then write() chunks and finally end().
+  virtual bool beginStream(int status, std::vector<std::pair<std::string, std::string>> headers) = 0;
+  virtual bool write(std::string_view chunk) = 0;  // false once the client is gone
+  virtual void end() = 0;
+  // True when the peer closed its side (checked without blocking).
+  virtual bool clientGone() = 0;
+  // Hands the raw connection over (for protocol upgrades such as WebSocket); the server forgets
+  // the connection afterwards. Returns the socket's file descriptor, or -1.
+  virtual int takeSocket() { return -1; }
+};
+
+using Handler = std::function<void(const Request&, ResponseWriter&)>;
+
+class Server {
+ public:
+  explicit Server(Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds "host:port" (port 0 picks a free one) and starts accepting in the background.
+  Status start(const std::string& listenAddress);
+  int port() const { return port_; }
+  // Stops accepting, closes every open connection and waits for their threads.
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+// Splits "a=b&c=d" with percent-decoding ('+' is a space).
+std::multimap<std::string, std::string> parseQuery(std::string_view query);
+std::string percentDecode(std::string_view s, bool plusIsSpace);
+std::string percentEncode(std::string_view s);
+
+}  // namespace minik8s::http
