@@ -1,0 +1,923 @@
+#include "apiserver/api_server.h"
+
+#include "api/conversion.h"
+#include "api/field_selector.h"
+#include "api/openapi.h"
+#include "api/patch.h"
+#include "api/protobuf/protobuf_decoder.h"
+#include "api/selector.h"
+#include "api/strict_decoding.h"
+#include "api/table.h"
+#include "apiserver/discovery.h"
+#include "common/logging.h"
+#include "common/time_util.h"
+#include "common/yaml_json.h"
+
+namespace minik8s::apiserver {
+
+namespace {
+
+const char* kJson = "application/json";
+
+http::Response jsonResponse(int code, const json& body,
+                            const std::vector<std::string>& warnings = {}) {
+  http::Response r = http::Response::json(code, body);
+  for (const auto& w : warnings) {
+    std::string escaped;
+    for (char c : w) {
+      if (c == '"' || c == '\\') escaped.push_back('\\');
+      escaped.push_back(c);
+    }
+    r.headers.emplace_back("Warning", "299 - \"" + escaped + "\"");
+  }
+  return r;
+}
+
+void sendError(http::ResponseWriter& w, const Status& s) { w.send(http::Response::error(s)); }
+
+Status notFoundPath() {
+  return Status::NotFoundMessage("the server could not find the requested resource");
+}
+
+bool wantsTable(const http::Request& req) {
+  return req.header("Accept").find("as=Table") != std::string::npos;
+}
+
+bool isDryRun(const http::Request& req) {
+  for (const auto& v : req.params("dryRun")) {
+    if (v == "All") return true;
+  }
+  return false;
+}
+
+json partialMetadata(const json& obj) {
+  return {{"kind", "PartialObjectMetadata"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", obj.value("metadata", json::object())}};
+}
+
+json tableColumnsJson(const std::string& kind) {
+  json cols = json::array();
+  for (const auto& c : api::tableColumns(kind)) {
+    cols.push_back({{"name", c.name},
+                    {"type", c.type},
+                    {"format", c.format},
+                    {"description", c.description},
+                    {"priority", c.priority}});
+  }
+  return cols;
+}
+
+json tableRow(const http::Request& req, const std::string& kind, const json& obj) {
+  json row = {{"cells", api::tableCells(kind, obj, Clock::now())}};
+  std::string include = req.param("includeObject").value_or("Metadata");
+  if (include == "Object") {
+    row["object"] = obj;
+  } else if (include != "None") {
+    row["object"] = partialMetadata(obj);
+  }
+  return row;
+}
+
+json makeTable(const http::Request& req, const std::string& kind, const std::vector<json>& objs,
+               const json& listMeta, bool withColumns = true) {
+  json rows = json::array();
+  for (const auto& o : objs) rows.push_back(tableRow(req, kind, o));
+  json t = {{"kind", "Table"},
+            {"apiVersion", "meta.k8s.io/v1"},
+            {"metadata", listMeta},
+            {"rows", rows}};
+  t["columnDefinitions"] = withColumns ? tableColumnsJson(kind) : json::array();
+  return t;
+}
+
+std::string nameOf(const json& obj) {
+  return obj.value("/metadata/name"_json_pointer, std::string());
+}
+
+json versionInfo() {
+  return {{"major", "1"},
+          {"minor", "32"},
+          {"gitVersion", "v1.32.0-minik8s"},
+          {"gitCommit", "0000000000000000000000000000000000000000"},
+          {"gitTreeState", "clean"},
+          {"buildDate", "2026-11-21T00:00:00Z"},
+          {"goVersion", "go1.23.0"},
+          {"compiler", "gc"},
+          {"platform", "linux/amd64"}};
+}
+
+}  // namespace
+
+ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServerOptions options)
+    : store_(store),
+      scheme_(scheme),
+      options_(std::move(options)),
+      registry_(store, scheme),
+      watchCache_(store) {}
+
+ApiServer::~ApiServer() { stop(); }
+
+Status ApiServer::start() {
+  Status s = watchCache_.start();
+  if (!s.ok()) return s;
+  const auto* nsInfo = scheme_.byResource("", "v1", "namespaces");
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
+    auto created = registry_.create(*nsInfo, "", ns);
+    if (!created.ok() && created.status().reason() != "AlreadyExists") return created.status();
+  }
+  housekeeper_ = std::thread([this] { housekeeping(); });
+  return Status::Ok();
+}
+
+void ApiServer::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (housekeeper_.joinable()) housekeeper_.join();
+  watchCache_.stop();
+}
+
+void ApiServer::housekeeping() {
+  auto nextCompaction = std::chrono::steady_clock::now() + options_.compactionInterval;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, options_.namespaceSyncInterval);
+    if (stopping_) break;
+    lock.unlock();
+    finalizeNamespaces();
+    if (std::chrono::steady_clock::now() >= nextCompaction) {
+      compactOnce();
+      nextCompaction = std::chrono::steady_clock::now() + options_.compactionInterval;
+    }
+    lock.lock();
+  }
+}
+
+void ApiServer::compactOnce() {
+  auto now = std::chrono::steady_clock::now();
+  auto rev = store_.currentRevision();
+  if (!rev.ok()) return;
+  revisionHistory_.emplace_back(now, *rev);
+  int64_t target = 0;
+  while (!revisionHistory_.empty() &&
+         revisionHistory_.front().first + options_.compactionRetention <= now) {
+    target = revisionHistory_.front().second;
+    revisionHistory_.erase(revisionHistory_.begin());
+  }
+  if (target > store_.compactedRevision()) {
+    Status s = store_.compact(target);
+    if (!s.ok()) LOG_WARN("compaction to {} failed: {}", target, s.toString());
+  }
+}
+
+// The namespace controller's job in its simplest form: once a namespace is Terminating, delete
+// everything in it, then release its "kubernetes" finalizer so the namespace itself goes.
+void ApiServer::finalizeNamespaces() {
+  const auto* nsInfo = scheme_.byResource("", "v1", "namespaces");
+  auto namespaces = registry_.list(*nsInfo, "", {});
+  if (!namespaces.ok()) return;
+  for (const auto& ns : namespaces->items) {
+    if (ns.value("/status/phase"_json_pointer, std::string()) != "Terminating") continue;
+    const std::string name = nameOf(ns);
+    bool empty = true;
+    for (const auto& r : scheme_.resources()) {
+      if (!r.namespaced || (&registry_.storageInfo(r) != &r)) continue;
+      auto items = registry_.list(r, name, {});
+      if (!items.ok()) continue;
+      for (const auto& obj : items->items) {
+        empty = false;
+        DeleteOptions opts;
+        // A pod bound to a node that does not exist has nobody to confirm its deletion.
+        if (r.kind == "Pod") {
+          std::string node = obj.value("/spec/nodeName"_json_pointer, std::string());
+          const auto* nodeInfo = scheme_.byResource("", "v1", "nodes");
+          if (!node.empty() && !registry_.get(*nodeInfo, "", node).ok()) {
+            opts.gracePeriodSeconds = 0;
+          }
+        }
+        auto res = registry_.remove(r, name, nameOf(obj), opts);
+        (void)res;
+      }
+    }
+    if (!empty) continue;
+    auto done = registry_.guaranteedUpdate(
+        *nsInfo, "", name,
+        [](json cur) -> Result<json> {
+          json f = json::array();
+          for (const auto& x : cur.value("/spec/finalizers"_json_pointer, json::array())) {
+            if (x != "kubernetes") f.push_back(x);
+          }
+          cur["spec"]["finalizers"] = f;
+          return cur;
+        },
+        "finalize");
+    if (!done.ok() && done.status().code() != 404) {
+      LOG_WARN("finalizing namespace {}: {}", name, done.status().toString());
+    }
+  }
+}
+
+Result<json> ApiServer::toRequestVersion(const api::ResourceInfo& r, json obj) const {
+  const auto& s = registry_.storageInfo(r);
+  if (&s != &r) return api::convertToVersion(scheme_, obj, r.apiVersion());
+  obj["apiVersion"] = r.apiVersion();
+  obj["kind"] = r.kind;
+  return obj;
+}
+
+Result<json> ApiServer::toStorageVersion(const api::ResourceInfo& r, json obj) const {
+  const auto& s = registry_.storageInfo(r);
+  if (&s != &r) return api::convertToVersion(scheme_, obj, s.apiVersion());
+  return obj;
+}
+
+Status ApiServer::checkFields(const http::Request& req, const api::ResourceInfo& r,
+                              const json& obj, std::vector<std::string>& warnings) const {
+  std::string mode = req.param("fieldValidation").value_or("Warn");
+  if (mode != "Strict" && mode != "Warn" && mode != "Ignore") {
+    return Status::BadRequest("fieldValidation must be one of Strict, Warn or Ignore, got \"" +
+                              mode + "\"");
+  }
+  auto findings = api::checkAgainstSchema(r, obj);
+  const std::string prefix = r.kind + " in version \"" + r.version +
+                             "\" cannot be handled as a " + r.kind + ": ";
+  if (!findings.typeErrors.empty()) return Status::BadRequest(prefix + findings.typeErrors[0]);
+  if (findings.unknownFields.empty() || mode == "Ignore") return Status::Ok();
+  if (mode == "Warn") {
+    for (const auto& f : findings.unknownFields) warnings.push_back("unknown field \"" + f + "\"");
+    return Status::Ok();
+  }
+  std::string msg = prefix + "strict decoding error: ";
+  for (size_t i = 0; i < findings.unknownFields.size(); ++i) {
+    if (i) msg += ", ";
+    msg += "unknown field \"" + findings.unknownFields[i] + "\"";
+  }
+  return Status::BadRequest(msg);
+}
+
+Result<json> ApiServer::decodeObject(const http::Request& req, const api::ResourceInfo& r,
+                                     std::vector<std::string>& warnings) const {
+  const std::string ct = req.header("Content-Type");
+  json obj;
+  if (ct.find("protobuf") != std::string::npos) {
+    auto decoded = api::decodeProtobufObject(req.body);
+    if (!decoded.ok()) return decoded.status();
+    obj = std::move(decoded.value());
+  } else if (ct.find("yaml") != std::string::npos) {
+    auto decoded = parseYaml(req.body);
+    if (!decoded.ok()) return decoded.status();
+    obj = std::move(decoded.value());
+  } else {
+    obj = json::parse(req.body, nullptr, false);
+    if (obj.is_discarded()) {
+      return Status::BadRequest("couldn't get version/kind; json parse error: the request body "
+                                "is not valid JSON");
+    }
+  }
+  if (!obj.is_object()) {
+    return Status::BadRequest("couldn't get version/kind; json parse error: expected a JSON "
+                              "object");
+  }
+  // Clients such as the Python client omit apiVersion and kind: the URL says what it is.
+  std::string apiVersion = obj.value("apiVersion", "");
+  std::string kind = obj.value("kind", "");
+  if (!apiVersion.empty() && apiVersion != r.apiVersion()) {
+    return Status::BadRequest("the API version in the data (" + apiVersion +
+                              ") does not match the expected API version (" + r.apiVersion() +
+                              ")");
+  }
+  if (!kind.empty() && kind != r.kind) {
+    return Status::BadRequest("the kind in the data (" + kind +
+                              ") does not match the expected kind (" + r.kind + ")");
+  }
+  obj["apiVersion"] = r.apiVersion();
+  obj["kind"] = r.kind;
+  Status fields = checkFields(req, r, obj, warnings);
+  if (!fields.ok()) return fields;
+  return obj;
+}
+
+void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, int code,
+                           const api::ResourceInfo& r, json obj,
+                           const std::vector<std::string>& warnings) const {
+  auto out = toRequestVersion(r, std::move(obj));
+  if (!out.ok()) return sendError(w, out.status());
+  if (wantsTable(req)) {
+    json meta = {{"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer,
+                                                std::string())}};
+    w.send(jsonResponse(code, makeTable(req, r.kind, {*out}, meta), warnings));
+    return;
+  }
+  w.send(jsonResponse(code, *out, warnings));
+}
+
+void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
+  const std::string& p = req.path;
+  const std::string accept = req.header("Accept");
+  if (p == "/version" || p == "/version/") return w.send(jsonResponse(200, versionInfo()));
+  if (p == "/healthz" || p == "/livez" || p == "/readyz") {
+    return w.send(http::Response::text(200, "ok"));
+  }
+  if (p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/") {
+    const bool legacy = p.rfind("/api/", 0) == 0 || p == "/api";
+    if (wantsAggregatedDiscovery(accept)) {
+      json doc = aggregatedDiscovery(scheme_, legacy);
+      std::string ct = aggregatedContentType(accept);
+      if (ct.find("v2beta1") != std::string::npos) doc["apiVersion"] = "apidiscovery.k8s.io/v2beta1";
+      http::Response r = http::Response::json(200, doc);
+      r.headers = {{"Content-Type", ct}};
+      return w.send(std::move(r));
+    }
+    if (legacy) return w.send(jsonResponse(200, legacyApiVersions(options_.advertiseAddress)));
+    return w.send(jsonResponse(200, legacyApiGroupList(scheme_)));
+  }
+  if (p == "/openapi/v3" || p == "/openapi/v3/") {
+    return w.send(jsonResponse(200, api::openapiV3Index(scheme_)));
+  }
+  if (p.rfind("/openapi/v3/", 0) == 0) {
+    auto doc = api::openapiV3Document(scheme_, p.substr(strlen("/openapi/v3/")));
+    if (!doc.ok()) return sendError(w, doc.status());
+    return w.send(jsonResponse(200, *doc));
+  }
+  RequestInfo ri = parseRequestInfo(req, scheme_);
+  if (!ri.isResourceRequest) {
+    // Group and group/version discovery documents.
+    std::vector<std::string> parts;
+    size_t start = 1;
+    while (start <= p.size()) {
+      size_t slash = p.find('/', start);
+      if (slash == std::string::npos) slash = p.size();
+      if (slash > start) parts.push_back(p.substr(start, slash - start));
+      start = slash + 1;
+    }
+    if (parts.size() == 2 && parts[0] == "api") {
+      auto doc = legacyResourceList(scheme_, "", parts[1]);
+      return doc.ok() ? w.send(jsonResponse(200, *doc)) : sendError(w, doc.status());
+    }
+    if (parts.size() == 2 && parts[0] == "apis") {
+      auto doc = legacyApiGroup(scheme_, parts[1]);
+      return doc.ok() ? w.send(jsonResponse(200, *doc)) : sendError(w, doc.status());
+    }
+    if (parts.size() == 3 && parts[0] == "apis") {
+      auto doc = legacyResourceList(scheme_, parts[1], parts[2]);
+      return doc.ok() ? w.send(jsonResponse(200, *doc)) : sendError(w, doc.status());
+    }
+    return sendError(w, notFoundPath());
+  }
+  if (!ri.info) return sendError(w, notFoundPath());
+  serveResource(req, w, ri);
+}
+
+void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
+                              const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  if (r.namespaced && ri.namespaceName.empty() && !ri.name.empty()) {
+    return sendError(w, Status::NotFoundMessage("the server could not find the requested "
+                                                "resource (namespace required)"));
+  }
+  if (!ri.subresource.empty()) {
+    const auto* sub = r.subresource(ri.subresource);
+    if (!sub) return sendError(w, notFoundPath());
+    const std::string& s = ri.subresource;
+    if (s == "scale") return serveScale(req, w, ri);
+    if (s == "binding" && ri.verb == "create") return serveBinding(req, w, ri);
+    if (s == "eviction" && ri.verb == "create") return serveEviction(req, w, ri);
+    if (s == "status" || s == "finalize") {
+      if (ri.verb == "get") {
+        auto obj = registry_.get(r, ri.namespaceName, ri.name);
+        return obj.ok() ? sendObject(req, w, 200, r, *obj) : sendError(w, obj.status());
+      }
+      if (ri.verb == "update") return serveUpdate(req, w, ri);
+      if (ri.verb == "patch") return servePatch(req, w, ri);
+      return sendError(w, Status::MethodNotAllowed("the server does not allow this method on "
+                                                   "the requested resource"));
+    }
+    // log, exec, attach, portforward, proxy, token: served once the node agent and
+    // identities exist.
+    return sendError(w, Status::Unavailable("the " + r.plural + "/" + s +
+                                            " subresource is not available on this server yet"));
+  }
+  const std::string& v = ri.verb;
+  if (v == "get") {
+    auto obj = registry_.get(r, ri.namespaceName, ri.name);
+    return obj.ok() ? sendObject(req, w, 200, r, *obj) : sendError(w, obj.status());
+  }
+  if (v == "list") return serveList(req, w, ri);
+  if (v == "watch") return serveWatch(req, w, ri);
+  if (v == "create") {
+    if (!ri.name.empty()) {
+      return sendError(w, Status::MethodNotAllowed("POST is not allowed on a named " +
+                                                   r.singular + "; use PUT or PATCH"));
+    }
+    return serveCreate(req, w, ri);
+  }
+  if (v == "update") return serveUpdate(req, w, ri);
+  if (v == "patch") return servePatch(req, w, ri);
+  if (v == "delete") return serveDelete(req, w, ri);
+  if (v == "deletecollection") return serveDeleteCollection(req, w, ri);
+  sendError(w, Status::MethodNotAllowed("method " + req.method + " is not allowed"));
+}
+
+void ApiServer::serveList(const http::Request& req, http::ResponseWriter& w,
+                          const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  ListOptions opts;
+  opts.labelSelector = req.param("labelSelector").value_or("");
+  opts.fieldSelector = req.param("fieldSelector").value_or("");
+  opts.continueToken = req.param("continue").value_or("");
+  try {
+    opts.limit = std::stoll(req.param("limit").value_or("0"));
+  } catch (...) {
+    return sendError(w, Status::BadRequest("limit must be an integer"));
+  }
+  auto page = registry_.list(registry_.storageInfo(r), ri.namespaceName, opts);
+  if (!page.ok()) return sendError(w, page.status());
+  std::vector<json> items;
+  items.reserve(page->items.size());
+  for (auto& obj : page->items) {
+    auto out = toRequestVersion(r, std::move(obj));
+    if (!out.ok()) return sendError(w, out.status());
+    items.push_back(std::move(out.value()));
+  }
+  json meta = {{"resourceVersion", std::to_string(page->revision)}};
+  if (!page->continueToken.empty()) meta["continue"] = page->continueToken;
+  if (wantsTable(req)) return w.send(jsonResponse(200, makeTable(req, r.kind, items, meta)));
+  json list = {{"kind", r.listKind}, {"apiVersion", r.apiVersion()}, {"metadata", meta}};
+  list["items"] = json::array();
+  for (auto& i : items) list["items"].push_back(std::move(i));
+  w.send(jsonResponse(200, list));
+}
+
+void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
+                           const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  const api::ResourceInfo& sr = registry_.storageInfo(r);
+  std::string fieldSel = req.param("fieldSelector").value_or("");
+  if (!ri.name.empty()) {
+    fieldSel = "metadata.name=" + ri.name + (fieldSel.empty() ? "" : "," + fieldSel);
+  }
+  std::optional<api::LabelSelector> labels;
+  if (auto ls = req.param("labelSelector"); ls && !ls->empty()) {
+    auto sel = api::LabelSelector::parse(*ls);
+    if (!sel.ok()) return sendError(w, Status::BadRequest(sel.status().message()));
+    labels = std::move(sel.value());
+  }
+  std::optional<api::FieldSelector> fields;
+  if (!fieldSel.empty()) {
+    auto sel = api::FieldSelector::parse(fieldSel);
+    if (!sel.ok()) return sendError(w, Status::BadRequest(sel.status().message()));
+    Status valid = api::FieldSelector::validate(r.kind, *sel);
+    if (!valid.ok()) return sendError(w, valid);
+    fields = std::move(sel.value());
+  }
+  auto matches = [&](const json& obj) {
+    if (labels && !labels->matches(obj["metadata"].value("labels", json()))) return false;
+    if (fields) {
+      auto m = fields->matches(r.kind, obj);
+      if (!m.ok() || !*m) return false;
+    }
+    return true;
+  };
+  const bool bookmarks = isTrueParam(req.param("allowWatchBookmarks").value_or(""));
+  const std::string sendInitial = req.param("sendInitialEvents").value_or("");
+  const std::string rvParam = req.param("resourceVersion").value_or("");
+  if (!sendInitial.empty() && isTrueParam(sendInitial) &&
+      req.param("resourceVersionMatch").value_or("") != "NotOlderThan") {
+    return sendError(w, Status::Invalid("", "", {{"FieldValueInvalid", "resourceVersionMatch",
+                                                  "sendInitialEvents requires "
+                                                  "resourceVersionMatch=NotOlderThan"}}));
+  }
+  const bool initialEvents =
+      sendInitial.empty() ? (rvParam.empty() || rvParam == "0") : isTrueParam(sendInitial);
+  int64_t timeoutSeconds = 1800;
+  try {
+    if (auto t = req.param("timeoutSeconds")) timeoutSeconds = std::stoll(*t);
+  } catch (...) {
+    return sendError(w, Status::BadRequest("timeoutSeconds must be an integer"));
+  }
+
+  std::vector<json> initial;
+  int64_t from = 0;
+  if (initialEvents) {
+    auto page = registry_.list(sr, ri.namespaceName, {});
+    if (!page.ok()) return sendError(w, page.status());
+    from = page->revision;
+    if (!rvParam.empty() && rvParam != "0") {
+      try {
+        from = std::max(from, std::stoll(rvParam));
+      } catch (...) {
+      }
+    }
+    initial = std::move(page->items);
+  } else {
+    try {
+      from = std::stoll(rvParam);
+    } catch (...) {
+      return sendError(w, Status::BadRequest("invalid resourceVersion \"" + rvParam + "\""));
+    }
+  }
+
+  const bool table = wantsTable(req);
+  bool firstTable = true;
+  auto writeEvent = [&](const char* type, json obj) -> bool {
+    auto out = toRequestVersion(r, std::move(obj));
+    if (!out.ok()) return true;
+    json ev = {{"type", type}};
+    if (table) {
+      json meta = {{"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer,
+                                                  std::string())}};
+      ev["object"] = makeTable(req, r.kind, {*out}, meta, firstTable);
+      firstTable = false;
+    } else {
+      ev["object"] = std::move(out.value());
+    }
+    return w.write(ev.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
+  };
+  auto writeBookmark = [&](int64_t rev, bool initialEnd) -> bool {
+    json obj = {{"kind", r.kind},
+                {"apiVersion", r.apiVersion()},
+                {"metadata", {{"resourceVersion", std::to_string(rev)}}}};
+    if (initialEnd) obj["metadata"]["annotations"] = {{"k8s.io/initial-events-end", "true"}};
+    json ev = {{"type", "BOOKMARK"}, {"object", obj}};
+    return w.write(ev.dump() + "\n");
+  };
+
+  auto watcher = watchCache_.watch(Registry::prefix(sr, ri.namespaceName), from);
+  w.beginStream(200, {{"Content-Type", kJson}});
+  if (!watcher.ok()) {
+    json ev = {{"type", "ERROR"}, {"object", watcher.status().toJson()}};
+    w.write(ev.dump() + "\n");
+    w.end();
+    return;
+  }
+  for (auto& obj : initial) {
+    if (matches(obj) && !writeEvent("ADDED", std::move(obj))) return (*watcher)->stop();
+  }
+  if (isTrueParam(sendInitial) && bookmarks && !writeBookmark(from, true)) {
+    return (*watcher)->stop();
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
+  auto nextBookmark = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int64_t lastRev = from;
+  std::vector<CachedEvent> events;
+  while (std::chrono::steady_clock::now() < deadline) {
+    events.clear();
+    Status s = (*watcher)->next(events, std::chrono::milliseconds(500));
+    bool ok = true;
+    for (const auto& ev : events) {
+      lastRev = ev.revision;
+      const bool now = matches(*ev.object);
+      const bool before = ev.prevObject && matches(*ev.prevObject);
+      switch (ev.type) {
+        case CachedEvent::Type::kAdded:
+          if (now) ok = writeEvent("ADDED", *ev.object);
+          break;
+        case CachedEvent::Type::kModified:
+          if (now && before) {
+            ok = writeEvent("MODIFIED", *ev.object);
+          } else if (now) {
+            ok = writeEvent("ADDED", *ev.object);
+          } else if (before) {
+            ok = writeEvent("DELETED", *ev.object);
+          }
+          break;
+        case CachedEvent::Type::kDeleted:
+          if (now) ok = writeEvent("DELETED", *ev.object);
+          break;
+      }
+      if (!ok) break;
+    }
+    if (!ok) break;
+    if (!s.ok()) {
+      Status err = s.code() == 410 ? s : Status::Expired(s.message());
+      json ev = {{"type", "ERROR"}, {"object", err.toJson()}};
+      w.write(ev.dump() + "\n");
+      break;
+    }
+    if (w.clientGone()) break;
+    if (bookmarks && std::chrono::steady_clock::now() >= nextBookmark) {
+      if (!writeBookmark(std::max(lastRev, watchCache_.latestRevision()), false)) break;
+      nextBookmark = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    }
+  }
+  (*watcher)->stop();
+  w.end();
+}
+
+void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
+                            const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  std::vector<std::string> warnings;
+  auto obj = decodeObject(req, r, warnings);
+  if (!obj.ok()) return sendError(w, obj.status());
+  std::string bodyNs = obj->value("/metadata/namespace"_json_pointer, std::string());
+  if (r.namespaced && !bodyNs.empty() && bodyNs != ri.namespaceName) {
+    return sendError(w, Status::BadRequest("the namespace of the provided object does not match "
+                                           "the namespace sent on the request"));
+  }
+  if (r.namespaced && ri.namespaceName.empty()) {
+    return sendError(w, Status::BadRequest("a namespace is required to create " + r.plural));
+  }
+  auto stored = toStorageVersion(r, std::move(obj.value()));
+  if (!stored.ok()) return sendError(w, stored.status());
+  auto created = registry_.create(registry_.storageInfo(r), ri.namespaceName,
+                                  std::move(stored.value()), isDryRun(req));
+  if (!created.ok()) return sendError(w, created.status());
+  sendObject(req, w, 201, r, std::move(created.value()), warnings);
+}
+
+void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
+                            const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  std::vector<std::string> warnings;
+  auto obj = decodeObject(req, r, warnings);
+  if (!obj.ok()) return sendError(w, obj.status());
+  auto stored = toStorageVersion(r, std::move(obj.value()));
+  if (!stored.ok()) return sendError(w, stored.status());
+  auto updated = registry_.update(registry_.storageInfo(r), ri.namespaceName, ri.name,
+                                  std::move(stored.value()), ri.subresource, isDryRun(req));
+  if (!updated.ok()) return sendError(w, updated.status());
+  sendObject(req, w, 200, r, std::move(updated.value()), warnings);
+}
+
+namespace {
+
+Result<json> applyPatchBody(const std::string& contentType, const json& current,
+                            const std::string& body, const std::string& kind) {
+  json patch;
+  if (contentType.find("apply-patch+yaml") != std::string::npos) {
+    auto parsed = parseYaml(body);
+    if (!parsed.ok()) return parsed.status();
+    patch = std::move(parsed.value());
+  } else {
+    patch = json::parse(body, nullptr, false);
+    if (patch.is_discarded()) return Status::BadRequest("the patch is not valid JSON");
+  }
+  if (contentType.find("application/json-patch+json") != std::string::npos) {
+    return api::applyJsonPatch(current, patch);
+  }
+  if (contentType.find("application/merge-patch+json") != std::string::npos) {
+    return api::applyMergePatch(current, patch);
+  }
+  if (contentType.find("application/strategic-merge-patch+json") != std::string::npos ||
+      contentType.find("application/apply-patch+yaml") != std::string::npos) {
+    return api::applyStrategicMergePatch(current, patch, kind);
+  }
+  return Status::UnsupportedMediaType("the body of the request was in an unknown format - "
+                                      "accepted media types include: "
+                                      "application/json-patch+json, "
+                                      "application/merge-patch+json, "
+                                      "application/apply-patch+yaml, "
+                                      "application/strategic-merge-patch+json");
+}
+
+}  // namespace
+
+void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
+                           const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  const api::ResourceInfo& sr = registry_.storageInfo(r);
+  const std::string ct = req.header("Content-Type");
+  const bool apply = ct.find("apply-patch+yaml") != std::string::npos;
+  if (apply && req.param("fieldManager").value_or("").empty()) {
+    return sendError(w, Status::BadRequest("PATCH, application/apply-patch+yaml requires "
+                                           "fieldManager to be set"));
+  }
+  std::vector<std::string> warnings;
+  auto mutate = [&](json current) -> Result<json> {
+    auto inRequestVersion = toRequestVersion(r, std::move(current));
+    if (!inRequestVersion.ok()) return inRequestVersion.status();
+    auto patched = applyPatchBody(ct, *inRequestVersion, req.body, r.kind);
+    if (!patched.ok()) return patched.status();
+    warnings.clear();
+    Status fields = checkFields(req, r, *patched, warnings);
+    if (!fields.ok()) return fields;
+    return toStorageVersion(r, std::move(patched.value()));
+  };
+  auto updated = registry_.guaranteedUpdate(sr, ri.namespaceName, ri.name, mutate,
+                                            ri.subresource, isDryRun(req));
+  if (!updated.ok() && updated.status().code() == 404 && apply && ri.subresource.empty()) {
+    // Server-side apply of an absent object creates it.
+    auto obj = decodeObject(req, r, warnings);
+    if (!obj.ok()) return sendError(w, obj.status());
+    (*obj)["metadata"]["name"] = ri.name;
+    auto stored = toStorageVersion(r, std::move(obj.value()));
+    if (!stored.ok()) return sendError(w, stored.status());
+    auto created = registry_.create(sr, ri.namespaceName, std::move(stored.value()), isDryRun(req));
+    if (!created.ok()) return sendError(w, created.status());
+    return sendObject(req, w, 201, r, std::move(created.value()), warnings);
+  }
+  if (!updated.ok()) return sendError(w, updated.status());
+  sendObject(req, w, 200, r, std::move(updated.value()), warnings);
+}
+
+namespace {
+
+Result<DeleteOptions> parseDeleteOptions(const http::Request& req) {
+  DeleteOptions opts;
+  opts.dryRun = isDryRun(req);
+  if (auto g = req.param("gracePeriodSeconds")) {
+    try {
+      opts.gracePeriodSeconds = std::stoll(*g);
+    } catch (...) {
+      return Status::BadRequest("gracePeriodSeconds must be an integer");
+    }
+  }
+  if (!req.body.empty()) {
+    json body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded() || !body.is_object()) {
+      return Status::BadRequest("the DeleteOptions body is not a valid JSON object");
+    }
+    if (body.contains("gracePeriodSeconds") && body["gracePeriodSeconds"].is_number_integer()) {
+      opts.gracePeriodSeconds = body["gracePeriodSeconds"].get<int64_t>();
+    }
+    if (body.contains("preconditions") && body["preconditions"].is_object()) {
+      opts.preconditionUid = body["preconditions"].value("uid", "");
+      opts.preconditionResourceVersion = body["preconditions"].value("resourceVersion", "");
+    }
+    if (body.contains("dryRun") && body["dryRun"].is_array()) {
+      for (const auto& d : body["dryRun"]) opts.dryRun = opts.dryRun || d == "All";
+    }
+  }
+  return opts;
+}
+
+}  // namespace
+
+void ApiServer::serveDelete(const http::Request& req, http::ResponseWriter& w,
+                            const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  auto opts = parseDeleteOptions(req);
+  if (!opts.ok()) return sendError(w, opts.status());
+  auto res = registry_.remove(registry_.storageInfo(r), ri.namespaceName, ri.name, *opts);
+  if (!res.ok()) return sendError(w, res.status());
+  sendObject(req, w, res->deleted ? 200 : 202, r, std::move(res->object));
+}
+
+void ApiServer::serveDeleteCollection(const http::Request& req, http::ResponseWriter& w,
+                                      const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  const api::ResourceInfo& sr = registry_.storageInfo(r);
+  auto opts = parseDeleteOptions(req);
+  if (!opts.ok()) return sendError(w, opts.status());
+  ListOptions lo;
+  lo.labelSelector = req.param("labelSelector").value_or("");
+  lo.fieldSelector = req.param("fieldSelector").value_or("");
+  auto page = registry_.list(sr, ri.namespaceName, lo);
+  if (!page.ok()) return sendError(w, page.status());
+  json list = {{"kind", r.listKind},
+               {"apiVersion", r.apiVersion()},
+               {"metadata", {{"resourceVersion", std::to_string(page->revision)}}},
+               {"items", json::array()}};
+  for (const auto& obj : page->items) {
+    std::string ns = obj.value("/metadata/namespace"_json_pointer, std::string());
+    auto res = registry_.remove(sr, ns, nameOf(obj), *opts);
+    if (!res.ok()) {
+      if (res.status().code() == 404) continue;
+      return sendError(w, res.status());
+    }
+    auto out = toRequestVersion(r, std::move(res->object));
+    if (out.ok()) list["items"].push_back(std::move(out.value()));
+  }
+  w.send(jsonResponse(200, list));
+}
+
+void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
+                           const RequestInfo& ri) {
+  const api::ResourceInfo& r = *ri.info;
+  auto toScale = [&](const json& obj) {
+    std::string selector;
+    if (obj.contains("spec") && obj["spec"].contains("selector")) {
+      auto sel = api::LabelSelector::fromJson(obj["spec"]["selector"]);
+      if (sel.ok()) selector = sel->toString();
+    }
+    const json& meta = obj["metadata"];
+    json scaleMeta = json::object();
+    for (const char* f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+      if (meta.contains(f)) scaleMeta[f] = meta[f];
+    }
+    return json{{"kind", "Scale"},
+                {"apiVersion", "autoscaling/v1"},
+                {"metadata", scaleMeta},
+                {"spec", {{"replicas", obj.value("/spec/replicas"_json_pointer, int64_t{0})}}},
+                {"status",
+                 {{"replicas", obj.value("/status/replicas"_json_pointer, int64_t{0})},
+                  {"selector", selector}}}};
+  };
+  if (ri.verb == "get") {
+    auto obj = registry_.get(r, ri.namespaceName, ri.name);
+    if (!obj.ok()) return sendError(w, obj.status());
+    return w.send(jsonResponse(200, toScale(*obj)));
+  }
+  if (ri.verb != "update" && ri.verb != "patch") {
+    return sendError(w, Status::MethodNotAllowed("the scale subresource allows get, update and "
+                                                 "patch"));
+  }
+  auto mutate = [&](json current) -> Result<json> {
+    json scale = toScale(current);
+    json desired;
+    if (ri.verb == "update") {
+      desired = json::parse(req.body, nullptr, false);
+      if (desired.is_discarded() || !desired.is_object()) {
+        return Status::BadRequest("the Scale body is not a valid JSON object");
+      }
+    } else {
+      auto patched = applyPatchBody(req.header("Content-Type"), scale, req.body, "Scale");
+      if (!patched.ok()) return patched.status();
+      desired = std::move(patched.value());
+    }
+    const json replicas = desired.value("/spec/replicas"_json_pointer, json());
+    if (!replicas.is_number_integer()) {
+      return Status::Invalid("Scale", ri.name, {{"FieldValueRequired", "spec.replicas",
+                                                  "Required value: an integer is required"}});
+    }
+    if (replicas.get<int64_t>() < 0) {
+      return Status::Invalid("Scale", ri.name,
+                             {{"FieldValueInvalid", "spec.replicas",
+                               "Invalid value: " + replicas.dump() +
+                                   ": must be greater than or equal to 0"}});
+    }
+    std::string rv = desired.value("/metadata/resourceVersion"_json_pointer, std::string());
+    if (!rv.empty()) current["metadata"]["resourceVersion"] = rv;
+    current["spec"]["replicas"] = replicas;
+    return current;
+  };
+  auto updated = registry_.guaranteedUpdate(r, ri.namespaceName, ri.name, mutate, "",
+                                            isDryRun(req));
+  if (!updated.ok()) return sendError(w, updated.status());
+  w.send(jsonResponse(200, toScale(*updated)));
+}
+
+void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
+                             const RequestInfo& ri) {
+  json binding = json::parse(req.body, nullptr, false);
+  if (binding.is_discarded() || !binding.is_object()) {
+    return sendError(w, Status::BadRequest("the Binding body is not a valid JSON object"));
+  }
+  std::string node = binding.value("/target/name"_json_pointer, std::string());
+  if (node.empty()) {
+    return sendError(w, Status::Invalid("Binding", ri.name,
+                                        {{"FieldValueRequired", "target.name",
+                                          "Required value"}}));
+  }
+  auto mutate = [&](json pod) -> Result<json> {
+    std::string current = pod.value("/spec/nodeName"_json_pointer, std::string());
+    if (!current.empty()) {
+      return Status::ConflictMessage("Operation cannot be fulfilled on pods/binding \"" +
+                                     ri.name + "\": pod " + ri.name +
+                                     " is already assigned to node \"" + current + "\"");
+    }
+    if (pod["metadata"].contains("deletionTimestamp")) {
+      return Status::ConflictMessage("pod " + ri.name + " is being deleted, cannot be assigned");
+    }
+    pod["spec"]["nodeName"] = node;
+    return pod;
+  };
+  auto updated = registry_.guaranteedUpdate(*ri.info, ri.namespaceName, ri.name, mutate, "",
+                                            isDryRun(req));
+  if (!updated.ok()) return sendError(w, updated.status());
+  // The PodScheduled condition is status: set it as the binding REST handler does upstream.
+  auto withCondition = registry_.guaranteedUpdate(
+      *ri.info, ri.namespaceName, ri.name,
+      [](json pod) -> Result<json> {
+        json conds = json::array();
+        for (const auto& c : pod.value("/status/conditions"_json_pointer, json::array())) {
+          if (c.value("type", "") != "PodScheduled") conds.push_back(c);
+        }
+        conds.push_back({{"type", "PodScheduled"},
+                         {"status", "True"},
+                         {"lastProbeTime", nullptr},
+                         {"lastTransitionTime", formatRfc3339(Clock::now())}});
+        pod["status"]["conditions"] = conds;
+        return pod;
+      },
+      "status", isDryRun(req));
+  (void)withCondition;
+  w.send(jsonResponse(201, Status::Ok().toJson()));
+}
+
+void ApiServer::serveEviction(const http::Request& req, http::ResponseWriter& w,
+                              const RequestInfo& ri) {
+  json eviction = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+  if (eviction.is_discarded() || !eviction.is_object()) {
+    return sendError(w, Status::BadRequest("the Eviction body is not a valid JSON object"));
+  }
+  DeleteOptions opts;
+  if (eviction.contains("deleteOptions") && eviction["deleteOptions"].is_object()) {
+    const json& d = eviction["deleteOptions"];
+    if (d.contains("gracePeriodSeconds") && d["gracePeriodSeconds"].is_number_integer()) {
+      opts.gracePeriodSeconds = d["gracePeriodSeconds"].get<int64_t>();
+    }
+  }
+  opts.dryRun = isDryRun(req);
+  auto res = registry_.remove(*ri.info, ri.namespaceName, ri.name, opts);
+  if (!res.ok()) return sendError(w, res.status());
+  w.send(jsonResponse(201, Status::Ok().toJson()));
+}
+
+}  // namespace minik8s::apiserver

@@ -1,0 +1,89 @@
+// ApiServer: the Kubernetes REST API over HTTP, backed by a Store.
+//
+// It serves /version, health, discovery, OpenAPI v3 and every resource of the scheme: CRUD,
+// list with selectors and pagination, watch (through the WatchCache), server-side Tables,
+// PATCH (merge, JSON, strategic, apply), subresources (status, scale, binding, eviction,
+// finalize), field validation (Strict/Warn/Ignore) and kubectl's protobuf request bodies. It also
+// runs the server's own housekeeping: default namespaces, compaction of old revisions, and the
+// removal of the content of terminating namespaces. handle() is thread-safe and blocks only the
+// calling connection.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <thread>
+
+#include "apiserver/registry.h"
+#include "apiserver/request_info.h"
+#include "apiserver/watch_cache.h"
+#include "common/http.h"
+
+namespace minik8s::apiserver {
+
+struct ApiServerOptions {
+  std::string advertiseAddress = "127.0.0.1:6443";  // host:port clients use
+  std::chrono::seconds compactionInterval{60};
+  std::chrono::seconds compactionRetention{300};  // history kept for watches to resume
+  std::chrono::milliseconds namespaceSyncInterval{1000};
+};
+
+class ApiServer {
+ public:
+  ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServerOptions options = {});
+  ~ApiServer();
+  ApiServer(const ApiServer&) = delete;
+  ApiServer& operator=(const ApiServer&) = delete;
+
+  // Starts the watch cache and housekeeping, and creates the default namespaces.
+  Status start();
+  void stop();
+
+  void handle(const http::Request& req, http::ResponseWriter& w);
+
+  Registry& registry() { return registry_; }
+
+ private:
+  void serveResource(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveList(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveWatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveCreate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveUpdate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void servePatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveDelete(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveDeleteCollection(const http::Request& req, http::ResponseWriter& w,
+                             const RequestInfo& ri);
+  void serveScale(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveBinding(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveEviction(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+
+  // Storage version -> the version the request named (apiVersion and kind set).
+  Result<json> toRequestVersion(const api::ResourceInfo& r, json obj) const;
+  Result<json> toStorageVersion(const api::ResourceInfo& r, json obj) const;
+  // Decodes a request body (JSON, YAML or protobuf) into an object of `r`, applying the
+  // fieldValidation directive; warnings are added to `warnings`.
+  Result<json> decodeObject(const http::Request& req, const api::ResourceInfo& r,
+                            std::vector<std::string>& warnings) const;
+  Status checkFields(const http::Request& req, const api::ResourceInfo& r, const json& obj,
+                     std::vector<std::string>& warnings) const;
+  void sendObject(const http::Request& req, http::ResponseWriter& w, int code,
+                  const api::ResourceInfo& r, json obj,
+                  const std::vector<std::string>& warnings = {}) const;
+
+  void housekeeping();
+  void compactOnce();
+  void finalizeNamespaces();
+
+  storage::Store& store_;
+  const api::Scheme& scheme_;
+  ApiServerOptions options_;
+  Registry registry_;
+  WatchCache watchCache_;
+  std::thread housekeeper_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<std::pair<std::chrono::steady_clock::time_point, int64_t>> revisionHistory_;
+};
+
+}  // namespace minik8s::apiserver

@@ -1,0 +1,407 @@
+#include "apiserver/registry.h"
+
+#include <boost/beast/core/detail/base64.hpp>
+
+#include "api/defaults.h"
+#include "api/field_selector.h"
+#include "api/selector.h"
+#include "api/validation.h"
+#include "apiserver/strategy.h"
+#include "common/random.h"
+#include "common/time_util.h"
+
+namespace minik8s::apiserver {
+
+namespace {
+
+constexpr int kMaxRetries = 16;
+
+std::string base64Encode(const std::string& in) {
+  namespace b64 = boost::beast::detail::base64;
+  std::string out(b64::encoded_size(in.size()), '\0');
+  out.resize(b64::encode(out.data(), in.data(), in.size()));
+  return out;
+}
+
+std::optional<std::string> base64Decode(const std::string& in) {
+  namespace b64 = boost::beast::detail::base64;
+  std::string out(b64::decoded_size(in.size()), '\0');
+  auto [written, read] = b64::decode(out.data(), in.data(), in.size());
+  if (read != in.size()) return std::nullopt;
+  out.resize(written);
+  return out;
+}
+
+std::string encodeForStorage(json obj) {
+  if (obj.contains("metadata") && obj["metadata"].is_object()) {
+    obj["metadata"].erase("resourceVersion");
+    obj["metadata"].erase("selfLink");
+  }
+  return obj.dump();
+}
+
+std::string nowString() { return formatRfc3339(Clock::now()); }
+
+bool isTerminalPod(const json& pod) {
+  std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+bool hasFinalizers(const json& obj) {
+  const json& f = obj["metadata"].value("finalizers", json::array());
+  if (f.is_array() && !f.empty()) return true;
+  // A namespace waits for its content to be removed ("kubernetes" in spec.finalizers).
+  if (obj.value("kind", "") == "Namespace") {
+    const json sf = obj.value("/spec/finalizers"_json_pointer, json::array());
+    return sf.is_array() && !sf.empty();
+  }
+  return false;
+}
+
+Status invalidFromCauses(const api::ResourceInfo& r, const json& obj, std::vector<Cause> causes) {
+  std::string name = obj.value("/metadata/name"_json_pointer, std::string());
+  Status s = Status::Invalid(r.kind, name, std::move(causes));
+  s.withDetails(name, r.group, r.kind);
+  return s;
+}
+
+}  // namespace
+
+Result<json> decodeStored(const storage::KeyValue& kv) {
+  json obj = json::parse(kv.value, nullptr, false);
+  if (obj.is_discarded() || !obj.is_object()) {
+    return Status::Internal("stored object at " + kv.key + " is not valid JSON");
+  }
+  obj["metadata"]["resourceVersion"] = std::to_string(kv.modRevision);
+  return obj;
+}
+
+Registry::Registry(storage::Store& store, const api::Scheme& scheme)
+    : store_(store), scheme_(scheme) {}
+
+std::string Registry::prefix(const api::ResourceInfo& r, const std::string& ns) {
+  std::string p = "/registry/" + (r.group.empty() ? std::string("core") : r.group) + "/" +
+                  r.plural + "/";
+  if (r.namespaced && !ns.empty()) p += ns + "/";
+  return p;
+}
+
+std::string Registry::key(const api::ResourceInfo& r, const std::string& ns,
+                          const std::string& name) {
+  return prefix(r, r.namespaced ? ns : "") + name;
+}
+
+const api::ResourceInfo& Registry::storageInfo(const api::ResourceInfo& r) const {
+  if (r.storageVersion.empty() || r.storageVersion == r.version) return r;
+  const auto* s = scheme_.byResource(r.group, r.storageVersion, r.plural);
+  return s ? *s : r;
+}
+
+Status Registry::checkNamespace(const api::ResourceInfo& r, const std::string& ns) {
+  if (!r.namespaced) return Status::Ok();
+  auto got = store_.get("/registry/core/namespaces/" + ns);
+  if (!got.ok()) {
+    if (got.status().code() == 404) return Status::NotFound("namespaces", ns);
+    return got.status();
+  }
+  json nsObj = json::parse(got->value, nullptr, false);
+  if (!nsObj.is_discarded() &&
+      nsObj.value("/status/phase"_json_pointer, std::string()) == "Terminating") {
+    return Status::Forbidden(r.plural + " \"" +
+                             nsObj.value("/metadata/name"_json_pointer, std::string()) +
+                             "\" is forbidden: unable to create new content in namespace " + ns +
+                             " because it is being terminated");
+  }
+  return Status::Ok();
+}
+
+Result<json> Registry::get(const api::ResourceInfo& r, const std::string& ns,
+                           const std::string& name) {
+  auto kv = store_.get(key(r, ns, name));
+  if (!kv.ok()) {
+    if (kv.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
+    return kv.status();
+  }
+  return decodeStored(*kv);
+}
+
+Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& ns,
+                                const ListOptions& opts) {
+  std::optional<api::LabelSelector> labels;
+  if (!opts.labelSelector.empty()) {
+    auto sel = api::LabelSelector::parse(opts.labelSelector);
+    if (!sel.ok()) return Status::BadRequest(sel.status().message());
+    labels = std::move(sel.value());
+  }
+  std::optional<api::FieldSelector> fields;
+  if (!opts.fieldSelector.empty()) {
+    auto sel = api::FieldSelector::parse(opts.fieldSelector);
+    if (!sel.ok()) return Status::BadRequest(sel.status().message());
+    Status v = api::FieldSelector::validate(r.kind, *sel);
+    if (!v.ok()) return v;
+    fields = std::move(sel.value());
+  }
+  const std::string pfx = prefix(r, ns);
+  int64_t revision = 0;
+  std::string start;
+  if (!opts.continueToken.empty()) {
+    auto raw = base64Decode(opts.continueToken);
+    json tok = raw ? json::parse(*raw, nullptr, false) : json();
+    if (!tok.is_object() || !tok.contains("rv") || !tok.contains("start")) {
+      return Status::BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    }
+    revision = tok["rv"].get<int64_t>();
+    start = tok["start"].get<std::string>();
+  }
+  ListPage page;
+  const int64_t chunk = opts.limit > 0 ? std::max<int64_t>(opts.limit, 100) : 0;
+  while (true) {
+    auto res = store_.list(pfx, revision, chunk, start);
+    if (!res.ok()) {
+      if (res.status().code() == 410 && !opts.continueToken.empty()) {
+        return Status::Expired(
+            "The provided continue parameter is too old to display a consistent list result. "
+            "You can start a new list without the continue parameter.");
+      }
+      return res.status();
+    }
+    revision = res->revision;
+    page.revision = revision;
+    for (auto& kv : res->items) {
+      // A prefix of all namespaces must not pick up another resource sharing a prefix.
+      auto obj = decodeStored(kv);
+      if (!obj.ok()) continue;
+      if (labels && !labels->matches((*obj)["metadata"].value("labels", json()))) continue;
+      if (fields) {
+        auto m = fields->matches(r.kind, *obj);
+        if (!m.ok()) return m.status();
+        if (!*m) continue;
+      }
+      page.items.push_back(std::move(obj.value()));
+      if (opts.limit > 0 && static_cast<int64_t>(page.items.size()) >= opts.limit) {
+        bool last = (&kv == &res->items.back()) && !res->more;
+        if (!last) {
+          page.continueToken =
+              base64Encode(json{{"rv", revision}, {"start", kv.key + std::string(1, '\0')}}.dump());
+        }
+        return page;
+      }
+    }
+    if (!res->more || res->items.empty()) break;
+    start = res->items.back().key + std::string(1, '\0');
+  }
+  return page;
+}
+
+Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns, json obj,
+                              bool dryRun) {
+  if (!obj.is_object()) return Status::BadRequest("the object must be a JSON object");
+  json& meta = obj["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  std::string name = meta.value("name", "");
+  if (name.empty() && meta.contains("generateName") && meta["generateName"].is_string()) {
+    name = meta["generateName"].get<std::string>() + randomSuffix();
+    meta["name"] = name;
+  }
+  if (name.empty()) {
+    return invalidFromCauses(r, obj,
+                             {{"FieldValueRequired", "metadata.name",
+                               "Required value: name or generateName is required"}});
+  }
+  if (r.namespaced) {
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  meta["uid"] = newUid();
+  meta["creationTimestamp"] = nowString();
+  meta.erase("resourceVersion");
+  meta.erase("deletionTimestamp");
+  meta.erase("deletionGracePeriodSeconds");
+  meta.erase("selfLink");
+  if (obj.contains("spec")) {
+    meta["generation"] = 1;
+  } else {
+    meta.erase("generation");
+  }
+  strategy::prepareForCreate(r, obj);
+  api::applyDefaults(r, obj);
+  auto causes = api::validate(r, obj, nullptr);
+  if (!causes.empty()) return invalidFromCauses(r, obj, std::move(causes));
+  Status nsOk = checkNamespace(r, ns);
+  if (!nsOk.ok()) return nsOk;
+  if (dryRun) return obj;
+  auto rev = store_.create(key(r, ns, name), encodeForStorage(obj));
+  if (!rev.ok()) {
+    if (rev.status().code() == 409) {
+      Status s = Status::AlreadyExists(r.qualifiedResource(), name);
+      s.withDetails(name, r.group, r.plural);
+      return s;
+    }
+    return rev.status();
+  }
+  obj["metadata"]["resourceVersion"] = std::to_string(*rev);
+  return obj;
+}
+
+Result<json> Registry::writeUpdate(const api::ResourceInfo& r, const std::string& ns,
+                                   const std::string& name, json obj, const json& old,
+                                   int64_t oldRevision, const std::string& subresource,
+                                   bool dryRun) {
+  if (!obj.is_object()) return Status::BadRequest("the object must be a JSON object");
+  if (!obj["metadata"].is_object()) obj["metadata"] = json::object();
+  json& meta = obj["metadata"];
+  if (meta.value("name", name) != name) {
+    return Status::BadRequest("the name of the object (" + meta.value("name", "") +
+                              ") does not match the name on the URL (" + name + ")");
+  }
+  meta["name"] = name;
+  if (r.namespaced) {
+    meta["namespace"] = ns;
+  } else {
+    meta.erase("namespace");
+  }
+  obj["apiVersion"] = r.apiVersion();
+  obj["kind"] = r.kind;
+  strategy::prepareForUpdate(r, obj, old, subresource);
+  api::applyDefaults(r, obj);
+  auto causes = api::validate(r, obj, &old);
+  if (!causes.empty()) return invalidFromCauses(r, obj, std::move(causes));
+
+  // An object marked for deletion goes once its last finalizer is removed (pods wait for their
+  // node to confirm with a zero grace period instead).
+  const bool terminating = obj["metadata"].contains("deletionTimestamp");
+  if (terminating && !hasFinalizers(obj) && r.kind != "Pod") {
+    if (dryRun) return obj;
+    auto del = store_.remove(key(r, ns, name), oldRevision);
+    if (!del.ok()) {
+      if (del.status().code() == 409) return Status::Conflict(r.qualifiedResource(), name);
+      return del.status();
+    }
+    obj["metadata"]["resourceVersion"] = std::to_string(del->modRevision);
+    return obj;
+  }
+  if (dryRun) return obj;
+  auto rev = store_.update(key(r, ns, name), encodeForStorage(obj), oldRevision);
+  if (!rev.ok()) {
+    if (rev.status().code() == 409) return Status::Conflict(r.qualifiedResource(), name);
+    if (rev.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
+    return rev.status();
+  }
+  obj["metadata"]["resourceVersion"] = std::to_string(*rev);
+  return obj;
+}
+
+Result<json> Registry::update(const api::ResourceInfo& r, const std::string& ns,
+                              const std::string& name, json obj, const std::string& subresource,
+                              bool dryRun) {
+  auto kv = store_.get(key(r, ns, name));
+  if (!kv.ok()) {
+    if (kv.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
+    return kv.status();
+  }
+  auto old = decodeStored(*kv);
+  if (!old.ok()) return old.status();
+  std::string rv = obj.is_object() ? obj.value("/metadata/resourceVersion"_json_pointer,
+                                               std::string())
+                                   : std::string();
+  if (!rv.empty() && rv != std::to_string(kv->modRevision)) {
+    return Status::Conflict(r.qualifiedResource(), name);
+  }
+  return writeUpdate(r, ns, name, std::move(obj), *old, kv->modRevision, subresource, dryRun);
+}
+
+Result<json> Registry::guaranteedUpdate(const api::ResourceInfo& r, const std::string& ns,
+                                        const std::string& name, const UpdateFunc& mutate,
+                                        const std::string& subresource, bool dryRun) {
+  for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
+    auto kv = store_.get(key(r, ns, name));
+    if (!kv.ok()) {
+      if (kv.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
+      return kv.status();
+    }
+    auto old = decodeStored(*kv);
+    if (!old.ok()) return old.status();
+    auto desired = mutate(*old);
+    if (!desired.ok()) return desired.status();
+    // A resourceVersion the mutation asked for explicitly is a precondition, not retried.
+    std::string rv = desired->value("/metadata/resourceVersion"_json_pointer, std::string());
+    const bool explicitRv = !rv.empty() && rv != std::to_string(kv->modRevision);
+    if (explicitRv) return Status::Conflict(r.qualifiedResource(), name);
+    auto res = writeUpdate(r, ns, name, std::move(desired.value()), *old, kv->modRevision,
+                           subresource, dryRun);
+    if (res.ok() || res.status().reason() != "Conflict") return res;
+  }
+  return Status::Conflict(r.qualifiedResource(), name);
+}
+
+Result<DeleteResult> Registry::remove(const api::ResourceInfo& r, const std::string& ns,
+                                      const std::string& name, const DeleteOptions& opts) {
+  for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
+    auto kv = store_.get(key(r, ns, name));
+    if (!kv.ok()) {
+      if (kv.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
+      return kv.status();
+    }
+    auto decoded = decodeStored(*kv);
+    if (!decoded.ok()) return decoded.status();
+    json obj = std::move(decoded.value());
+    json& meta = obj["metadata"];
+    if (!opts.preconditionUid.empty() && meta.value("uid", "") != opts.preconditionUid) {
+      return Status::ConflictMessage("Precondition failed: UID in precondition: " +
+                                     opts.preconditionUid + ", UID in object meta: " +
+                                     meta.value("uid", ""));
+    }
+    if (!opts.preconditionResourceVersion.empty() &&
+        opts.preconditionResourceVersion != std::to_string(kv->modRevision)) {
+      return Status::ConflictMessage(
+          "Precondition failed: ResourceVersion in precondition: " +
+          opts.preconditionResourceVersion +
+          ", ResourceVersion in object meta: " + std::to_string(kv->modRevision));
+    }
+
+    bool markOnly = hasFinalizers(obj);
+    if (r.kind == "Pod" && !markOnly) {
+      int64_t grace = opts.gracePeriodSeconds.value_or(
+          obj.value("/spec/terminationGracePeriodSeconds"_json_pointer, int64_t{30}));
+      const bool scheduled = !obj.value("/spec/nodeName"_json_pointer, std::string()).empty();
+      markOnly = scheduled && grace > 0 && !isTerminalPod(obj);
+      if (markOnly) {
+        if (meta.contains("deletionTimestamp") &&
+            meta.value("deletionGracePeriodSeconds", int64_t{0}) <= grace) {
+          return DeleteResult{obj, false};  // already terminating, no shorter grace asked
+        }
+        meta["deletionTimestamp"] =
+            formatRfc3339(Clock::now() + std::chrono::seconds(grace));
+        meta["deletionGracePeriodSeconds"] = grace;
+      }
+    } else if (markOnly) {
+      if (meta.contains("deletionTimestamp")) return DeleteResult{obj, false};
+      meta["deletionTimestamp"] = nowString();
+      meta["deletionGracePeriodSeconds"] = 0;
+      if (r.kind == "Namespace") obj["status"]["phase"] = "Terminating";
+    }
+    if (markOnly) {
+      if (opts.dryRun) return DeleteResult{obj, false};
+      auto rev = store_.update(key(r, ns, name), encodeForStorage(obj), kv->modRevision);
+      if (!rev.ok()) {
+        if (rev.status().code() == 409 || rev.status().code() == 404) continue;
+        return rev.status();
+      }
+      obj["metadata"]["resourceVersion"] = std::to_string(*rev);
+      return DeleteResult{obj, false};
+    }
+    if (opts.dryRun) return DeleteResult{obj, true};
+    auto del = store_.remove(key(r, ns, name), kv->modRevision);
+    if (!del.ok()) {
+      if (del.status().code() == 409) continue;
+      if (del.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
+      return del.status();
+    }
+    obj["metadata"]["resourceVersion"] = std::to_string(del->modRevision);
+    return DeleteResult{obj, true};
+  }
+  return Status::Conflict(r.qualifiedResource(), name);
+}
+
+}  // namespace minik8s::apiserver

@@ -1,0 +1,107 @@
+#include "apiserver/strategy.h"
+
+#include "api/quantity.h"
+
+namespace minik8s::apiserver::strategy {
+
+namespace {
+
+// Kinds whose spec is what `generation` counts. ConfigMaps and such have no generation bumps.
+bool hasSpec(const json& obj) { return obj.contains("spec"); }
+
+bool quantitiesEqual(const json& a, const json& b) {
+  if (!a.is_string() && !a.is_number()) return false;
+  if (!b.is_string() && !b.is_number()) return false;
+  auto qa = api::Quantity::parse(a.is_string() ? a.get<std::string>() : a.dump());
+  auto qb = api::Quantity::parse(b.is_string() ? b.get<std::string>() : b.dump());
+  return qa.ok() && qb.ok() && qa->compare(*qb) == 0;
+}
+
+}  // namespace
+
+std::string podQosClass(const json& pod) {
+  bool any = false, guaranteed = true;
+  auto visit = [&](const json& containers) {
+    if (!containers.is_array()) return;
+    for (const auto& c : containers) {
+      const json& res = c.contains("resources") ? c["resources"] : json::object();
+      const json req = res.value("requests", json::object());
+      const json lim = res.value("limits", json::object());
+      if (!req.empty() || !lim.empty()) any = true;
+      for (const char* name : {"cpu", "memory"}) {
+        if (!lim.is_object() || !lim.contains(name)) {
+          guaranteed = false;
+          continue;
+        }
+        if (req.is_object() && req.contains(name) && !quantitiesEqual(req[name], lim[name])) {
+          guaranteed = false;
+        }
+      }
+    }
+  };
+  const json& spec = pod.contains("spec") ? pod["spec"] : json::object();
+  if (spec.contains("containers")) visit(spec["containers"]);
+  if (spec.contains("initContainers")) visit(spec["initContainers"]);
+  if (!any) return "BestEffort";
+  return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+void prepareForCreate(const api::ResourceInfo& r, json& obj) {
+  const std::string& k = r.kind;
+  if (k == "Pod") {
+    obj["status"] = {{"phase", "Pending"}, {"qosClass", podQosClass(obj)}};
+  } else if (k == "Namespace") {
+    obj["status"] = {{"phase", "Active"}};
+    if (!obj.contains("spec") || !obj["spec"].is_object()) obj["spec"] = json::object();
+    obj["spec"]["finalizers"] = json::array({"kubernetes"});
+  } else if (k == "Service") {
+    obj["status"] = {{"loadBalancer", json::object()}};
+  } else if (k == "Node") {
+    // The node agent registers its node with a status: keep it.
+  } else if (r.hasStatus()) {
+    obj["status"] = json::object();
+  }
+}
+
+void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
+                      const std::string& subresource) {
+  json& meta = obj["metadata"];
+  const json& oldMeta = old["metadata"];
+  for (const char* f : {"uid", "creationTimestamp", "deletionTimestamp",
+                        "deletionGracePeriodSeconds", "generation"}) {
+    if (oldMeta.contains(f)) {
+      meta[f] = oldMeta[f];
+    } else {
+      meta.erase(f);
+    }
+  }
+  if (subresource == "finalize") {  // namespaces: only spec.finalizers changes
+    json finalizers = obj.value("/spec/finalizers"_json_pointer, json::array());
+    obj = old;
+    obj["spec"]["finalizers"] = std::move(finalizers);
+    return;
+  }
+  if (subresource == "status") {
+    json status = obj.contains("status") ? obj["status"] : json::object();
+    obj = old;
+    obj["status"] = std::move(status);
+    return;
+  }
+  if (r.hasStatus()) {
+    if (old.contains("status")) {
+      obj["status"] = old["status"];
+    } else {
+      obj.erase("status");
+    }
+  }
+  if (r.kind == "Namespace" && old.contains("spec")) obj["spec"] = old["spec"];
+  if (hasSpec(old) || hasSpec(obj)) {
+    const json oldSpec = old.value("spec", json());
+    const json newSpec = obj.value("spec", json());
+    if (oldSpec != newSpec) {
+      meta["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
+    }
+  }
+}
+
+}  // namespace minik8s::apiserver::strategy

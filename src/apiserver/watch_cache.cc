@@ -1,0 +1,222 @@
+#include "apiserver/watch_cache.h"
+
+#include "common/logging.h"
+
+namespace minik8s::apiserver {
+
+namespace {
+std::shared_ptr<const json> decodeValue(const std::string& value, int64_t revision) {
+  json obj = json::parse(value, nullptr, false);
+  if (obj.is_discarded() || !obj.is_object()) obj = json::object();
+  obj["metadata"]["resourceVersion"] = std::to_string(revision);
+  return std::make_shared<const json>(std::move(obj));
+}
+}  // namespace
+
+CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
+  CachedEvent out;
+  out.revision = ev.kv.modRevision;
+  out.key = ev.kv.key;
+  if (ev.type == storage::WatchEvent::Type::kDelete) {
+    out.type = CachedEvent::Type::kDeleted;
+    out.object = decodeValue(ev.prevValue, ev.kv.modRevision);
+    out.prevObject = out.object;
+  } else {
+    out.type = ev.isCreate() || ev.prevValue.empty() ? CachedEvent::Type::kAdded
+                                                     : CachedEvent::Type::kModified;
+    out.object = decodeValue(ev.kv.value, ev.kv.modRevision);
+    if (!ev.prevValue.empty()) out.prevObject = decodeValue(ev.prevValue, ev.kv.modRevision);
+  }
+  return out;
+}
+
+Watcher::~Watcher() { stop(); }
+
+void Watcher::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return;
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  if (direct_) direct_->close();
+  if (cache_) cache_->unregister(this);
+}
+
+Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds timeout) {
+  if (direct_) {
+    std::vector<storage::WatchEvent> raw;
+    Status s = direct_->next(raw, timeout);
+    if (!s.ok()) return s;
+    for (const auto& ev : raw) {
+      if (ev.kv.modRevision > afterRevision_) out.push_back(toCachedEvent(ev));
+    }
+    return Status::Ok();
+  }
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return stopped_ || !queue_.empty() || !failure_.ok(); });
+  while (!queue_.empty()) {
+    out.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  if (!out.empty()) return Status::Ok();
+  if (!failure_.ok()) return failure_;
+  if (stopped_) return Status::Gone("watch stopped");
+  return Status::Ok();
+}
+
+WatchCache::WatchCache(storage::Store& store, size_t capacity, size_t maxQueue)
+    : store_(store), capacity_(capacity), maxQueue_(maxQueue) {}
+
+WatchCache::~WatchCache() { stop(); }
+
+Status WatchCache::start() {
+  auto rev = store_.currentRevision();
+  if (!rev.ok()) return rev.status();
+  auto stream = store_.watch("/registry/", *rev);
+  if (!stream.ok()) return stream.status();
+  {
+    std::lock_guard lock(mu_);
+    horizon_ = latest_ = *rev;
+    stream_ = std::move(stream.value());
+  }
+  thread_ = std::thread([this] { run(); });
+  return Status::Ok();
+}
+
+void WatchCache::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    if (stream_) stream_->close();
+  }
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  for (Watcher* w : watchers_) {
+    std::lock_guard wl(w->mu_);
+    w->failure_ = Status::Unavailable("the API server is shutting down");
+    w->cache_ = nullptr;
+    w->cv_.notify_all();
+  }
+  watchers_.clear();
+}
+
+int64_t WatchCache::latestRevision() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+void WatchCache::run() {
+  std::vector<storage::WatchEvent> batch;
+  while (true) {
+    storage::WatchStream* stream;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;
+      stream = stream_.get();
+    }
+    batch.clear();
+    Status s = stream->next(batch, std::chrono::milliseconds(500));
+    if (!s.ok()) {
+      {
+        std::lock_guard lock(mu_);
+        if (stopping_) return;
+      }
+      // Lost the store stream: re-watch from where we are; if history is gone, every watcher
+      // must re-list.
+      LOG_WARN("watch cache: store watch failed: {}; re-watching", s.toString());
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      int64_t from;
+      {
+        std::lock_guard lock(mu_);
+        from = latest_;
+      }
+      auto again = store_.watch("/registry/", from);
+      if (!again.ok()) {
+        auto rev = store_.currentRevision();
+        if (!rev.ok()) continue;
+        again = store_.watch("/registry/", *rev);
+        if (!again.ok()) continue;
+        std::lock_guard lock(mu_);
+        for (Watcher* w : watchers_) {
+          std::lock_guard wl(w->mu_);
+          w->failure_ = Status::Expired("watch cache lost history; re-list");
+          w->cv_.notify_all();
+        }
+        ring_.clear();
+        horizon_ = latest_ = *rev;
+      }
+      std::lock_guard lock(mu_);
+      stream_ = std::move(again.value());
+      continue;
+    }
+    for (const auto& ev : batch) {
+      CachedEvent ce = toCachedEvent(ev);
+      std::lock_guard lock(mu_);
+      if (ce.revision <= latest_) continue;
+      latest_ = ce.revision;
+      deliver(ce);
+      ring_.push_back(std::move(ce));
+      while (ring_.size() > capacity_) {
+        horizon_ = ring_.front().revision;
+        ring_.pop_front();
+      }
+    }
+  }
+}
+
+void WatchCache::deliver(const CachedEvent& ev) {
+  for (Watcher* w : watchers_) {
+    if (ev.revision <= w->afterRevision_ || ev.key.compare(0, w->prefix_.size(), w->prefix_) != 0) {
+      continue;
+    }
+    std::lock_guard wl(w->mu_);
+    if (!w->failure_.ok()) continue;
+    if (w->queue_.size() >= maxQueue_) {
+      w->failure_ = Status::Expired("watcher fell too far behind; re-list");
+      w->queue_.clear();
+    } else {
+      w->queue_.push_back(ev);
+    }
+    w->cv_.notify_all();
+  }
+}
+
+Result<std::shared_ptr<Watcher>> WatchCache::watch(const std::string& prefix,
+                                                   int64_t afterRevision) {
+  auto w = std::make_shared<Watcher>();
+  w->prefix_ = prefix;
+  w->afterRevision_ = afterRevision;
+  std::unique_lock lock(mu_);
+  if (stopping_) return Status::Unavailable("the API server is shutting down");
+  if (afterRevision < horizon_) {
+    lock.unlock();
+    auto direct = store_.watch(prefix, afterRevision);
+    if (!direct.ok()) {
+      if (direct.status().code() == 410) {
+        return Status::Expired("too old resource version: " + std::to_string(afterRevision) +
+                               " (" + std::to_string(horizon_) + ")");
+      }
+      return direct.status();
+    }
+    w->direct_ = std::move(direct.value());
+    return w;
+  }
+  for (const auto& ev : ring_) {
+    if (ev.revision > afterRevision && ev.key.compare(0, prefix.size(), prefix) == 0) {
+      w->queue_.push_back(ev);
+    }
+  }
+  w->cache_ = this;
+  watchers_.push_back(w.get());
+  return w;
+}
+
+void WatchCache::unregister(Watcher* w) {
+  std::lock_guard lock(mu_);
+  watchers_.remove(w);
+  w->cache_ = nullptr;
+}
+
+}  // namespace minik8s::apiserver

@@ -1,0 +1,88 @@
+// WatchCache: one store watch that feeds every API watch client.
+//
+// A single background thread reads the store's change stream from the revision at start, decodes
+// each value once into a shared immutable JSON object and keeps the last `capacity` events in a
+// ring. A watcher asks for events under a key prefix after a revision: it is served from the ring
+// when the ring reaches back that far, otherwise from its own store watch (so resuming from an
+// older revision works until compaction, then fails with Expired/410). Each watcher has its own
+// bounded queue: a slow client never blocks the cache or other clients; one that falls more than
+// `maxQueue` events behind is terminated with Expired and re-lists, as client-go does.
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "storage/store.h"
+
+namespace minik8s::apiserver {
+
+struct CachedEvent {
+  enum class Type { kAdded, kModified, kDeleted };
+  Type type = Type::kAdded;
+  int64_t revision = 0;
+  std::string key;
+  std::shared_ptr<const json> object;      // with metadata.resourceVersion set
+  std::shared_ptr<const json> prevObject;  // null for kAdded
+};
+
+// Decodes a store event; the object's resourceVersion is the event's revision.
+CachedEvent toCachedEvent(const storage::WatchEvent& ev);
+
+class WatchCache;
+
+class Watcher {
+ public:
+  ~Watcher();
+  // Waits up to `timeout` for events; returns a failure Status once the watcher is terminated.
+  Status next(std::vector<CachedEvent>& out, std::chrono::milliseconds timeout);
+  void stop();
+
+ private:
+  friend class WatchCache;
+  WatchCache* cache_ = nullptr;
+  std::string prefix_;
+  int64_t afterRevision_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<CachedEvent> queue_;
+  Status failure_;
+  bool stopped_ = false;
+  std::unique_ptr<storage::WatchStream> direct_;  // for revisions older than the ring
+};
+
+class WatchCache {
+ public:
+  WatchCache(storage::Store& store, size_t capacity = 20000, size_t maxQueue = 20000);
+  ~WatchCache();
+
+  Status start();
+  void stop();
+
+  // Events for keys starting with `prefix` with revision > afterRevision.
+  Result<std::shared_ptr<Watcher>> watch(const std::string& prefix, int64_t afterRevision);
+  int64_t latestRevision() const;
+
+ private:
+  friend class Watcher;
+  void run();
+  void unregister(Watcher* w);
+  void deliver(const CachedEvent& ev);
+
+  storage::Store& store_;
+  size_t capacity_, maxQueue_;
+  mutable std::mutex mu_;
+  std::deque<CachedEvent> ring_;
+  int64_t horizon_ = 0;   // the oldest afterRevision the ring can serve
+  int64_t latest_ = 0;    // last revision seen
+  std::list<Watcher*> watchers_;
+  std::thread thread_;
+  std::unique_ptr<storage::WatchStream> stream_;
+  bool stopping_ = false;
+};
+
+}  // namespace minik8s::apiserver

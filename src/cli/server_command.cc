@@ -1,0 +1,109 @@
+#include "cli/server_command.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "api/scheme.h"
+#include "apiserver/api_server.h"
+#include "apiserver/kubeconfig.h"
+#include "common/http.h"
+#include "common/logging.h"
+#include "storage/store.h"
+
+namespace minik8s::cli {
+
+namespace {
+
+struct ServerFlags {
+  std::string dataDir = "/var/lib/minik8s/server";
+  std::string listen = "0.0.0.0:6443";
+  std::string datastore;  // default: sqlite in the data dir
+  std::string advertise;  // host clients use; default 127.0.0.1
+  std::string logLevel = "info";
+};
+
+int runServer(const ServerFlags& f) {
+  initLogging(f.logLevel, "server");
+  std::error_code ec;
+  std::filesystem::create_directories(f.dataDir, ec);
+  if (ec) {
+    LOG_ERROR("cannot create data dir {}: {}", f.dataDir, ec.message());
+    return 1;
+  }
+  std::string datastore = f.datastore.empty() ? "sqlite://" + f.dataDir + "/state.db"
+                                              : f.datastore;
+  auto store = storage::openStore(datastore);
+  if (!store.ok()) {
+    LOG_ERROR("cannot open datastore {}: {}", datastore, store.status().message());
+    return 1;
+  }
+  // Block the stop signals before any thread starts so only sigwait() sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  // Bind first: the advertised address needs the bound port. Until the API server is ready
+  // requests get 503.
+  std::atomic<apiserver::ApiServer*> ready{nullptr};
+  http::Server server([&ready](const http::Request& req, http::ResponseWriter& w) {
+    if (auto* api = ready.load()) return api->handle(req, w);
+    w.send(http::Response::error(Status::Unavailable("the API server is starting")));
+  });
+  Status s = server.start(f.listen);
+  if (!s.ok()) {
+    LOG_ERROR("{}", s.message());
+    return 1;
+  }
+  std::string host = f.advertise.empty() ? "127.0.0.1" : f.advertise;
+  const std::string address = host + ":" + std::to_string(server.port());
+  apiserver::ApiServerOptions opts;
+  opts.advertiseAddress = address;
+  apiserver::ApiServer api(**store, api::Scheme::builtin(), opts);
+  s = api.start();
+  if (!s.ok()) {
+    LOG_ERROR("cannot start the API server: {}", s.toString());
+    return 1;
+  }
+  ready = &api;
+  const std::string kubeconfig = f.dataDir + "/kubeconfig";
+  s = apiserver::writeKubeconfig(kubeconfig, "http://" + address);
+  if (!s.ok()) {
+    LOG_ERROR("{}", s.message());
+    return 1;
+  }
+  LOG_INFO("minik8s API server listening on {} (datastore {}); KUBECONFIG={}", address,
+           datastore, kubeconfig);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG_INFO("signal {}: shutting down", sig);
+  server.stop();
+  ready = nullptr;
+  api.stop();
+  return 0;
+}
+
+}  // namespace
+
+void addServerCommand(CLI::App& app) {
+  auto flags = std::make_shared<ServerFlags>();
+  CLI::App* cmd = app.add_subcommand("server", "Run the control plane (Kubernetes API server)");
+  cmd->add_option("--data-dir", flags->dataDir, "State and kubeconfig directory")
+      ->capture_default_str();
+  cmd->add_option("--listen", flags->listen, "Address to serve the API on (host:port)")
+      ->capture_default_str();
+  cmd->add_option("--datastore", flags->datastore,
+                  "sqlite:///path/state.db (default: in the data dir) or etcd://host:2379[,...]");
+  cmd->add_option("--advertise-address", flags->advertise,
+                  "Host clients use to reach this server (default 127.0.0.1)");
+  cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->callback([flags] { std::exit(runServer(*flags)); });
+}
+
+}  // namespace minik8s::cli
