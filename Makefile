@@ -1,0 +1,40 @@
+# minik8s: the two commands of the README, and the pieces they are made of.
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: setup configure build test unit-test e2e-test run stop bench format clean
+
+setup:
+	bash scripts/setup.sh
+
+configure:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Set up, build and run every test (unit and end-to-end) with ctest's summary.
+test: setup build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j 2 --timeout 900
+
+unit-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -L unit -j $(JOBS)
+
+e2e-test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -L e2e
+
+# Set up, build and start a local cluster.
+run: setup build
+	bash scripts/run-local.sh
+
+stop:
+	bash scripts/run-local.sh stop
+
+bench: build
+	@for b in $(BUILD_DIR)/bin/*_bench; do echo "== $$b"; $$b; done
+
+format:
+	clang-format -i $$(git ls-files 'src/*.cc' 'src/*.h' 'tests/*.cc' 'bench/*.cc')
+
+clean:
+	rm -rf $(BUILD_DIR)

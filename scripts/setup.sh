@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what minik8s needs to build, test and run, from Debian's packages. Idempotent,
+# non-interactive; run as root on Debian 12.
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  build-essential cmake ninja-build ccache pkg-config git
+  libboost-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  libsqlite3-dev libssl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
+  libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  # run and test
+  etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Debian's etcd-server package starts a system etcd on 2379; minik8s starts its own etcd when it
+# needs one, so keep the packaged service out of the way.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
+  systemctl disable --now etcd >/dev/null 2>&1 || true
+fi
+if ! command -v kubectl >/dev/null 2>&1; then
+  echo "setup: warning: kubectl is not on PATH; the e2e tests need the real kubectl (v1.32)" >&2
+fi
+echo "setup: all dependencies present"

@@ -1,0 +1,109 @@
+# Shared helpers for the e2e scenarios: start a real minik8s server (and etcd when asked) on free
+# loopback ports in a private temp dir, run the real kubectl against it, clean up on any exit.
+# Source it; then call start_server [sqlite|etcd].
+set -euo pipefail
+
+MINIK8S_BIN=${MINIK8S_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin/minik8s}
+E2E_DIR=$(mktemp -d /tmp/minik8s-e2e.XXXXXX)
+export KUBECACHEDIR="$E2E_DIR/kubecache"
+export HOME="$E2E_DIR/home"   # kubectl's cache and config stay private to this run
+mkdir -p "$HOME"
+E2E_PIDS=()
+FAILURES=0
+
+cleanup() {
+  local rc=$?
+  for pid in "${E2E_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in "${E2E_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if ((rc != 0)); then
+    echo "--- server log (tail)"; tail -n 40 "$E2E_DIR/server.log" 2>/dev/null || true
+  fi
+  rm -rf "$E2E_DIR"
+  exit $rc
+}
+trap cleanup EXIT
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+start_etcd() {
+  local cport pport
+  cport=$(free_port); pport=$(free_port)
+  etcd --name e2e --data-dir "$E2E_DIR/etcd" \
+    --listen-client-urls "http://127.0.0.1:$cport" --advertise-client-urls "http://127.0.0.1:$cport" \
+    --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
+    --initial-cluster "e2e=http://127.0.0.1:$pport" >"$E2E_DIR/etcd.log" 2>&1 &
+  E2E_PIDS+=($!)
+  for _ in $(seq 1 100); do
+    curl -sf "http://127.0.0.1:$cport/health" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ETCD_URL="etcd://127.0.0.1:$cport"
+}
+
+# start_server [sqlite|etcd]: SERVER_URL, KUBECONFIG and SERVER_PID are set afterwards.
+start_server() {
+  local backend=${1:-sqlite}
+  local datastore=""
+  if [[ "$backend" == etcd ]]; then
+    [[ -n "${ETCD_URL:-}" ]] || start_etcd
+    datastore="--datastore $ETCD_URL"
+  fi
+  SERVER_PORT=${SERVER_PORT:-$(free_port)}
+  # shellcheck disable=SC2086
+  "$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
+    $datastore >>"$E2E_DIR/server.log" 2>&1 &
+  SERVER_PID=$!
+  E2E_PIDS+=($SERVER_PID)
+  SERVER_URL="http://127.0.0.1:$SERVER_PORT"
+  for _ in $(seq 1 100); do
+    curl -sf "$SERVER_URL/readyz" >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  curl -sf "$SERVER_URL/readyz" >/dev/null || { echo "server did not start"; return 1; }
+  export KUBECONFIG="$E2E_DIR/server/kubeconfig"
+}
+
+step() { echo "=== $*"; }
+
+fail() { echo "FAIL: $*" >&2; FAILURES=$((FAILURES + 1)); }
+
+# expect_contains "<haystack>" "<needle>" "<what>"
+expect_contains() {
+  if [[ "$1" != *"$2"* ]]; then
+    fail "$3: expected to find '$2' in:"; echo "$1" | head -20 >&2
+  fi
+}
+
+expect_not_contains() {
+  if [[ "$1" == *"$2"* ]]; then
+    fail "$3: did not expect '$2' in:"; echo "$1" | head -20 >&2
+  fi
+}
+
+expect_eq() {
+  if [[ "$1" != "$2" ]]; then fail "$3: expected '$2', got '$1'"; fi
+}
+
+# Runs a command that must fail; prints its combined output.
+must_fail() {
+  local out
+  if out=$("$@" 2>&1); then fail "expected failure: $*"; fi
+  echo "$out"
+}
+
+# wait_for <seconds> <command...>: retries until the command succeeds.
+wait_for() {
+  local t=$1; shift
+  local end=$((SECONDS + t))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < end)) || { fail "timed out waiting for: $*"; return 1; }
+    sleep 0.2
+  done
+}
+
+finish() {
+  if ((FAILURES > 0)); then echo "$FAILURES check(s) failed"; exit 1; fi
+  echo "all checks passed"
+}
