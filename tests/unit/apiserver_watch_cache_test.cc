@@ -1,0 +1,102 @@
+#include "apiserver/watch_cache.h"
+
+#include <gtest/gtest.h>
+
+#include "fake_store.h"
+
+namespace minik8s::apiserver {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::string obj(const std::string& name, int v) {
+  return json{{"metadata", {{"name", name}}}, {"v", v}}.dump();
+}
+
+std::vector<CachedEvent> drain(Watcher& w, size_t want) {
+  std::vector<CachedEvent> out;
+  for (int i = 0; i < 50 && out.size() < want; ++i) {
+    EXPECT_TRUE(w.next(out, 100ms).ok());
+  }
+  return out;
+}
+
+TEST(WatchCacheTest, DeliversChangesUnderPrefixInOrderWithVersions) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto w = cache.watch("/registry/core/pods/default/", 0);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(store.create("/registry/core/pods/default/a", obj("a", 1)).ok());
+  ASSERT_TRUE(store.create("/registry/core/pods/other/b", obj("b", 1)).ok());
+  ASSERT_TRUE(store.update("/registry/core/pods/default/a", obj("a", 2), 0).ok());
+  ASSERT_TRUE(store.remove("/registry/core/pods/default/a", 0).ok());
+  auto events = drain(**w, 3);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, CachedEvent::Type::kAdded);
+  EXPECT_EQ(events[1].type, CachedEvent::Type::kModified);
+  EXPECT_EQ((*events[1].object)["v"], 2);
+  EXPECT_EQ((*events[1].prevObject)["v"], 1);
+  EXPECT_EQ((*events[1].object)["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ(events[2].type, CachedEvent::Type::kDeleted);
+  EXPECT_EQ((*events[2].object)["v"], 2);  // the last state
+  EXPECT_EQ((*events[2].object)["metadata"]["resourceVersion"], "4");
+  cache.stop();
+}
+
+TEST(WatchCacheTest, ResumesFromARevisionInsideTheRing) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store.create("/registry/x/" + std::to_string(i), obj("o", i)).ok());
+  }
+  while (cache.latestRevision() < 5) std::this_thread::sleep_for(10ms);
+  auto w = cache.watch("/registry/x/", 3);
+  ASSERT_TRUE(w.ok());
+  auto events = drain(**w, 2);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].revision, 4);
+  EXPECT_EQ(events[1].revision, 5);
+}
+
+TEST(WatchCacheTest, OlderRevisionsComeFromTheStoreUntilCompacted) {
+  testing::FakeStore store;
+  ASSERT_TRUE(store.create("/registry/x/a", obj("a", 1)).ok());
+  ASSERT_TRUE(store.create("/registry/x/b", obj("b", 1)).ok());
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());  // ring starts at revision 2
+  auto w = cache.watch("/registry/x/", 1);
+  ASSERT_TRUE(w.ok());
+  auto events = drain(**w, 1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].key, "/registry/x/b");
+  ASSERT_TRUE(store.compact(2).ok());
+  auto expired = cache.watch("/registry/x/", 1);
+  ASSERT_FALSE(expired.ok());
+  EXPECT_EQ(expired.status().code(), 410);
+}
+
+TEST(WatchCacheTest, ASlowWatcherIsTerminatedWithoutBlockingOthers) {
+  testing::FakeStore store;
+  WatchCache cache(store, /*capacity=*/100, /*maxQueue=*/5);
+  ASSERT_TRUE(cache.start().ok());
+  auto slow = cache.watch("/registry/", 0);
+  auto fast = cache.watch("/registry/", 0);
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  std::vector<CachedEvent> got;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(store.create("/registry/k" + std::to_string(i), obj("k", i)).ok());
+    // the fast watcher keeps up
+    for (int j = 0; j < 50 && got.size() < static_cast<size_t>(i + 1); ++j) {
+      ASSERT_TRUE((*fast)->next(got, 20ms).ok());
+    }
+  }
+  EXPECT_EQ(got.size(), 20u);
+  std::vector<CachedEvent> none;
+  Status s = (*slow)->next(none, 10ms);
+  EXPECT_EQ(s.code(), 410);
+}
+
+}  // namespace
+}  // namespace minik8s::apiserver
