@@ -1,0 +1,43 @@
+// A synchronous HTTP/1.1 client on Boost.Beast with one keep-alive connection.
+//
+// One HttpClient is one connection to one server ("http://host:port"); it reconnects when the
+// server closed it. Not thread-safe: give each thread its own client. stream() reads a chunked
+// response (a watch, logs -f) and hands each piece of body to a callback as it arrives.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/http.h"
+
+namespace minik8s::http {
+
+class Client {
+ public:
+  explicit Client(const std::string& baseUrl);  // "http://127.0.0.1:6443"
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  Result<Response> request(const std::string& method, const std::string& target,
+                           const std::string& body = "",
+                           const std::vector<std::pair<std::string, std::string>>& headers = {});
+  Result<Response> get(const std::string& target) { return request("GET", target); }
+
+  // Sends a request and delivers the response body as it arrives; `onData` returns false to stop.
+  // Returns the response status line and headers (empty body).
+  Result<Response> stream(const std::string& method, const std::string& target,
+                          const std::function<bool(std::string_view)>& onData,
+                          const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+  // Closes the connection (also wakes a stream() blocked in another thread).
+  void close();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace minik8s::http
