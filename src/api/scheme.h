@@ -30,8 +30,9 @@ struct ResourceInfo {
   std::vector<std::string> shortNames;
   std::vector<std::string> categories;
   std::vector<SubresourceInfo> subresources;
-  // Group and plural of the version objects are stored as. Several versions of one resource
-  // (autoscaling/v1 and v2 HPA) share one storage version; the others are converted.
+  // The version objects of this resource are stored as (same group and plural), e.g. "v2" for
+  // both autoscaling/v1 and autoscaling/v2 HPAs; other versions are converted with
+  // convertToVersion() (api/conversion.h). Equal to `version` for single-version kinds.
   std::string storageVersion;
 
   std::string apiVersion() const { return group.empty() ? version : group + "/" + version; }

@@ -1,10 +1,9 @@
-#include "api/scheme.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "api/schema/definitions.h"
+#include "api/scheme.h"
 
 namespace minik8s::api {
 namespace {
@@ -17,9 +16,9 @@ TEST(SchemeTest, GroupsInDiscoveryOrderWithPreferredVersionFirst) {
   const auto& groups = Scheme::builtin().groups();
   std::vector<std::string> names;
   for (const auto& g : groups) names.push_back(g.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"", "apps", "autoscaling", "batch",
-                                             "coordination.k8s.io", "discovery.k8s.io",
-                                             "minik8s.io"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"", "apps", "autoscaling", "batch", "coordination.k8s.io",
+                                      "discovery.k8s.io", "minik8s.io"}));
   EXPECT_EQ(groups[2].versions, (std::vector<std::string>{"v2", "v1"}));
   EXPECT_EQ(groups[0].versions, (std::vector<std::string>{"v1"}));
 }
@@ -109,9 +108,9 @@ TEST(SchemeTest, GroupVersionIsSortedAndComplete) {
   auto core = Scheme::builtin().groupVersion("", "v1");
   std::vector<std::string> plurals;
   for (const auto* r : core) plurals.push_back(r->plural);
-  EXPECT_EQ(plurals, (std::vector<std::string>{"bindings", "configmaps", "endpoints", "events",
-                                               "namespaces", "nodes", "pods", "secrets",
-                                               "serviceaccounts", "services"}));
+  EXPECT_EQ(plurals,
+            (std::vector<std::string>{"bindings", "configmaps", "endpoints", "events", "namespaces",
+                                      "nodes", "pods", "secrets", "serviceaccounts", "services"}));
 }
 
 TEST(SchemeTest, EveryResourceHasADefinitionWithItsGvk) {

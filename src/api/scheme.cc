@@ -1,0 +1,221 @@
+// The built-in resource table: names, verbs and subresources as Kubernetes 1.32 publishes them in
+// discovery, so kubectl's short names, `get all` and subresource calls behave the same.
+#include "api/scheme.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace minik8s::api {
+
+const SubresourceInfo* ResourceInfo::subresource(const std::string& name) const {
+  for (const auto& s : subresources) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+Scheme::Scheme(std::vector<ResourceInfo> resources) : resources_(std::move(resources)) {
+  // Groups appear in the order of their first resource; versions in the order they are first
+  // seen, so callers list the preferred version of a group first.
+  for (const auto& r : resources_) {
+    auto g = std::find_if(groups_.begin(), groups_.end(),
+                          [&](const GroupInfo& gi) { return gi.name == r.group; });
+    if (g == groups_.end()) {
+      groups_.push_back(GroupInfo{r.group, {r.version}});
+    } else if (std::find(g->versions.begin(), g->versions.end(), r.version) == g->versions.end()) {
+      g->versions.push_back(r.version);
+    }
+  }
+}
+
+const ResourceInfo* Scheme::byResource(const std::string& group, const std::string& version,
+                                       const std::string& plural) const {
+  for (const auto& r : resources_) {
+    if (r.group == group && r.version == version && r.plural == plural) return &r;
+  }
+  return nullptr;
+}
+
+const ResourceInfo* Scheme::byKind(const std::string& group, const std::string& version,
+                                   const std::string& kind) const {
+  for (const auto& r : resources_) {
+    if (r.group == group && r.version == version && r.kind == kind) return &r;
+  }
+  return nullptr;
+}
+
+std::vector<const ResourceInfo*> Scheme::groupVersion(const std::string& group,
+                                                      const std::string& version) const {
+  std::vector<const ResourceInfo*> out;
+  for (const auto& r : resources_) {
+    if (r.group == group && r.version == version) out.push_back(&r);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ResourceInfo* a, const ResourceInfo* b) { return a->plural < b->plural; });
+  return out;
+}
+
+namespace {
+
+using Verbs = std::vector<std::string>;
+
+const Verbs kAllVerbs = {"create", "delete", "deletecollection", "get",
+                         "list",   "patch",  "update",           "watch"};
+const Verbs kStatusVerbs = {"get", "patch", "update"};
+
+// A resource of `group/version` with the full verb set; callers adjust the rest.
+ResourceInfo resource(std::string group, std::string version, std::string kind, std::string plural,
+                      std::string singular) {
+  ResourceInfo r;
+  r.group = std::move(group);
+  r.version = std::move(version);
+  r.listKind = kind + "List";
+  r.kind = std::move(kind);
+  r.plural = std::move(plural);
+  r.singular = std::move(singular);
+  r.verbs = kAllVerbs;
+  r.storageVersion = r.version;
+  return r;
+}
+
+SubresourceInfo statusOf(const ResourceInfo& r) {
+  return SubresourceInfo{"status", r.group, r.version, r.kind, kStatusVerbs};
+}
+
+SubresourceInfo scaleSubresource() {
+  return SubresourceInfo{"scale", "autoscaling", "v1", "Scale", kStatusVerbs};
+}
+
+std::vector<ResourceInfo> builtinResources() {
+  std::vector<ResourceInfo> out;
+
+  // core/v1, in the order kubectl lists them.
+  {
+    auto r = resource("", "v1", "Binding", "bindings", "binding");
+    r.verbs = {"create"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "ConfigMap", "configmaps", "configmap");
+    r.shortNames = {"cm"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Endpoints", "endpoints", "endpoints");
+    r.shortNames = {"ep"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Event", "events", "event");
+    r.shortNames = {"ev"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Namespace", "namespaces", "namespace");
+    r.namespaced = false;
+    r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
+    r.shortNames = {"ns"};
+    r.subresources = {SubresourceInfo{"finalize", "", "v1", "Namespace", {"update"}}, statusOf(r)};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Node", "nodes", "node");
+    r.namespaced = false;
+    r.shortNames = {"no"};
+    r.subresources = {
+        SubresourceInfo{
+            "proxy", "", "v1", "NodeProxyOptions", {"create", "delete", "get", "patch", "update"}},
+        statusOf(r)};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Pod", "pods", "pod");
+    r.shortNames = {"po"};
+    r.categories = {"all"};
+    r.subresources = {
+        SubresourceInfo{"attach", "", "v1", "PodAttachOptions", {"create", "get"}},
+        SubresourceInfo{"binding", "", "v1", "Binding", {"create"}},
+        SubresourceInfo{"ephemeralcontainers", "", "v1", "Pod", kStatusVerbs},
+        SubresourceInfo{"eviction", "policy", "v1", "Eviction", {"create"}},
+        SubresourceInfo{"exec", "", "v1", "PodExecOptions", {"create", "get"}},
+        SubresourceInfo{"log", "", "v1", "Pod", {"get"}},
+        SubresourceInfo{"portforward", "", "v1", "PodPortForwardOptions", {"create", "get"}},
+        statusOf(r)};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Secret", "secrets", "secret");
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount");
+    r.shortNames = {"sa"};
+    r.subresources = {
+        SubresourceInfo{"token", "authentication.k8s.io", "v1", "TokenRequest", {"create"}}};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "Service", "services", "service");
+    r.shortNames = {"svc"};
+    r.categories = {"all"};
+    r.subresources = {SubresourceInfo{"proxy",
+                                      "",
+                                      "v1",
+                                      "ServiceProxyOptions",
+                                      {"create", "delete", "get", "patch", "update"}},
+                      statusOf(r)};
+    out.push_back(r);
+  }
+
+  // apps/v1
+  {
+    auto r = resource("apps", "v1", "Deployment", "deployments", "deployment");
+    r.shortNames = {"deploy"};
+    r.categories = {"all"};
+    r.subresources = {scaleSubresource(), statusOf(r)};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("apps", "v1", "ReplicaSet", "replicasets", "replicaset");
+    r.shortNames = {"rs"};
+    r.categories = {"all"};
+    r.subresources = {scaleSubresource(), statusOf(r)};
+    out.push_back(r);
+  }
+
+  // autoscaling: v2 is preferred and stored; v1 is served by conversion.
+  for (const char* version : {"v2", "v1"}) {
+    auto r = resource("autoscaling", version, "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+                      "horizontalpodautoscaler");
+    r.shortNames = {"hpa"};
+    r.categories = {"all"};
+    r.subresources = {statusOf(r)};
+    r.storageVersion = "v2";
+    out.push_back(r);
+  }
+
+  {
+    auto r = resource("batch", "v1", "Job", "jobs", "job");
+    r.categories = {"all"};
+    r.subresources = {statusOf(r)};
+    out.push_back(r);
+  }
+  out.push_back(resource("coordination.k8s.io", "v1", "Lease", "leases", "lease"));
+  out.push_back(
+      resource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice"));
+  {
+    auto r = resource("minik8s.io", "v1", "Dns", "dnses", "dns");
+    r.subresources = {statusOf(r)};
+    out.push_back(r);
+  }
+  return out;
+}
+
+}  // namespace
+
+const Scheme& Scheme::builtin() {
+  static const Scheme scheme(builtinResources());
+  return scheme;
+}
+
+}  // namespace minik8s::api
