@@ -1,8 +1,8 @@
-#include "api/quantity.h"
-
 #include <gtest/gtest.h>
 
 #include <limits>
+
+#include "api/quantity.h"
 
 namespace minik8s::api {
 namespace {
@@ -48,7 +48,7 @@ TEST(QuantityTest, BinaryCanonicalForms) {
   EXPECT_EQ(canonical("1.5Gi"), "1536Mi");
   EXPECT_EQ(canonical("100Ki"), "100Ki");
   EXPECT_EQ(canonical("1Ei"), "1Ei");
-  EXPECT_EQ(canonical("0.5Ki"), "512");        // below 1024 prints as decimal
+  EXPECT_EQ(canonical("0.5Ki"), "512");  // below 1024 prints as decimal
   EXPECT_EQ(canonical("0.5Mi"), "512Ki");
   EXPECT_EQ(canonical("0.0001Ki"), "102400u");  // fraction of a unit: decimal, exact
   EXPECT_EQ(canonical("-1Ki"), "-1Ki");
@@ -64,7 +64,8 @@ TEST(QuantityTest, ExponentForms) {
   EXPECT_EQ(canonical("1.5e3"), "1500");
   EXPECT_EQ(canonical("12e-1"), "1200e-3");
   EXPECT_EQ(canonical("1e0"), "1e0");
-  EXPECT_EQ(canonical("10e0"), "10");
+  EXPECT_EQ(canonical("1000e0"), "1e3");
+  EXPECT_EQ(canonical("0.5e1"), "5");
   EXPECT_EQ(canonical("1e+3"), "1e+3");
   EXPECT_EQ(canonical("1e30"), "1e30");
 }
