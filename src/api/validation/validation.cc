@@ -1,0 +1,71 @@
+// validate(): dispatches to the validator of each kind.
+#include "api/validation.h"
+
+#include <string>
+
+#include "api/validation/kinds.h"
+
+namespace minik8s::api {
+
+using validation::FieldErrors;
+
+namespace {
+
+using KindValidator = void (*)(FieldErrors&, const json&, const json*);
+
+KindValidator validatorFor(const ResourceInfo& r) {
+  struct Entry {
+    const char* group;
+    const char* kind;
+    KindValidator validator;
+  };
+  static constexpr Entry kValidators[] = {
+      {"", "Pod", validation::validatePod},
+      {"", "Service", validation::validateService},
+      {"", "ConfigMap", validation::validateConfigMap},
+      {"", "Secret", validation::validateSecret},
+      {"", "Namespace", validation::validateNamespace},
+      {"", "Node", validation::validateNode},
+      {"", "Event", validation::validateEvent},
+      {"", "Endpoints", validation::validateEndpoints},
+      {"apps", "Deployment", validation::validateDeployment},
+      {"apps", "ReplicaSet", validation::validateReplicaSet},
+      {"batch", "Job", validation::validateJob},
+      {"autoscaling", "HorizontalPodAutoscaler", validation::validateHorizontalPodAutoscaler},
+      {"coordination.k8s.io", "Lease", validation::validateLease},
+      {"discovery.k8s.io", "EndpointSlice", validation::validateEndpointSlice},
+      {"minik8s.io", "Dns", validation::validateDns},
+  };
+  for (const auto& e : kValidators) {
+    if (r.group == e.group && r.kind == e.kind) return e.validator;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<Cause> validate(const ResourceInfo& r, const json& obj, const json* old) {
+  FieldErrors errs;
+  if (!obj.is_object()) {
+    errs.typeInvalid("", obj, "object");
+    return errs.take();
+  }
+  if (old && !old->is_object()) old = &validation::kNoObject;
+  try {
+    if (KindValidator v = validatorFor(r)) {
+      v(errs, obj, old);
+    } else {
+      // Kinds without rules of their own (ServiceAccount, ...): metadata only.
+      validation::validateObjectMeta(errs, obj, r.namespaced, validation::nameIsDNSSubdomain);
+      if (old) validation::validateObjectMetaUpdate(errs, obj, *old);
+    }
+  } catch (const std::exception& e) {
+    // The validators check types before reading; this only guards against a missed case.
+    std::vector<Cause> causes = errs.take();
+    causes.push_back(Cause{"InternalError", "", std::string("Internal error: ") + e.what()});
+    return causes;
+  }
+  return errs.take();
+}
+
+}  // namespace minik8s::api
