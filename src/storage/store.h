@@ -81,7 +81,7 @@ class Store {
   virtual Result<KeyValue> remove(const std::string& key, int64_t expectedRevision) = 0;
 
   // Changes under `prefix` with revision > `afterRevision`. Expired when `afterRevision` is older
-  // than the compacted revision.
+  // than the compacted revision. `afterRevision` 0 means "from now" (the current revision).
   virtual Result<std::unique_ptr<WatchStream>> watch(const std::string& prefix,
                                                      int64_t afterRevision) = 0;
 

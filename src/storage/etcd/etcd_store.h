@@ -1,0 +1,49 @@
+// EtcdStore: the Store on an etcd v3 cluster, spoken to over gRPC (KV and Watch services).
+//
+// Conditional writes are single etcd transactions: create = Txn(create_revision == 0, put);
+// update = Txn(mod_revision == expected, put, else range) so a failure tells NotFound from
+// Conflict; remove likewise with prev_kv. A watch is one bidirectional Watch stream with prev_kv
+// starting at afterRevision + 1; a compacted start ends it with Expired.
+//
+// Endpoints are tried in the order given whenever one refuses the connection (gRPC UNAVAILABLE);
+// the last one that answered is tried first next time. A write retried on another endpoint after
+// a failure in flight may report AlreadyExists/Conflict for its own first attempt.
+// compactedRevision() knows only compactions made or observed through this client.
+//
+// Thread-safety: all methods are thread-safe. Watch streams may outlive the store.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "storage/store.h"
+
+namespace minik8s::storage::etcd {
+
+class EtcdStore : public Store {
+ public:
+  // `endpoints` is "host:port[,host:port...]". Does not connect yet: the first call does.
+  static Result<std::unique_ptr<EtcdStore>> open(const std::string& endpoints);
+  ~EtcdStore() override;
+
+  Result<KeyValue> get(const std::string& key) override;
+  Result<ListResult> list(const std::string& prefix, int64_t revision = 0, int64_t limit = 0,
+                          const std::string& startKey = "") override;
+  Result<int64_t> create(const std::string& key, const std::string& value) override;
+  Result<int64_t> update(const std::string& key, const std::string& value,
+                         int64_t expectedRevision) override;
+  Result<KeyValue> remove(const std::string& key, int64_t expectedRevision) override;
+  Result<std::unique_ptr<WatchStream>> watch(const std::string& prefix,
+                                             int64_t afterRevision) override;
+  Result<int64_t> currentRevision() override;
+  Status compact(int64_t revision) override;
+  int64_t compactedRevision() override;
+
+  struct Impl;
+
+ private:
+  explicit EtcdStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace minik8s::storage::etcd
