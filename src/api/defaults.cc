@@ -77,10 +77,13 @@ void defaultFieldRef(json& holder) {
 
 void defaultContainer(json& c) {
   if (!c.is_object()) return;
-  if (auto it = c.find("image"); (c.find("imagePullPolicy") == c.end() ||
-                                  c["imagePullPolicy"].is_null() || c["imagePullPolicy"] == "") &&
-                                 it != c.end() && it->is_string()) {
-    c["imagePullPolicy"] = imageTag(it->get<std::string>()) == "latest" ? "Always" : "IfNotPresent";
+  auto policy = c.find("imagePullPolicy");
+  if (policy == c.end() || policy->is_null() || *policy == "") {
+    // Kubernetes ignores a parse failure here: no usable tag means IfNotPresent.
+    auto image = c.find("image");
+    std::string tag =
+        image != c.end() && image->is_string() ? imageTag(image->get<std::string>()) : "";
+    c["imagePullPolicy"] = tag == "latest" ? "Always" : "IfNotPresent";
   }
   setDefault(c, "terminationMessagePath", "/dev/termination-log");
   setDefault(c, "terminationMessagePolicy", "File");

@@ -25,7 +25,22 @@ std::vector<std::string> clusterIPs(const json& spec) {
   return ips;
 }
 
-void validateServicePorts(FieldErrors& errs, const json& ports, const std::string& type) {
+// Whether an update turned a NodePort/LoadBalancer Service into another type and `field` of
+// `now` (a port or the spec) is the value the old type left behind. Kubernetes clears such
+// fields (dropTypeDependentFields) instead of refusing the update.
+bool leftOverFromOldType(const json* oldSpec, const std::string& type, const char* field,
+                         const json& now, const json* oldHolder) {
+  if (!oldSpec || !oldHolder || type == "NodePort" || type == "LoadBalancer") return false;
+  const json* oldType = member(*oldSpec, "type");
+  if (!oldType || (*oldType != "NodePort" && *oldType != "LoadBalancer")) return false;
+  const json* a = member(now, field);
+  const json* b = member(*oldHolder, field);
+  return a && b && *a == *b;
+}
+
+void validateServicePorts(FieldErrors& errs, const json& ports, const std::string& type,
+                          const json* oldSpec) {
+  const json* oldPorts = oldSpec ? member(*oldSpec, "ports") : nullptr;
   std::set<std::string> names, keys, nodePorts;
   for (size_t i = 0; i < ports.size(); ++i) {
     std::string p = index("spec.ports", i);
@@ -53,7 +68,11 @@ void validateServicePorts(FieldErrors& errs, const json& ports, const std::strin
     auto nodePort = errs.integer(port, "nodePort", child(p, "nodePort"));
     auto protocol = errs.string(port, "protocol", child(p, "protocol")).value_or("");
     if (nodePort && *nodePort != 0) {
-      if (type == "ClusterIP") {
+      const json* oldPort =
+          oldPorts && oldPorts->is_array() && i < oldPorts->size() ? &(*oldPorts)[i] : nullptr;
+      if (type == "ClusterIP" && leftOverFromOldType(oldSpec, type, "nodePort", port, oldPort)) {
+        // Left over from the NodePort type this Service had: ignored.
+      } else if (type == "ClusterIP") {
         errs.forbidden(child(p, "nodePort"), "may not be used when `type` is 'ClusterIP'");
       } else if (*nodePort < kNodePortMin || *nodePort > kNodePortMax) {
         errs.invalid(child(p, "nodePort"), *nodePort,
@@ -135,7 +154,8 @@ void validateService(FieldErrors& errs, const json& obj, const json* old) {
   if ((!ports || ports->empty()) && !headless && type != "ExternalName") {
     if (ports || absent(spec, "ports")) errs.required("spec.ports");
   }
-  if (ports) validateServicePorts(errs, *ports, type);
+  const json* oldSpec = old ? member(*old, "spec") : nullptr;
+  if (ports) validateServicePorts(errs, *ports, type, oldSpec);
   if (type == "ExternalName") {
     auto name = errs.string(spec, "externalName", "spec.externalName");
     if (!name || name->empty()) {
@@ -164,7 +184,8 @@ void validateService(FieldErrors& errs, const json& obj, const json* old) {
                   (type == "ClusterIP" && externalIPs && !externalIPs->empty());
   auto etp = errs.string(spec, "externalTrafficPolicy", "spec.externalTrafficPolicy");
   if (!external) {
-    if (etp && !etp->empty()) {
+    if (etp && !etp->empty() &&
+        !leftOverFromOldType(oldSpec, type, "externalTrafficPolicy", spec, oldSpec)) {
       errs.invalid("spec.externalTrafficPolicy", *etp,
                    "may only be set for externally-accessible services");
     }
@@ -184,7 +205,6 @@ void validateService(FieldErrors& errs, const json& obj, const json* old) {
   }
   if (old) {
     validateObjectMetaUpdate(errs, obj, *old);
-    const json* oldSpec = member(*old, "spec");
     auto before = clusterIPs(oldSpec ? *oldSpec : kNoObject);
     // An update that leaves clusterIP out keeps the allocated one; a different one is refused.
     if (!before.empty() && !ips.empty() && ips[0] != before[0] && type != "ExternalName") {
