@@ -261,6 +261,7 @@ class Merger {
     if (!strategy.merge) {  // replaced whole, as a merge patch would
       json out = json::array();
       for (const auto& element : patch) {
+        if (element.is_object() && element.contains(kPatchDirective)) continue;
         auto cleaned = cleanElement(element, path);
         if (!cleaned.ok()) return cleaned.status();
         out.push_back(std::move(*cleaned));

@@ -277,6 +277,9 @@ TEST(StrategicMergePatchTest, ListsWithoutStrategyAreReplaced) {
   json tolerations = smp(R"({"spec":{"tolerations":[{"key":"a"}]}})"_json,
                          R"({"spec":{"tolerations":[{"key":"b"}]}})"_json, "Pod");
   EXPECT_EQ(tolerations["spec"]["tolerations"], R"([{"key":"b"}])"_json);
+  json literal = smp(R"({"spec":{"tolerations":[{"key":"a"}]}})"_json,
+                     R"({"spec":{"tolerations":[{"key":"b"},{"$patch":"replace"}]}})"_json, "Pod");
+  EXPECT_EQ(literal["spec"]["tolerations"], R"([{"key":"b"}])"_json);
 }
 
 TEST(StrategicMergePatchTest, ConditionsAndAddressesMergeByType) {
