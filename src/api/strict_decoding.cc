@@ -33,6 +33,7 @@ std::string shortName(const std::string& definition) {
 // "v1.PodSpec" from "io.k8s.api.core.v1.PodSpec": the Go type Kubernetes would name.
 std::string goDefinitionType(const std::string& definition) {
   if (definition == kQuantityDefinition) return "resource.Quantity";
+  if (definition == kIntOrStringDefinition) return "intstr.IntOrString";
   size_t last = definition.rfind('.');
   size_t prev = definition.rfind('.', last - 1);
   return definition.substr(prev + 1);
@@ -75,6 +76,10 @@ class Checker {
     if (value.is_null()) return;
     std::string defName;
     if (const json* def = referencedDefinition(schema, &defName)) {
+      if (defName == kIntOrStringDefinition) {
+        if (!value.is_string() && !isInteger(value)) typeError(value, schema, goPath, goStruct);
+        return;
+      }
       if (defName == kQuantityDefinition) {
         if (!value.is_string() && !value.is_number()) typeError(value, schema, goPath, goStruct);
         return;

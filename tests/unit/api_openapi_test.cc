@@ -157,6 +157,14 @@ TEST(OpenApiTest, PodSchemaIsRichEnoughForExplain) {
             "int32");
   const json& port = schemas["io.k8s.api.core.v1.HTTPGetAction"]["properties"]["port"];
   EXPECT_EQ(port["x-kubernetes-int-or-string"], true);
+  // A $ref to a oneOf definition: kubectl explain prints <IntOrString>, <map[string]Quantity>.
+  EXPECT_EQ(port["allOf"][0]["$ref"],
+            "#/components/schemas/io.k8s.apimachinery.pkg.util.intstr.IntOrString");
+  EXPECT_EQ(schemas["io.k8s.apimachinery.pkg.util.intstr.IntOrString"]["oneOf"].size(), 2u);
+  EXPECT_FALSE(schemas["io.k8s.apimachinery.pkg.api.resource.Quantity"].contains("type"));
+  EXPECT_EQ(schemas["io.k8s.api.core.v1.ResourceRequirements"]["properties"]["limits"]
+                   ["additionalProperties"]["$ref"],
+            "#/components/schemas/io.k8s.apimachinery.pkg.api.resource.Quantity");
   EXPECT_TRUE(schemas.contains("io.k8s.api.core.v1.PodList"));
   const json& volume = schemas["io.k8s.api.core.v1.Volume"]["properties"];
   for (const char* f : {"emptyDir", "hostPath", "configMap", "secret", "persistentVolumeClaim",

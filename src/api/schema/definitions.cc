@@ -10,8 +10,15 @@ namespace {
 
 json buildDefinitions() {
   json defs = json::object();
+  // oneOf rather than a type, as Kubernetes publishes them: kubectl explain then prints the
+  // definition's name instead of "string".
+  defs[kIntOrStringDefinition] = {
+      {"oneOf", json::array({{{"type", "integer"}}, {{"type", "string"}}})},
+      {"format", "int-or-string"},
+      {"x-kubernetes-int-or-string", true},
+      {"description", "A number or a string: a port number or name, a count or a percentage."}};
   defs[kQuantityDefinition] = {
-      {"type", "string"},
+      {"oneOf", json::array({{{"type", "string"}}, {{"type", "number"}}})},
       {"description",
        "A fixed-point amount with an optional suffix: 100m (0.1), 1.5, 1Gi (binary), 1G (decimal), "
        "1e3. Numbers are accepted on input."}};

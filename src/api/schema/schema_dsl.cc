@@ -37,8 +37,7 @@ json typeSchema(const std::string& type, const std::string& package) {
   if (type == "date-time") return {{"type", "string"}, {"format", "date-time"}};
   if (type == "byte") return {{"type", "string"}, {"format", "byte"}};
   if (type == "int-or-string") {
-    return {{"x-kubernetes-int-or-string", true},
-            {"anyOf", json::array({{{"type", "integer"}}, {{"type", "string"}}})}};
+    return {{"$ref", std::string(kSchemaRefPrefix) + kIntOrStringDefinition}};
   }
   if (type == "object") return {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
   if (type == "quantity") return {{"$ref", std::string(kSchemaRefPrefix) + kQuantityDefinition}};
@@ -51,6 +50,7 @@ json fieldSchema(const std::string& type, const std::string& package,
                  const std::string& description) {
   json s = typeSchema(type, package);
   if (s.contains("$ref")) s = json{{"allOf", json::array({s})}};
+  if (type == "int-or-string") s["x-kubernetes-int-or-string"] = true;
   return withDescription(std::move(s), description);
 }
 
