@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "storage/key_range.h"
@@ -43,6 +44,10 @@ constexpr char kRevisionsSql[] =
 // At most this many events are read per watch next() so one call cannot hold a huge backlog.
 constexpr int64_t kWatchBatch = 1000;
 constexpr size_t kMaxIdleReaders = 8;
+// WAL size (in pages) that wakes the background checkpointer, and the size at which the writer
+// checkpoints itself because the background one is not keeping up.
+constexpr int kCheckpointPages = 1000;
+constexpr int kForcedCheckpointPages = 16000;
 
 // "key >= ?1 AND key < ?2", or without the upper bound when the prefix has no end.
 std::string keyRangeSql(const std::string& end, const std::string& column = "key") {
@@ -84,6 +89,17 @@ struct SqliteStore::Shared {
   std::condition_variable queueCv;
   std::deque<WriteOp*> pending;
   bool leaderActive = false;
+
+  // Checkpoints run on their own thread and connection so that no commit waits for the database
+  // file's fsync; the writer only reports the WAL size after each commit.
+  std::thread checkpointer;
+  std::mutex checkpointMu;
+  std::condition_variable checkpointCv;
+  int walPages = 0;
+  bool stopCheckpointer = false;
+
+  void runCheckpointer(std::unique_ptr<SqliteConnection> conn);
+  static int onWalCommit(void* self, sqlite3* db, const char* dbName, int pages);
 
   // Committed state, signalled to watchers.
   std::mutex revMu;
@@ -273,6 +289,32 @@ Status SqliteStore::Shared::applyOne(WriteOp& op, int64_t& rev, int64_t& compact
   return Status::Ok();
 }
 
+int SqliteStore::Shared::onWalCommit(void* self, sqlite3* db, const char* dbName, int pages) {
+  auto* shared = static_cast<Shared*>(self);
+  if (pages >= kForcedCheckpointPages) {
+    sqlite3_wal_checkpoint_v2(db, dbName, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+  } else if (pages >= kCheckpointPages) {
+    std::lock_guard lock(shared->checkpointMu);
+    shared->walPages = pages;
+    shared->checkpointCv.notify_one();
+  }
+  return SQLITE_OK;
+}
+
+void SqliteStore::Shared::runCheckpointer(std::unique_ptr<SqliteConnection> conn) {
+  std::unique_lock lock(checkpointMu);
+  while (true) {
+    checkpointCv.wait(lock, [&] { return stopCheckpointer || walPages >= kCheckpointPages; });
+    if (stopCheckpointer) return;
+    walPages = 0;
+    lock.unlock();
+    // PASSIVE: copies what it can without blocking readers or the writer; the writer then
+    // restarts the WAL from its beginning, so the file stops growing.
+    sqlite3_wal_checkpoint_v2(conn->handle(), nullptr, SQLITE_CHECKPOINT_PASSIVE, nullptr, nullptr);
+    lock.lock();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 namespace {
@@ -396,10 +438,23 @@ Result<std::unique_ptr<SqliteStore>> SqliteStore::open(const std::string& path) 
   if (!(*revs)->status().ok()) return (*revs)->status();
   shared->committedRev = (*revs)->int64Column(0);
   shared->compactRev = (*revs)->int64Column(1);
+  revs->reset();
+
+  auto checkpointConn = SqliteConnection::open(path, /*readOnly=*/false);
+  if (!checkpointConn.ok()) return checkpointConn.status();
+  sqlite3_wal_hook(shared->writer->handle(), &Shared::onWalCommit, shared.get());
+  shared->checkpointer =
+      std::thread(&Shared::runCheckpointer, shared.get(), std::move(checkpointConn).value());
   return std::unique_ptr<SqliteStore>(new SqliteStore(std::move(shared)));
 }
 
 SqliteStore::~SqliteStore() {
+  {
+    std::lock_guard lock(shared_->checkpointMu);
+    shared_->stopCheckpointer = true;
+    shared_->checkpointCv.notify_one();
+  }
+  shared_->checkpointer.join();
   std::lock_guard lock(shared_->revMu);
   shared_->closed = true;
   shared_->revCv.notify_all();
