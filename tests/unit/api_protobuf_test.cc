@@ -129,6 +129,21 @@ INSTANTIATE_TEST_SUITE_P(
         Captured{"token_request", R"({"apiVersion":"authentication.k8s.io/v1",
           "kind":"TokenRequest","metadata":{},"spec":{"expirationSeconds":3600},
           "status":{"token":""}})"},
+        // kubectl create job manual-1 --from=cronjob/cj (owner reference and annotation set)
+        Captured{"job_from_cronjob", R"({"apiVersion":"batch/v1","kind":"Job",
+          "metadata":{"annotations":{"cronjob.kubernetes.io/instantiate":"manual"},
+            "labels":{"team":"a"},"name":"manual-1","ownerReferences":[{"apiVersion":"batch/v1",
+            "controller":true,"kind":"CronJob","name":"cj","uid":"cj-uid-1"}]},
+          "spec":{"backoffLimit":2,"template":{"metadata":{},"spec":{"containers":[{
+            "args":["date"],"env":[{"name":"A","value":"1"}],"image":"busybox","name":"c",
+            "resources":{"limits":{"memory":"64Mi"},"requests":{"cpu":"100m"}}}],
+            "restartPolicy":"Never"}}},"status":{}})"},
+        // kubectl create token sa1 --audience=api --bound-object-kind=Pod
+        //   --bound-object-name=p1 --bound-object-uid=u-9 --duration=10m (proto field uID)
+        Captured{"token_request_bound", R"({"apiVersion":"authentication.k8s.io/v1",
+          "kind":"TokenRequest","metadata":{},"spec":{"audiences":["api"],
+            "boundObjectRef":{"apiVersion":"v1","kind":"Pod","name":"p1","uid":"u-9"},
+            "expirationSeconds":600},"status":{"token":""}})"},
         // kubectl auth can-i create pods
         Captured{"selfsubjectaccessreview", R"({"apiVersion":"authorization.k8s.io/v1",
           "kind":"SelfSubjectAccessReview","metadata":{},
