@@ -315,6 +315,31 @@ TEST(WorkloadTableTest, Job) {
   EXPECT_EQ(cells[3], "");
 }
 
+TEST(WorkloadTableTest, CronJob) {
+  EXPECT_EQ(columnNames("CronJob", 0),
+            (std::vector<std::string>{"Name", "Schedule", "Timezone", "Suspend", "Active",
+                                      "Last Schedule", "Age"}));
+  json cj = {
+      {"metadata", {{"name", "backup"}, {"creationTimestamp", "2024-01-01T03:04:05Z"}}},
+      {"spec",
+       {{"schedule", "*/5 * * * *"},
+        {"suspend", false},
+        {"jobTemplate",
+         {{"spec",
+           {{"template",
+             {{"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}}}}}}}}},
+      {"status",
+       {{"active", {{{"name", "backup-1"}}}}, {"lastScheduleTime", "2024-01-02T03:00:05Z"}}}};
+  EXPECT_EQ(tableCells("CronJob", cj, kNow),
+            json::array({"backup", "*/5 * * * *", "<none>", "False", 1, "4m", "24h", "c", "busybox",
+                         "<none>"}));
+  json bare = {{"metadata", {{"name", "x"}}}, {"spec", {{"timeZone", "Etc/UTC"}}}};
+  auto cells = tableCells("CronJob", bare, kNow);
+  EXPECT_EQ(cells[2], "Etc/UTC");
+  EXPECT_EQ(cells[3], "<unset>");
+  EXPECT_EQ(cells[5], "<none>");
+}
+
 // ---- services and networking
 
 json service(json spec, json status = json::object()) {
