@@ -14,7 +14,8 @@ std::string groupVersionPath(const std::string& group, const std::string& versio
   return group.empty() ? "api/" + version : "apis/" + group + "/" + version;
 }
 
-json ref(const std::string& definition) {
+// Not named `ref`: std::ref would win overload resolution for non-const strings via ADL.
+json schemaRef(const std::string& definition) {
   return {{"$ref", std::string(kSchemaRefPrefix) + definition}};
 }
 
@@ -105,7 +106,7 @@ struct DocBuilder {
     for (const char* code : codes) {
       std::string c = code;
       std::string text = c == "200" ? "OK" : c == "201" ? "Created" : "Accepted";
-      r[c] = {{"description", text}, {"content", jsonContent(ref(definition))}};
+      r[c] = {{"description", text}, {"content", jsonContent(schemaRef(definition))}};
     }
     r["401"] = {{"description", "Unauthorized"}};
     roots.insert(definition);
@@ -159,7 +160,7 @@ struct DocBuilder {
     if (hasVerb(r.verbs, "create")) {
       json op = operation("create" + id + scope + r.kind, "post", gvk, "create a " + r.kind,
                           writeParams(false));
-      op["requestBody"] = {{"required", true}, {"content", jsonContent(ref(def))}};
+      op["requestBody"] = {{"required", true}, {"content", jsonContent(schemaRef(def))}};
       op["responses"] = responses(def, {"200", "201", "202"});
       coll["post"] = op;
     }
@@ -190,7 +191,7 @@ struct DocBuilder {
     if (hasVerb(r.verbs, "update")) {
       json op = operation("replace" + id + scope + r.kind, "put", gvk,
                           "replace the specified " + r.kind, writeParams(false));
-      op["requestBody"] = {{"required", true}, {"content", jsonContent(ref(def))}};
+      op["requestBody"] = {{"required", true}, {"content", jsonContent(schemaRef(def))}};
       op["responses"] = responses(def, {"200", "201"});
       itemPath["put"] = op;
     }
@@ -200,8 +201,8 @@ struct DocBuilder {
     if (hasVerb(r.verbs, "delete")) {
       json op = operation("delete" + id + scope + r.kind, "delete", gvk, "delete a " + r.kind,
                           deleteParams());
-      op["requestBody"] = {
-          {"content", jsonContent(ref("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"))}};
+      op["requestBody"] = {{"content", jsonContent(schemaRef(
+                                           "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"))}};
       op["responses"] = responses(def, {"200", "202"});
       roots.insert("io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions");
       itemPath["delete"] = op;
@@ -232,14 +233,14 @@ struct DocBuilder {
         p["get"] = op;
       } else if (verb == "update") {
         json op = operation("replace" + id, "put", gvk, "replace " + what, writeParams(false));
-        op["requestBody"] = {{"required", true}, {"content", jsonContent(ref(subDef))}};
+        op["requestBody"] = {{"required", true}, {"content", jsonContent(schemaRef(subDef))}};
         op["responses"] = responses(subDef, {"200", "201"});
         p["put"] = op;
       } else if (verb == "patch") {
         p["patch"] = patchOperation("patch" + id, gvk, subDef, sub.name + " of " + r.kind);
       } else if (verb == "create") {
         json op = operation("create" + id, "post", gvk, "create " + what, writeParams(false));
-        op["requestBody"] = {{"required", true}, {"content", jsonContent(ref(subDef))}};
+        op["requestBody"] = {{"required", true}, {"content", jsonContent(schemaRef(subDef))}};
         op["responses"] = responses(subDef, {"200", "201", "202"});
         p["post"] = op;
       }

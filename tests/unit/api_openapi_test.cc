@@ -131,6 +131,35 @@ TEST(OpenApiTest, ComponentsAreClosedUnderRefs) {
   }
 }
 
+// kubectl parses every operation into kube-openapi structs; one schema that is not an object
+// (a bare string once slipped in) makes it drop the document and fall back to /openapi/v2.
+TEST(OpenApiTest, EveryBodySchemaIsAReferenceObject) {
+  for (const auto& [gv, entry] : openapiV3Index(scheme())["paths"].items()) {
+    json d = doc(gv);
+    size_t bodies = 0;
+    for (const auto& [path, item] : d["paths"].items()) {
+      for (const auto& [method, op] : item.items()) {
+        if (method == "parameters") continue;
+        if (op.contains("requestBody")) {
+          ++bodies;
+          const json& schema = op["requestBody"]["content"]["application/json"]["schema"];
+          ASSERT_TRUE(schema.is_object()) << path << " " << method;
+          EXPECT_TRUE(schema["$ref"].is_string()) << path << " " << method;
+        }
+        for (const auto& [code, response] : op["responses"].items()) {
+          if (!response.contains("content")) continue;
+          EXPECT_TRUE(response["content"]["application/json"]["schema"].is_object()) << path;
+        }
+      }
+    }
+    EXPECT_GT(bodies, 0u) << gv;
+  }
+  json core = doc("api/v1");
+  EXPECT_EQ(core["paths"]["/api/v1/namespaces/{namespace}/pods/{name}/binding"]["post"]
+                ["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/io.k8s.api.core.v1.Binding");
+}
+
 TEST(OpenApiTest, PodSchemaIsRichEnoughForExplain) {
   json d = doc("api/v1");
   const json& schemas = d["components"]["schemas"];
