@@ -509,7 +509,7 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     from = page->revision;
     if (!rvParam.empty() && rvParam != "0") {
       try {
-        from = std::max(from, std::stoll(rvParam));
+        from = std::max<int64_t>(from, std::stoll(rvParam));
       } catch (...) {
       }
     }
