@@ -1,6 +1,9 @@
 # minik8s: the two commands of the README, and the pieces they are made of.
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc)
+# Share compiler cache hits between clones at different paths (CI clones afresh).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: setup configure build test unit-test e2e-test run stop bench format clean
 
