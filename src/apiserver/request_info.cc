@@ -46,7 +46,8 @@ RequestInfo parseRequestInfo(const http::Request& req, const api::Scheme& scheme
     i += 2;
   } else if (parts[i] == "namespaces" && i + 2 < parts.size() && info.group.empty()) {
     // /api/v1/namespaces/{name}/{status|finalize}: the namespace's own subresource.
-    if (i + 3 == parts.size()) {
+    const auto* nsInfo = scheme.byResource("", info.version, "namespaces");
+    if (i + 3 == parts.size() && nsInfo && nsInfo->subresource(parts[i + 2])) {
       info.resource = "namespaces";
       info.name = parts[i + 1];
       info.subresource = parts[i + 2];

@@ -1,5 +1,7 @@
 #include "apiserver/strategy.h"
 
+#include <boost/beast/core/detail/base64.hpp>
+
 #include "api/quantity.h"
 
 namespace minik8s::apiserver::strategy {
@@ -46,8 +48,53 @@ std::string podQosClass(const json& pod) {
   return guaranteed ? "Guaranteed" : "Burstable";
 }
 
+namespace {
+
+// Secret.stringData is a write-only convenience: it is merged into data (base64) and dropped.
+void mergeStringData(json& secret) {
+  if (!secret.contains("stringData")) return;
+  const json sd = secret["stringData"];
+  secret.erase("stringData");
+  if (!sd.is_object()) return;
+  namespace b64 = boost::beast::detail::base64;
+  if (!secret.contains("data") || !secret["data"].is_object()) secret["data"] = json::object();
+  for (auto it = sd.begin(); it != sd.end(); ++it) {
+    if (!it.value().is_string()) continue;
+    const std::string& v = it.value().get_ref<const std::string&>();
+    std::string out(b64::encoded_size(v.size()), '\0');
+    out.resize(b64::encode(out.data(), v.data(), v.size()));
+    secret["data"][it.key()] = out;
+  }
+}
+
+// A Service update that leaves out what the server allocated keeps it (kubectl replace with a
+// manifest that never had a clusterIP must not drop the service's address).
+void keepAllocatedServiceFields(json& svc, const json& old) {
+  json& spec = svc["spec"];
+  if (!spec.is_object() || !old.contains("spec")) return;
+  const json& oldSpec = old["spec"];
+  for (const char* f : {"clusterIP", "clusterIPs"}) {
+    if ((!spec.contains(f) || spec[f].is_null() || spec[f] == "") && oldSpec.contains(f)) {
+      spec[f] = oldSpec[f];
+    }
+  }
+  if (!spec.contains("ports") || !spec["ports"].is_array() || !oldSpec.contains("ports")) return;
+  for (auto& port : spec["ports"]) {
+    if (!port.is_object() || port.contains("nodePort")) continue;
+    for (const auto& op : oldSpec["ports"]) {
+      if (op.is_object() && op.value("port", -1) == port.value("port", -2) &&
+          op.value("protocol", "TCP") == port.value("protocol", "TCP") && op.contains("nodePort")) {
+        port["nodePort"] = op["nodePort"];
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void prepareForCreate(const api::ResourceInfo& r, json& obj) {
   const std::string& k = r.kind;
+  if (k == "Secret") mergeStringData(obj);
   if (k == "Pod") {
     obj["status"] = {{"phase", "Pending"}, {"qosClass", podQosClass(obj)}};
   } else if (k == "Namespace") {
@@ -87,6 +134,8 @@ void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
     obj["status"] = std::move(status);
     return;
   }
+  if (r.kind == "Secret") mergeStringData(obj);
+  if (r.kind == "Service") keepAllocatedServiceFields(obj, old);
   if (r.hasStatus()) {
     if (old.contains("status")) {
       obj["status"] = old["status"];
