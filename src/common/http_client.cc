@@ -2,6 +2,7 @@
 
 #include "common/http_client.h"
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -19,8 +20,10 @@ struct Client::Impl {
   tcp::socket socket{io};
   beast::flat_buffer buffer;
   bool connected = false;
+  std::atomic<bool> closed{false};
 
   Status connect() {
+    if (closed) return Status::Unavailable("the client was closed");
     if (connected) return Status::Ok();
     beast::error_code ec;
     tcp::resolver resolver(io);
@@ -70,6 +73,7 @@ Client::Client(const std::string& baseUrl) : impl_(std::make_unique<Impl>()) {
 Client::~Client() { impl_->disconnect(); }
 
 void Client::close() {
+  impl_->closed = true;
   beast::error_code ec;
   impl_->socket.shutdown(tcp::socket::shutdown_both, ec);
 }

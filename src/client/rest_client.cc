@@ -1,0 +1,196 @@
+#include "client/rest_client.h"
+
+namespace minik8s::client {
+
+namespace resources {
+const Resource kPods{"", "v1", "pods", true};
+const Resource kNodes{"", "v1", "nodes", false};
+const Resource kNamespaces{"", "v1", "namespaces", false};
+const Resource kServices{"", "v1", "services", true};
+const Resource kEndpoints{"", "v1", "endpoints", true};
+const Resource kEvents{"", "v1", "events", true};
+const Resource kConfigMaps{"", "v1", "configmaps", true};
+const Resource kSecrets{"", "v1", "secrets", true};
+const Resource kServiceAccounts{"", "v1", "serviceaccounts", true};
+const Resource kLeases{"coordination.k8s.io", "v1", "leases", true};
+const Resource kDeployments{"apps", "v1", "deployments", true};
+const Resource kReplicaSets{"apps", "v1", "replicasets", true};
+const Resource kHpas{"autoscaling", "v2", "horizontalpodautoscalers", true};
+const Resource kJobs{"batch", "v1", "jobs", true};
+const Resource kEndpointSlices{"discovery.k8s.io", "v1", "endpointslices", true};
+const Resource kDnses{"minik8s.io", "v1", "dnses", true};
+}  // namespace resources
+
+std::string Resource::path(const std::string& ns, const std::string& name,
+                           const std::string& subresource) const {
+  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (namespaced && !ns.empty()) p += "/namespaces/" + ns;
+  p += "/" + plural;
+  if (!name.empty()) p += "/" + name;
+  if (!subresource.empty()) p += "/" + subresource;
+  return p;
+}
+
+Status statusFromResponse(int code, const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_object() && j.value("kind", "") == "Status") {
+    Status s(j.value("code", code), j.value("reason", "Unknown"), j.value("message", ""));
+    return s;
+  }
+  return Status(code, "Unknown", body.substr(0, 512));
+}
+
+RestClient::RestClient(std::string baseUrl) : baseUrl_(std::move(baseUrl)) {}
+RestClient::~RestClient() = default;
+
+std::unique_ptr<http::Client> RestClient::acquire() {
+  {
+    std::lock_guard lock(mu_);
+    if (!pool_.empty()) {
+      auto c = std::move(pool_.back());
+      pool_.pop_back();
+      return c;
+    }
+  }
+  return std::make_unique<http::Client>(baseUrl_);
+}
+
+void RestClient::release(std::unique_ptr<http::Client> c) {
+  std::lock_guard lock(mu_);
+  if (pool_.size() < 8) pool_.push_back(std::move(c));
+}
+
+Result<json> RestClient::request(const std::string& method, const std::string& path,
+                                 const std::string& body, const std::string& contentType) {
+  auto c = acquire();
+  std::vector<std::pair<std::string, std::string>> headers = {{"Accept", "application/json"}};
+  if (!body.empty()) headers.emplace_back("Content-Type", contentType);
+  auto res = c->request(method, path, body, headers);
+  if (!res.ok()) return res.status();
+  release(std::move(c));
+  if (res->status >= 300) return statusFromResponse(res->status, res->body);
+  if (res->body.empty()) return json();
+  json j = json::parse(res->body, nullptr, false);
+  if (j.is_discarded()) return Status::Internal("the server sent a body that is not JSON");
+  return j;
+}
+
+namespace {
+std::string query(const ListParams& p) {
+  std::string q;
+  auto add = [&](const std::string& k, const std::string& v) {
+    if (v.empty()) return;
+    q += (q.empty() ? "?" : "&") + k + "=" + http::percentEncode(v);
+  };
+  add("labelSelector", p.labelSelector);
+  add("fieldSelector", p.fieldSelector);
+  if (p.limit > 0) add("limit", std::to_string(p.limit));
+  add("continue", p.continueToken);
+  add("resourceVersion", p.resourceVersion);
+  return q;
+}
+
+std::string nsOf(const json& obj) {
+  return obj.value("/metadata/namespace"_json_pointer, std::string());
+}
+std::string nameOf(const json& obj) {
+  return obj.value("/metadata/name"_json_pointer, std::string());
+}
+}  // namespace
+
+Result<json> RestClient::get(const Resource& r, const std::string& ns, const std::string& name) {
+  return request("GET", r.path(ns, name));
+}
+
+Result<json> RestClient::list(const Resource& r, const std::string& ns, const ListParams& p) {
+  return request("GET", r.path(ns) + query(p));
+}
+
+Result<json> RestClient::create(const Resource& r, const std::string& ns, const json& obj) {
+  return request("POST", r.path(ns), obj.dump());
+}
+
+Result<json> RestClient::update(const Resource& r, const json& obj,
+                                const std::string& subresource) {
+  return request("PUT", r.path(nsOf(obj), nameOf(obj), subresource), obj.dump());
+}
+
+Result<json> RestClient::patch(const Resource& r, const std::string& ns, const std::string& name,
+                               const json& patch, const std::string& patchType,
+                               const std::string& subresource) {
+  std::string ct = patchType == "strategic" ? "application/strategic-merge-patch+json"
+                   : patchType == "json"    ? "application/json-patch+json"
+                                            : "application/merge-patch+json";
+  return request("PATCH", r.path(ns, name, subresource), patch.dump(), ct);
+}
+
+Result<json> RestClient::remove(const Resource& r, const std::string& ns,
+                                const std::string& name, const json& deleteOptions) {
+  return request("DELETE", r.path(ns, name), deleteOptions.dump());
+}
+
+Result<json> RestClient::createSubresource(const Resource& r, const std::string& ns,
+                                           const std::string& name,
+                                           const std::string& subresource, const json& body) {
+  return request("POST", r.path(ns, name, subresource), body.dump());
+}
+
+void WatchCanceller::cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (client_) client_->close();
+}
+
+bool WatchCanceller::cancelled() {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+Status RestClient::watch(const Resource& r, const std::string& ns, const ListParams& params,
+                         int64_t timeoutSeconds,
+                         const std::function<bool(const WatchEvent&)>& onEvent,
+                         WatchCanceller* canceller) {
+  std::string q = query(params);
+  q += (q.empty() ? "?" : "&") + std::string("watch=true&allowWatchBookmarks=true");
+  if (timeoutSeconds > 0) q += "&timeoutSeconds=" + std::to_string(timeoutSeconds);
+  http::Client c(baseUrl_);
+  if (canceller) {
+    std::lock_guard lock(canceller->mu_);
+    if (canceller->cancelled_) return Status::Ok();
+    canceller->client_ = &c;
+  }
+  struct Unregister {
+    WatchCanceller* w;
+    ~Unregister() {
+      if (!w) return;
+      std::lock_guard lock(w->mu_);
+      w->client_ = nullptr;
+    }
+  } unregister{canceller};
+  std::string pending;
+  Status failure;
+  auto res = c.stream("GET", r.path(ns) + q, [&](std::string_view chunk) {
+    pending.append(chunk);
+    size_t nl;
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      std::string line = pending.substr(0, nl);
+      pending.erase(0, nl + 1);
+      if (line.empty()) continue;
+      json j = json::parse(line, nullptr, false);
+      if (!j.is_object()) continue;
+      WatchEvent ev{j.value("type", ""), j.value("object", json::object())};
+      if (ev.type == "ERROR") {
+        failure = Status(ev.object.value("code", 500), ev.object.value("reason", "Unknown"),
+                         ev.object.value("message", ""));
+        return false;
+      }
+      if (!onEvent(ev)) return false;
+    }
+    return true;
+  });
+  if (!res.ok()) return res.status();
+  if (res->status >= 300) return statusFromResponse(res->status, "");
+  return failure;
+}
+
+}  // namespace minik8s::client
