@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   # run and test
   etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps
+  containerd runc containernetworking-plugins docker-registry busybox-static iptables
 )
 
 missing=()
@@ -28,6 +29,13 @@ fi
 if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/dev/null; then
   systemctl disable --now etcd >/dev/null 2>&1 || true
 fi
+# Likewise the packaged containerd and registry services: every minik8s node runs its own
+# containerd, and the cluster registry is started by minik8s.
+for svc in containerd docker-registry; do
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+    systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+done
 if ! command -v kubectl >/dev/null 2>&1; then
   echo "setup: warning: kubectl is not on PATH; the e2e tests need the real kubectl (v1.32)" >&2
 fi
