@@ -31,6 +31,7 @@ namespace {
 std::string selfDir;
 
 pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+  std::fflush(nullptr);  // or the child prints our buffered output again
   pid_t pid = fork();
   if (pid == 0) {
     FILE* f = freopen(log.c_str(), "w", stdout);
