@@ -1,0 +1,62 @@
+#include "cli/controller_manager_command.h"
+
+#include <signal.h>
+
+#include "client/rest_client.h"
+#include "common/logging.h"
+#include "controllers/manager/controller_manager.h"
+
+namespace minik8s::cli {
+
+namespace {
+
+struct ControllerManagerFlags {
+  std::string server = "http://127.0.0.1:6443";
+  int workers = 2;
+  bool disableGc = false;
+  std::string logLevel = "info";
+};
+
+int runControllerManager(const ControllerManagerFlags& f) {
+  initLogging(f.logLevel, "controller-manager");
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  client::RestClient rest(f.server);
+  controllers::ControllerManager::Options opts;
+  opts.workersPerController = f.workers;
+  opts.enableGarbageCollector = !f.disableGc;
+  controllers::ControllerManager manager(rest, opts);
+  Status s = manager.start();
+  if (!s.ok()) {
+    LOG_ERROR("{}", s.message());
+    return 1;
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG_INFO("signal {}: shutting down", sig);
+  manager.stop();
+  return 0;
+}
+
+}  // namespace
+
+void addControllerManagerCommand(CLI::App& app) {
+  auto flags = std::make_shared<ControllerManagerFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "controller-manager", "Run the ReplicaSet, Deployment and garbage-collector controllers");
+  cmd->add_option("--server", flags->server, "API server URL")->capture_default_str();
+  cmd->add_option("--workers", flags->workers, "Worker threads per controller")
+      ->capture_default_str();
+  cmd->add_flag("--disable-garbage-collector", flags->disableGc,
+                "Do not run the garbage collector");
+  cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->callback([flags] { std::exit(runControllerManager(*flags)); });
+}
+
+}  // namespace minik8s::cli

@@ -1,0 +1,64 @@
+#include "controllers/manager/controller_manager.h"
+
+#include "common/logging.h"
+#include "controllers/deployment/deployment_controller.h"
+#include "controllers/gc/garbage_collector.h"
+#include "controllers/replicaset/replicaset_controller.h"
+
+namespace minik8s::controllers {
+
+namespace res = client::resources;
+
+ControllerManager::ControllerManager(client::RestClient& rest, Options options)
+    : rest_(rest), options_(options) {
+  pods_ = std::make_unique<client::Informer>(rest_, res::kPods);
+  replicaSets_ = std::make_unique<client::Informer>(rest_, res::kReplicaSets);
+  deployments_ = std::make_unique<client::Informer>(rest_, res::kDeployments);
+  addNamespaceIndex(*pods_);
+  ReplicaSetControllerOptions rsOpts;
+  rsOpts.workers = options_.workersPerController;
+  replicaSetController_ =
+      std::make_unique<ReplicaSetController>(rest_, *replicaSets_, *pods_, rsOpts);
+  DeploymentControllerOptions dOpts;
+  dOpts.workers = options_.workersPerController;
+  deploymentController_ =
+      std::make_unique<DeploymentController>(rest_, *deployments_, *replicaSets_, *pods_, dOpts);
+  if (options_.enableGarbageCollector) {
+    garbageCollector_ = std::make_unique<GarbageCollector>(
+        rest_,
+        std::vector<GcKind>{{"Pod", res::kPods, pods_.get()},
+                            {"ReplicaSet", res::kReplicaSets, replicaSets_.get()},
+                            {"Deployment", res::kDeployments, deployments_.get()}},
+        options_.workersPerController);
+  }
+}
+
+ControllerManager::~ControllerManager() { stop(); }
+
+Status ControllerManager::start() {
+  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->start();
+  started_ = true;
+  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) {
+    if (!inf->waitForSync(options_.syncTimeout)) {
+      return Status::Unavailable("controller-manager: informer caches did not sync from " +
+                                 rest_.baseUrl());
+    }
+  }
+  replicaSetController_->start();
+  deploymentController_->start();
+  if (garbageCollector_) garbageCollector_->start();
+  LOG_INFO("controller-manager: replicaset, deployment{} controllers running against {}",
+           garbageCollector_ ? ", garbage-collector" : "", rest_.baseUrl());
+  return Status::Ok();
+}
+
+void ControllerManager::stop() {
+  if (!started_) return;
+  started_ = false;
+  replicaSetController_->stop();
+  deploymentController_->stop();
+  if (garbageCollector_) garbageCollector_->stop();
+  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->stop();
+}
+
+}  // namespace minik8s::controllers

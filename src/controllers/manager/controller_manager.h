@@ -1,0 +1,50 @@
+// ControllerManager: runs the workload controllers (ReplicaSet, Deployment, garbage collector)
+// over one set of shared informers (pods, replicasets, deployments in all namespaces), as
+// kube-controller-manager does. `minik8s server` runs it in-process; `minik8s
+// controller-manager --server URL` runs it alone. It only talks to the API server through the
+// RestClient, so it is restart-safe: start() lists everything and converges.
+// start() and stop() are called from one thread; the controllers run on their own threads.
+#pragma once
+
+#include <chrono>
+#include <memory>
+
+#include "client/informer.h"
+#include "client/rest_client.h"
+#include "common/status.h"
+
+namespace minik8s::controllers {
+
+class ReplicaSetController;
+class DeploymentController;
+class GarbageCollector;
+
+class ControllerManager {
+ public:
+  struct Options {
+    int workersPerController = 2;
+    bool enableGarbageCollector = true;
+    std::chrono::milliseconds syncTimeout = std::chrono::seconds(30);
+  };
+
+  ControllerManager(client::RestClient& rest, Options options);
+  ~ControllerManager();
+  ControllerManager(const ControllerManager&) = delete;
+  ControllerManager& operator=(const ControllerManager&) = delete;
+
+  // Starts the informers, waits for their first list, then starts the controllers. Fails
+  // (Unavailable) if the caches do not fill within syncTimeout.
+  Status start();
+  void stop();
+
+ private:
+  client::RestClient& rest_;
+  Options options_;
+  std::unique_ptr<client::Informer> pods_, replicaSets_, deployments_;
+  std::unique_ptr<ReplicaSetController> replicaSetController_;
+  std::unique_ptr<DeploymentController> deploymentController_;
+  std::unique_ptr<GarbageCollector> garbageCollector_;
+  bool started_ = false;
+};
+
+}  // namespace minik8s::controllers

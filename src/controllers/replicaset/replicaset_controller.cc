@@ -1,0 +1,306 @@
+#include "controllers/replicaset/replicaset_controller.h"
+
+#include <algorithm>
+
+#include "api/selector.h"
+#include "common/logging.h"
+#include "common/time_util.h"
+
+namespace minik8s::controllers {
+
+namespace {
+
+const client::Resource& kPods = client::resources::kPods;
+const client::Resource& kReplicaSets = client::resources::kReplicaSets;
+
+std::string nsOf(const json& o) {
+  return o.value("/metadata/namespace"_json_pointer, std::string());
+}
+std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
+std::string uidOf(const json& o) { return o.value("/metadata/uid"_json_pointer, std::string()); }
+
+int phaseRank(const json& pod) {
+  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  if (phase == "Pending" || phase.empty()) return 0;
+  if (phase == "Unknown") return 1;
+  if (phase == "Running") return 2;
+  return 3;
+}
+
+int restarts(const json& pod) {
+  int n = 0;
+  const json cs = pod.value("/status/containerStatuses"_json_pointer, json::array());
+  if (cs.is_array()) {
+    for (const auto& c : cs) n = std::max(n, c.value("restartCount", 0));
+  }
+  return n;
+}
+
+std::string readySince(const json& pod) {
+  const json conds = pod.value("/status/conditions"_json_pointer, json::array());
+  if (conds.is_array()) {
+    for (const auto& c : conds) {
+      if (c.value("type", "") == "Ready") return c.value("lastTransitionTime", "");
+    }
+  }
+  return "";
+}
+
+bool templateLabelsMatch(const json& pod, const json& rs) {
+  const json want = rs.value("/spec/template/metadata/labels"_json_pointer, json::object());
+  const json have = labelsOf(pod);
+  for (auto it = want.begin(); it != want.end(); ++it) {
+    if (!have.contains(it.key()) || have[it.key()] != it.value()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool podDeletionLess(const json& a, const json& b) {
+  const bool aUnscheduled = a.value("/spec/nodeName"_json_pointer, std::string()).empty();
+  const bool bUnscheduled = b.value("/spec/nodeName"_json_pointer, std::string()).empty();
+  if (aUnscheduled != bUnscheduled) return aUnscheduled;
+  if (phaseRank(a) != phaseRank(b)) return phaseRank(a) < phaseRank(b);
+  if (isPodReady(a) != isPodReady(b)) return !isPodReady(a);
+  if (isPodReady(a)) {
+    // RFC 3339 in UTC compares as text: the later transition has been ready for less time.
+    const std::string ra = readySince(a), rb = readySince(b);
+    if (ra != rb) return ra > rb;
+  }
+  if (restarts(a) != restarts(b)) return restarts(a) > restarts(b);
+  const std::string ca = a.value("/metadata/creationTimestamp"_json_pointer, std::string());
+  const std::string cb = b.value("/metadata/creationTimestamp"_json_pointer, std::string());
+  if (ca != cb) return ca > cb;
+  return nameOf(a) > nameOf(b);
+}
+
+void addNamespaceIndex(client::Informer& informer) {
+  informer.addIndex("namespace", [](const json& o) {
+    return std::vector<std::string>{o.value("/metadata/namespace"_json_pointer, std::string())};
+  });
+}
+
+ReplicaSetController::ReplicaSetController(client::RestClient& rest, client::Informer& replicaSets,
+                                           client::Informer& pods,
+                                           ReplicaSetControllerOptions options)
+    : rest_(rest),
+      replicaSets_(replicaSets),
+      pods_(pods),
+      options_(std::move(options)),
+      queue_(*options_.clock),
+      expectations_(*options_.clock),
+      workers_(
+          queue_, [this](const std::string& k) { return sync(k); }, "replicaset") {
+  replicaSets_.addHandlers(
+      {[this](const json& rs) { queue_.add(client::objectKey(rs)); },
+       [this](const json&, const json& rs) { queue_.add(client::objectKey(rs)); },
+       [this](const json& rs) {
+         expectations_.erase(client::objectKey(rs));
+         queue_.add(client::objectKey(rs));
+       }});
+  pods_.addHandlers(
+      {[this](const json& pod) {
+         auto ref = controllerRef(pod);
+         if (ref && ref->value("kind", "") == "ReplicaSet") {
+           expectations_.creationObserved(nsOf(pod) + "/" + ref->value("name", ""));
+         }
+         if (isTerminating(pod) && ref) {
+           expectations_.deletionObserved(nsOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
+         }
+         enqueueOwner(pod);
+       },
+       [this](const json& oldPod, const json& pod) {
+         auto ref = controllerRef(pod);
+         if (isTerminating(pod) && !isTerminating(oldPod) && ref) {
+           expectations_.deletionObserved(nsOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
+         }
+         auto oldRef = controllerRef(oldPod);
+         if (oldRef && (!ref || ref->value("uid", "") != oldRef->value("uid", ""))) {
+           enqueueOwner(oldPod);
+         }
+         enqueueOwner(pod);
+       },
+       [this](const json& pod) {
+         auto ref = controllerRef(pod);
+         if (ref && ref->value("kind", "") == "ReplicaSet") {
+           expectations_.deletionObserved(nsOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
+         }
+         enqueueOwner(pod);
+       }});
+}
+
+ReplicaSetController::~ReplicaSetController() { stop(); }
+
+void ReplicaSetController::start() { workers_.start(options_.workers); }
+void ReplicaSetController::stop() { workers_.stop(); }
+
+void ReplicaSetController::enqueueOwner(const json& pod) {
+  auto ref = controllerRef(pod);
+  if (ref) {
+    if (ref->value("kind", "") == "ReplicaSet")
+      queue_.add(nsOf(pod) + "/" + ref->value("name", ""));
+    return;
+  }
+  enqueueMatching(pod);
+}
+
+// An orphan may be adopted by any ReplicaSet of its namespace whose selector matches.
+void ReplicaSetController::enqueueMatching(const json& pod) {
+  if (!isPodActive(pod)) return;
+  for (const json& rs : replicaSets_.list()) {
+    if (nsOf(rs) != nsOf(pod)) continue;
+    auto sel = api::LabelSelector::fromJson(rs.value("/spec/selector"_json_pointer, json()));
+    if (sel.ok() && !sel->empty() && sel->matches(labelsOf(pod))) {
+      queue_.add(client::objectKey(rs));
+    }
+  }
+}
+
+Status ReplicaSetController::sync(const std::string& key) {
+  auto cached = replicaSets_.get(key);
+  if (!cached) {
+    expectations_.erase(key);
+    return Status::Ok();
+  }
+  const json& rs = *cached;
+  const std::string ns = nsOf(rs), uid = uidOf(rs);
+  auto selector = api::LabelSelector::fromJson(rs.value("/spec/selector"_json_pointer, json()));
+  if (!selector.ok()) return Status::Ok();  // invalid selector: nothing we can do until fixed
+  const bool deleting = isTerminating(rs);
+
+  // Claim: owned pods the selector matches, adopt matching orphans, release the others.
+  std::vector<json> owned;
+  bool adoptionChecked = false;
+  for (json& pod : pods_.byIndex("namespace", ns)) {
+    auto ref = controllerRef(pod);
+    const bool matches = !selector->empty() && selector->matches(labelsOf(pod));
+    if (ref && ref->value("uid", "") == uid) {
+      if (matches || deleting) {
+        owned.push_back(std::move(pod));
+        continue;
+      }
+      json patch = {
+          {"metadata", {{"ownerReferences", ownerRefsWithout(pod, uid)}, {"uid", uidOf(pod)}}}};
+      auto r = rest_.patch(kPods, ns, nameOf(pod), patch);
+      if (!r.ok() && r.status().code() != 404) return r.status();
+      continue;
+    }
+    if (ref || !matches || deleting || !isPodActive(pod)) continue;
+    if (!adoptionChecked) {
+      // Never adopt on behalf of a ReplicaSet that was deleted and recreated meanwhile.
+      auto fresh = rest_.get(kReplicaSets, ns, nameOf(rs));
+      if (!fresh.ok() || uidOf(*fresh) != uid || isTerminating(*fresh)) return Status::Ok();
+      adoptionChecked = true;
+    }
+    json refs = pod.value("/metadata/ownerReferences"_json_pointer, json::array());
+    refs.push_back(makeControllerRef(rs));
+    json patch = {{"metadata", {{"ownerReferences", refs}, {"uid", uidOf(pod)}}}};
+    auto r = rest_.patch(kPods, ns, nameOf(pod), patch);
+    if (!r.ok()) {
+      if (r.status().code() == 404) continue;
+      return r.status();
+    }
+    owned.push_back(*r);
+  }
+
+  std::vector<json> active;
+  for (const json& p : owned) {
+    if (isPodActive(p)) active.push_back(p);
+  }
+  Status manage = Status::Ok();
+  if (!deleting && expectations_.satisfied(key)) manage = managePods(rs, key, active);
+  Status st = updateStatus(rs, owned);
+  return manage.ok() ? st : manage;
+}
+
+Status ReplicaSetController::managePods(const json& rs, const std::string& key,
+                                        std::vector<json>& active) {
+  const std::string ns = nsOf(rs);
+  const int64_t want = rs.value("/spec/replicas"_json_pointer, int64_t{1});
+  const int64_t diff = static_cast<int64_t>(active.size()) - want;
+  if (diff < 0) {
+    const int n = static_cast<int>(std::min<int64_t>(-diff, options_.burstReplicas));
+    expectations_.expectCreations(key, n);
+    json templ = rs.value("/spec/template"_json_pointer, json::object());
+    json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
+    json meta = templ.value("metadata", json::object());
+    pod["metadata"]["generateName"] = nameOf(rs) + "-";
+    pod["metadata"]["namespace"] = ns;
+    if (meta.contains("labels")) pod["metadata"]["labels"] = meta["labels"];
+    if (meta.contains("annotations")) pod["metadata"]["annotations"] = meta["annotations"];
+    pod["metadata"]["ownerReferences"] = json::array({makeControllerRef(rs)});
+    pod["spec"] = templ.value("spec", json::object());
+    Status firstError = Status::Ok();
+    for (int i = 0; i < n; ++i) {
+      auto r = rest_.create(kPods, ns, pod);
+      if (!r.ok()) {
+        // The informer will never see this pod: lower the expectation ourselves.
+        expectations_.creationObserved(key);
+        if (firstError.ok()) firstError = r.status();
+        if (r.status().code() == 403 || r.status().code() == 422) {
+          for (int j = i + 1; j < n; ++j) expectations_.creationObserved(key);
+          break;
+        }
+      }
+    }
+    if (!firstError.ok()) LOG_WARN("replicaset {}: creating pods: {}", key, firstError.toString());
+    return firstError;
+  }
+  if (diff > 0) {
+    const size_t n = static_cast<size_t>(std::min<int64_t>(diff, options_.burstReplicas));
+    std::sort(active.begin(), active.end(), podDeletionLess);
+    std::set<std::string> uids;
+    for (size_t i = 0; i < n; ++i) uids.insert(uidOf(active[i]));
+    expectations_.expectDeletions(key, uids);
+    Status firstError = Status::Ok();
+    for (size_t i = 0; i < n; ++i) {
+      auto r = rest_.remove(kPods, ns, nameOf(active[i]));
+      if (!r.ok()) {
+        expectations_.deletionObserved(key, uidOf(active[i]));
+        if (r.status().code() != 404 && firstError.ok()) firstError = r.status();
+      }
+    }
+    return firstError;
+  }
+  return Status::Ok();
+}
+
+Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json>& owned) {
+  const int64_t minReady = rs.value("/spec/minReadySeconds"_json_pointer, int64_t{0});
+  const auto now = options_.now();
+  int64_t replicas = 0, fullyLabeled = 0, ready = 0, available = 0;
+  std::optional<WallClock::time_point> nextAvailable;
+  for (const json& p : owned) {
+    if (!isPodActive(p)) continue;
+    ++replicas;
+    if (templateLabelsMatch(p, rs)) ++fullyLabeled;
+    if (!isPodReady(p)) continue;
+    ++ready;
+    if (isPodAvailable(p, minReady, now)) {
+      ++available;
+    } else if (auto at = podAvailableAt(p, minReady)) {
+      if (!nextAvailable || *at < *nextAvailable) nextAvailable = at;
+    }
+  }
+  if (nextAvailable) {
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*nextAvailable - now);
+    queue_.addAfter(client::objectKey(rs),
+                    std::max(wait, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
+  }
+  json status = rs.value("status", json::object());
+  json wanted = status;
+  wanted["replicas"] = replicas;
+  wanted["fullyLabeledReplicas"] = fullyLabeled;
+  wanted["readyReplicas"] = ready;
+  wanted["availableReplicas"] = available;
+  wanted["observedGeneration"] = rs.value("/metadata/generation"_json_pointer, int64_t{1});
+  if (wanted == status) return Status::Ok();
+  json updated = rs;
+  updated["status"] = wanted;
+  auto r = rest_.update(kReplicaSets, updated, "status");
+  if (!r.ok() && r.status().code() == 404) return Status::Ok();
+  return r.status();
+}
+
+}  // namespace minik8s::controllers

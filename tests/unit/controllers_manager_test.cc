@@ -1,0 +1,223 @@
+// The controllers end to end against a real in-process API server on a temp SQLite file:
+// ReplicaSet replicas/adoption/status, a Deployment rollout and the garbage collector.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "api/scheme.h"
+#include "apiserver/api_server.h"
+#include "common/http.h"
+#include "controllers/common/controller_utils.h"
+#include "controllers/manager/controller_manager.h"
+#include "storage/store.h"
+
+namespace minik8s::controllers {
+namespace {
+
+using namespace std::chrono_literals;
+namespace res = client::resources;
+
+class ControllersFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = ::testing::TempDir() + "controllers-" + std::to_string(::getpid()) + "-" +
+          std::to_string(counter++);
+    std::filesystem::create_directories(dir);
+    auto s = storage::openStore("sqlite://" + dir + "/state.db");
+    ASSERT_TRUE(s.ok()) << s.status().toString();
+    store = std::move(s.value());
+    api = std::make_unique<apiserver::ApiServer>(*store, api::Scheme::builtin());
+    ASSERT_TRUE(api->start().ok());
+    server = std::make_unique<http::Server>(
+        [this](const http::Request& req, http::ResponseWriter& w) { api->handle(req, w); });
+    ASSERT_TRUE(server->start("127.0.0.1:0").ok());
+    rest =
+        std::make_unique<client::RestClient>("http://127.0.0.1:" + std::to_string(server->port()));
+    manager = std::make_unique<ControllerManager>(*rest, ControllerManager::Options{});
+    ASSERT_TRUE(manager->start().ok());
+  }
+  void TearDown() override {
+    manager->stop();
+    server->stop();
+    api->stop();
+    std::filesystem::remove_all(dir);
+  }
+
+  static json podTemplate(const std::string& app, const std::string& image) {
+    return {{"metadata", {{"labels", {{"app", app}}}}},
+            {"spec", {{"containers", {{{"name", "c"}, {"image", image}}}}}}};
+  }
+  json replicaSet(const std::string& name, int replicas) {
+    return {{"apiVersion", "apps/v1"},
+            {"kind", "ReplicaSet"},
+            {"metadata", {{"name", name}}},
+            {"spec",
+             {{"replicas", replicas},
+              {"selector", {{"matchLabels", {{"app", name}}}}},
+              {"template", podTemplate(name, "busybox")}}}};
+  }
+  std::vector<json> pods(const std::string& selector) {
+    client::ListParams p;
+    p.labelSelector = selector;
+    auto l = rest->list(res::kPods, "default", p);
+    if (!l.ok()) return {};
+    return (*l)["items"].get<std::vector<json>>();
+  }
+  void markReady(const json& pod) {
+    json st = {{"status",
+                {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    rest->patch(res::kPods, "default", pod["metadata"]["name"], st, "merge", "status");
+  }
+  template <typename F>
+  bool eventually(F f, int tries = 250) {
+    for (int i = 0; i < tries; ++i) {
+      if (f()) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  static inline int counter = 0;
+  std::string dir;
+  std::unique_ptr<storage::Store> store;
+  std::unique_ptr<apiserver::ApiServer> api;
+  std::unique_ptr<http::Server> server;
+  std::unique_ptr<client::RestClient> rest;
+  std::unique_ptr<ControllerManager> manager;
+};
+
+TEST_F(ControllersFixture, ReplicaSetKeepsReplicasAndReportsStatus) {
+  auto rs = rest->create(res::kReplicaSets, "default", replicaSet("web", 3));
+  ASSERT_TRUE(rs.ok()) << rs.status().toString();
+  ASSERT_TRUE(eventually([&] { return pods("app=web").size() == 3; }));
+  std::this_thread::sleep_for(200ms);
+  auto all = pods("app=web");
+  ASSERT_EQ(all.size(), 3u);  // expectations: never over-created
+  for (const auto& p : all) {
+    const std::string name = p["metadata"]["name"];
+    EXPECT_EQ(name.rfind("web-", 0), 0u);
+    EXPECT_EQ(name.size(), 9u);
+    auto ref = controllerRef(p);
+    ASSERT_TRUE(ref);
+    EXPECT_EQ((*ref)["uid"], (*rs)["metadata"]["uid"]);
+  }
+  // A deleted pod is replaced.
+  ASSERT_TRUE(rest->remove(res::kPods, "default", all[0]["metadata"]["name"]).ok());
+  ASSERT_TRUE(eventually([&] {
+    auto now = pods("app=web");
+    return now.size() == 3 && std::none_of(now.begin(), now.end(), [&](const json& p) {
+             return p["metadata"]["name"] == all[0]["metadata"]["name"];
+           });
+  }));
+  all = pods("app=web");
+  markReady(all[1]);
+  ASSERT_TRUE(eventually([&] {
+    auto cur = rest->get(res::kReplicaSets, "default", "web");
+    const json st = (*cur)["status"];
+    return st.value("replicas", 0) == 3 && st.value("readyReplicas", 0) == 1 &&
+           st.value("availableReplicas", 0) == 1 && st.value("fullyLabeledReplicas", 0) == 3 &&
+           st.value("observedGeneration", 0) == 1;
+  }));
+  // Scale down to 1: the ready pod is the one kept.
+  ASSERT_TRUE(rest->patch(res::kReplicaSets, "default", "web", {{"spec", {{"replicas", 1}}}}).ok());
+  ASSERT_TRUE(eventually([&] { return pods("app=web").size() == 1; }));
+  EXPECT_EQ(pods("app=web")[0]["metadata"]["name"], all[1]["metadata"]["name"]);
+}
+
+TEST_F(ControllersFixture, ReplicaSetAdoptsMatchingOrphans) {
+  json orphan = {{"apiVersion", "v1"},
+                 {"kind", "Pod"},
+                 {"metadata", {{"name", "stray"}, {"labels", {{"app", "adopt"}}}}},
+                 {"spec", podTemplate("adopt", "busybox")["spec"]}};
+  ASSERT_TRUE(rest->create(res::kPods, "default", orphan).ok());
+  ASSERT_TRUE(rest->create(res::kReplicaSets, "default", replicaSet("adopt", 2)).ok());
+  ASSERT_TRUE(eventually([&] {
+    auto stray = rest->get(res::kPods, "default", "stray");
+    return stray.ok() && controllerRef(*stray).has_value() && pods("app=adopt").size() == 2;
+  }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(pods("app=adopt").size(), 2u);
+}
+
+TEST_F(ControllersFixture, DeploymentRollsOutAndGarbageCollectorCleansUp) {
+  json d = {
+      {"apiVersion", "apps/v1"},
+      {"kind", "Deployment"},
+      {"metadata", {{"name", "app"}}},
+      {"spec",
+       {{"replicas", 2},
+        {"selector", {{"matchLabels", {{"app", "app"}}}}},
+        {"strategy",
+         {{"type", "RollingUpdate"}, {"rollingUpdate", {{"maxSurge", 1}, {"maxUnavailable", 0}}}}},
+        {"template", podTemplate("app", "nginx:1")}}}};
+  ASSERT_TRUE(rest->create(res::kDeployments, "default", d).ok());
+  ASSERT_TRUE(eventually([&] { return pods("app=app").size() == 2; }));
+  auto sets = rest->list(res::kReplicaSets, "default");
+  ASSERT_EQ((*sets)["items"].size(), 1u);
+  json rs1 = (*sets)["items"][0];
+  const std::string hash = rs1["metadata"]["labels"][kPodTemplateHashLabel];
+  EXPECT_EQ(rs1["metadata"]["name"], "app-" + hash);
+  EXPECT_EQ(rs1["spec"]["selector"]["matchLabels"][kPodTemplateHashLabel], hash);
+  EXPECT_EQ(rs1["metadata"]["annotations"][kRevisionAnnotation], "1");
+  for (const auto& p : pods("app=app")) markReady(p);
+  ASSERT_TRUE(eventually([&] {
+    auto cur = rest->get(res::kDeployments, "default", "app");
+    const json st = (*cur)["status"];
+    bool done = false;
+    for (const auto& c : st.value("conditions", json::array())) {
+      if (c["type"] == "Progressing" && c["reason"] == "NewReplicaSetAvailable") done = true;
+    }
+    return done && st.value("availableReplicas", 0) == 2 && st.value("updatedReplicas", 0) == 2 &&
+           (*cur)["metadata"]["annotations"][kRevisionAnnotation] == "1";
+  }));
+
+  // New image: a second ReplicaSet, surge of one, old pods go only as new ones become ready.
+  ASSERT_TRUE(rest->patch(res::kDeployments, "default", "app",
+                          {{"spec", {{"template", podTemplate("app", "nginx:2")}}}})
+                  .ok());
+  for (int round = 0; round < 100; ++round) {
+    auto cur = rest->get(res::kDeployments, "default", "app");
+    const json st = (*cur)["status"];
+    if (st.value("updatedReplicas", 0) == 2 && st.value("availableReplicas", 0) == 2 &&
+        st.value("replicas", 0) == 2 && st.value("observedGeneration", 0) == 2) {
+      break;
+    }
+    int ready = 0;
+    auto now = pods("app=app");
+    EXPECT_LE(now.size(), 3u);  // replicas + maxSurge
+    for (const auto& p : now) {
+      if (isPodReady(p)) ++ready;
+    }
+    EXPECT_GE(ready, 2);  // maxUnavailable 0
+    for (const auto& p : now) {
+      if (!isPodReady(p)) markReady(p);
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  sets = rest->list(res::kReplicaSets, "default");
+  ASSERT_EQ((*sets)["items"].size(), 2u);
+  for (const auto& rs : (*sets)["items"]) {
+    if (rs["metadata"]["name"] == rs1["metadata"]["name"]) {
+      EXPECT_EQ(rs["spec"]["replicas"], 0);
+    } else {
+      EXPECT_EQ(rs["spec"]["replicas"], 2);
+      EXPECT_EQ(rs["metadata"]["annotations"][kRevisionAnnotation], "2");
+    }
+  }
+  EXPECT_TRUE(eventually([&] {
+    auto cur = rest->get(res::kDeployments, "default", "app");
+    return (*cur)["metadata"]["annotations"][kRevisionAnnotation] == "2";
+  }));
+
+  // Background deletion of the Deployment removes its ReplicaSets and their pods.
+  ASSERT_TRUE(rest->remove(res::kDeployments, "default", "app").ok());
+  EXPECT_TRUE(eventually([&] {
+    auto l = rest->list(res::kReplicaSets, "default");
+    return l.ok() && (*l)["items"].empty() && pods("app=app").empty();
+  }));
+}
+
+}  // namespace
+}  // namespace minik8s::controllers
