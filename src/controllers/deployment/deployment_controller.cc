@@ -33,8 +33,26 @@ int64_t revisionOf(const json& rs) {
   }
 }
 
-// The template with the pod-template-hash label removed, for comparing RS and Deployment.
+// Null members mean "unset" (kubectl rollout undo sends "creationTimestamp": null).
+void dropNulls(json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end();) {
+      if (it->is_null()) {
+        it = j.erase(it);
+      } else {
+        dropNulls(*it);
+        ++it;
+      }
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) dropNulls(e);
+  }
+}
+
+// The template without null members and the pod-template-hash label, for comparing an RS's
+// template with the Deployment's and for hashing.
 json withoutHash(json templ) {
+  dropNulls(templ);
   if (templ.contains("metadata") && templ["metadata"].contains("labels") &&
       templ["metadata"]["labels"].is_object()) {
     templ["metadata"]["labels"].erase(kPodTemplateHashLabel);
@@ -281,7 +299,7 @@ Status DeploymentController::sync(const std::string& key) {
     fp = *f;
   }
   const std::string hash =
-      podTemplateHash(d.value("/spec/template"_json_pointer, json::object()),
+      podTemplateHash(withoutHash(d.value("/spec/template"_json_pointer, json::object())),
                       d.value("/status/collisionCount"_json_pointer, int64_t{0}));
   std::optional<json> newRs;
   std::vector<json> oldSets;
