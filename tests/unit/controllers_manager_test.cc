@@ -219,5 +219,58 @@ TEST_F(ControllersFixture, DeploymentRollsOutAndGarbageCollectorCleansUp) {
   }));
 }
 
+TEST_F(ControllersFixture, GarbageCollectorOrphanAndForegroundFinalizers) {
+  // The API server turns propagationPolicy into these finalizers; set them directly here.
+  json orphanRs = replicaSet("keep", 1);
+  orphanRs["metadata"]["finalizers"] = {"orphan"};
+  ASSERT_TRUE(rest->create(res::kReplicaSets, "default", orphanRs).ok());
+  json fgRs = replicaSet("fg", 2);
+  fgRs["metadata"]["finalizers"] = {"foregroundDeletion"};
+  ASSERT_TRUE(rest->create(res::kReplicaSets, "default", fgRs).ok());
+  ASSERT_TRUE(
+      eventually([&] { return pods("app=keep").size() == 1 && pods("app=fg").size() == 2; }));
+
+  ASSERT_TRUE(rest->remove(res::kReplicaSets, "default", "keep").ok());
+  ASSERT_TRUE(eventually([&] {
+    auto rs = rest->get(res::kReplicaSets, "default", "keep");
+    auto left = pods("app=keep");
+    return rs.status().code() == 404 && left.size() == 1 &&
+           left[0]["metadata"].value("ownerReferences", json::array()).empty();
+  }));
+
+  ASSERT_TRUE(rest->remove(res::kReplicaSets, "default", "fg").ok());
+  ASSERT_TRUE(eventually([&] {
+    auto rs = rest->get(res::kReplicaSets, "default", "fg");
+    return rs.status().code() == 404 && pods("app=fg").empty();
+  }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(pods("app=keep").size(), 1u);  // the orphan stays
+}
+
+TEST_F(ControllersFixture, RecreateScalesOldToZeroBeforeCreatingNew) {
+  json d = {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata", {{"name", "rc"}}},
+            {"spec",
+             {{"replicas", 2},
+              {"selector", {{"matchLabels", {{"app", "rc"}}}}},
+              {"strategy", {{"type", "Recreate"}}},
+              {"template", podTemplate("rc", "nginx:1")}}}};
+  ASSERT_TRUE(rest->create(res::kDeployments, "default", d).ok());
+  ASSERT_TRUE(eventually([&] { return pods("app=rc").size() == 2; }));
+  ASSERT_TRUE(rest->patch(res::kDeployments, "default", "rc",
+                          {{"spec", {{"template", podTemplate("rc", "nginx:2")}}}})
+                  .ok());
+  bool mixed = false;
+  ASSERT_TRUE(eventually([&] {
+    auto now = pods("app=rc");
+    std::set<std::string> images;
+    for (const auto& p : now) images.insert(p["spec"]["containers"][0]["image"]);
+    if (images.size() > 1) mixed = true;
+    return now.size() == 2 && images == std::set<std::string>{"nginx:2"};
+  }));
+  EXPECT_FALSE(mixed);  // never old and new pods at once
+}
+
 }  // namespace
 }  // namespace minik8s::controllers
