@@ -1,0 +1,62 @@
+#include "cli/scheduler_command.h"
+
+#include <signal.h>
+
+#include "client/rest_client.h"
+#include "common/logging.h"
+#include "scheduler/scheduler.h"
+
+namespace minik8s::cli {
+
+namespace {
+
+struct SchedulerFlags {
+  std::string server = "http://127.0.0.1:6443";
+  std::string policy = "default";
+  std::string logLevel = "info";
+};
+
+int runScheduler(const SchedulerFlags& f) {
+  initLogging(f.logLevel, "scheduler");
+  auto policy = scheduler::parsePolicy(f.policy);
+  if (!policy.ok()) {
+    LOG_ERROR("{}", policy.status().message());
+    return 2;
+  }
+  // Block the stop signals before any thread starts so only sigwait() sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  client::RestClient client(f.server);
+  scheduler::SchedulerOptions options;
+  options.policy = *policy;
+  scheduler::Scheduler sched(client, options);
+  sched.start();
+  LOG_INFO("scheduling pods through {} with policy {}", f.server, f.policy);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG_INFO("signal {}: stopping", sig);
+  sched.stop();
+  return 0;
+}
+
+}  // namespace
+
+void addSchedulerCommand(CLI::App& app) {
+  auto flags = std::make_shared<SchedulerFlags>();
+  CLI::App* cmd = app.add_subcommand("scheduler", "Run the pod scheduler against an API server");
+  cmd->add_option("--server", flags->server, "API server URL")->capture_default_str();
+  cmd->add_option("--scheduler-policy", flags->policy,
+                  "default (filters and scores), round-robin, random or least-allocated")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"default", "round-robin", "random", "least-allocated"}));
+  cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->callback([flags] { std::exit(runScheduler(*flags)); });
+}
+
+}  // namespace minik8s::cli

@@ -1,0 +1,363 @@
+// The filter plugins of the default profile. Reason strings are Kubernetes' own so that the
+// Unschedulable message reads as kube-scheduler's would.
+#include <algorithm>
+#include <cstdlib>
+
+#include "api/selector.h"
+#include "scheduler/plugins.h"
+
+namespace minik8s::scheduler {
+
+namespace {
+
+const json kEmptyArray = json::array();
+const json kEmptyObject = json::object();
+
+const json& field(const json& obj, const char* a, const char* b) {
+  if (!obj.is_object()) return kEmptyObject;
+  auto i = obj.find(a);
+  if (i == obj.end() || !i->is_object()) return kEmptyObject;
+  auto j = i->find(b);
+  return j == i->end() ? kEmptyObject : *j;
+}
+
+const json& arrayOrEmpty(const json& v) { return v.is_array() ? v : kEmptyArray; }
+
+// obj[key] by reference, or null when absent (json::value() would copy).
+const json& member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string labelOf(const json& obj, const std::string& key) {
+  const json& labels = field(obj, "metadata", "labels");
+  if (!labels.is_object()) return {};
+  auto it = labels.find(key);
+  return it != labels.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool hasLabel(const json& obj, const std::string& key) {
+  const json& labels = field(obj, "metadata", "labels");
+  return labels.is_object() && labels.contains(key);
+}
+
+// One nodeSelectorRequirement against a value that may be absent.
+bool matchesRequirement(const json& req, bool present, const std::string& value) {
+  const std::string op = req.value("operator", "");
+  std::vector<std::string> values;
+  for (const auto& v : arrayOrEmpty(member(req, "values"))) {
+    if (v.is_string()) values.push_back(v.get<std::string>());
+  }
+  auto in = [&] { return std::find(values.begin(), values.end(), value) != values.end(); };
+  auto asInt = [](const std::string& s, int64_t& out) {
+    char* end = nullptr;
+    out = std::strtoll(s.c_str(), &end, 10);
+    return !s.empty() && end && *end == '\0';
+  };
+  if (op == "In") return present && in();
+  if (op == "NotIn") return !present || !in();
+  if (op == "Exists") return present;
+  if (op == "DoesNotExist") return !present;
+  if (op == "Gt" || op == "Lt") {
+    int64_t have = 0, want = 0;
+    if (!present || values.size() != 1 || !asInt(value, have) || !asInt(values[0], want)) {
+      return false;
+    }
+    return op == "Gt" ? have > want : have < want;
+  }
+  return false;
+}
+
+// A nodeSelectorTerm: its expressions and fields are ANDed; an empty term matches nothing.
+bool matchesNodeSelectorTerm(const json& term, const json& node) {
+  const json& exprs = arrayOrEmpty(member(term, "matchExpressions"));
+  const json& fields = arrayOrEmpty(member(term, "matchFields"));
+  if (exprs.empty() && fields.empty()) return false;
+  for (const auto& req : exprs) {
+    const std::string key = req.value("key", "");
+    if (!matchesRequirement(req, hasLabel(node, key), labelOf(node, key))) return false;
+  }
+  for (const auto& req : fields) {
+    if (req.value("key", "") != "metadata.name") return false;
+    std::string name = node.value("/metadata/name"_json_pointer, std::string());
+    if (!matchesRequirement(req, true, name)) return false;
+  }
+  return true;
+}
+
+class NodeReady : public FilterPlugin {
+ public:
+  std::string name() const override { return "NodeReady"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView&) const override {
+    bool ready = false;
+    for (const auto& c : arrayOrEmpty(field(node.node(), "status", "conditions"))) {
+      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
+    }
+    if (ready) return {};
+    // Pods that tolerate the not-ready taint (DaemonSet pods) may still go there.
+    json taint = {{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}};
+    if (toleratesTaint(field(*pod.pod, "spec", "tolerations"), taint)) return {};
+    return {reasons::kNodeNotReady};
+  }
+};
+
+class NodeUnschedulable : public FilterPlugin {
+ public:
+  std::string name() const override { return "NodeUnschedulable"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView&) const override {
+    const json& unschedulable = field(node.node(), "spec", "unschedulable");
+    if (!unschedulable.is_boolean() || !unschedulable.get<bool>()) return {};
+    json taint = {{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"}};
+    if (toleratesTaint(field(*pod.pod, "spec", "tolerations"), taint)) return {};
+    return {reasons::kNodeUnschedulable};
+  }
+};
+
+class TaintToleration : public FilterPlugin {
+ public:
+  std::string name() const override { return "TaintToleration"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView&) const override {
+    const json& tolerations = field(*pod.pod, "spec", "tolerations");
+    for (const auto& taint : arrayOrEmpty(field(node.node(), "spec", "taints"))) {
+      const std::string effect = taint.value("effect", "");
+      if (effect != "NoSchedule" && effect != "NoExecute") continue;
+      if (toleratesTaint(tolerations, taint)) continue;
+      return {"node(s) had untolerated taint {" + taint.value("key", "") + ": " +
+              taint.value("value", "") + "}"};
+    }
+    return {};
+  }
+};
+
+class NodeAffinity : public FilterPlugin {
+ public:
+  std::string name() const override { return "NodeAffinity"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView&) const override {
+    if (matchesNodeSelectorAndAffinity(*pod.pod, node.node())) return {};
+    return {reasons::kNodeAffinity};
+  }
+};
+
+class NodePorts : public FilterPlugin {
+ public:
+  std::string name() const override { return "NodePorts"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView&) const override {
+    for (const auto& want : pod.hostPorts) {
+      for (const auto& used : node.usedPorts()) {
+        if (used.port != want.port || used.protocol != want.protocol) continue;
+        if (used.hostIp == want.hostIp || used.hostIp == "0.0.0.0" || want.hostIp == "0.0.0.0") {
+          return {reasons::kNodePorts};
+        }
+      }
+    }
+    return {};
+  }
+};
+
+class NodeResourcesFit : public FilterPlugin {
+ public:
+  std::string name() const override { return "NodeResourcesFit"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView&) const override {
+    std::vector<std::string> out;
+    const Resources& alloc = node.allocatable();
+    const Resources& used = node.requested();
+    const Resources& want = pod.requests;
+    if (used.pods + 1 > alloc.pods) out.push_back(reasons::kTooManyPods);
+    if (want.milliCpu > 0 && used.milliCpu + want.milliCpu > alloc.milliCpu) {
+      out.push_back("Insufficient cpu");
+    }
+    if (want.memory > 0 && used.memory + want.memory > alloc.memory) {
+      out.push_back("Insufficient memory");
+    }
+    if (want.ephemeralStorage > 0 &&
+        used.ephemeralStorage + want.ephemeralStorage > alloc.ephemeralStorage) {
+      out.push_back("Insufficient ephemeral-storage");
+    }
+    for (const auto& [name, amount] : want.scalar) {
+      if (amount <= 0) continue;
+      auto a = alloc.scalar.find(name);
+      auto u = used.scalar.find(name);
+      int64_t have = a == alloc.scalar.end() ? 0 : a->second;
+      int64_t taken = u == used.scalar.end() ? 0 : u->second;
+      if (taken + amount > have) out.push_back("Insufficient " + name);
+    }
+    return out;
+  }
+};
+
+// One required (anti-)affinity term of `owner` (a pod), ready to match other pods.
+struct AffinityTerm {
+  api::LabelSelector selector;
+  std::vector<std::string> namespaces;  // empty with allNamespaces false: the owner's namespace
+  bool allNamespaces = false;
+  std::string topologyKey;
+  bool valid = false;
+
+  bool matches(const PodInfo& other) const {
+    if (!valid) return false;
+    if (!allNamespaces &&
+        std::find(namespaces.begin(), namespaces.end(), other.ns) == namespaces.end()) {
+      return false;
+    }
+    return selector.matches(other.labels());
+  }
+};
+
+std::vector<AffinityTerm> termsOf(const PodInfo& pod, const char* kind) {
+  std::vector<AffinityTerm> out;
+  const json& affinity = field(*pod.pod, "spec", "affinity");
+  if (!affinity.is_object() || !affinity.contains(kind)) return out;
+  const json& section = affinity[kind];
+  if (!section.is_object()) return out;
+  for (const auto& t :
+       arrayOrEmpty(member(section, "requiredDuringSchedulingIgnoredDuringExecution"))) {
+    AffinityTerm term;
+    auto sel = api::LabelSelector::fromJson(t.value("labelSelector", json()));
+    term.valid = sel.ok();
+    if (sel.ok()) term.selector = *sel;
+    for (const auto& ns : arrayOrEmpty(member(t, "namespaces"))) {
+      if (ns.is_string()) term.namespaces.push_back(ns.get<std::string>());
+    }
+    // An empty namespaceSelector selects every namespace. Namespace labels are not watched, so a
+    // non-empty one is treated the same way.
+    if (t.contains("namespaceSelector") && t["namespaceSelector"].is_object()) {
+      term.allNamespaces = true;
+    }
+    if (term.namespaces.empty() && !term.allNamespaces) term.namespaces.push_back(pod.ns);
+    term.topologyKey = t.value("topologyKey", "");
+    out.push_back(std::move(term));
+  }
+  return out;
+}
+
+// Whether nodes a and b are in the same domain of `key` (both carry the label, same value).
+bool sameDomain(const NodeInfo& a, const NodeInfo& b, const std::string& key) {
+  if (&a == &b) return hasLabel(a.node(), key) || key == "kubernetes.io/hostname";
+  if (!hasLabel(a.node(), key) || !hasLabel(b.node(), key)) return false;
+  return labelOf(a.node(), key) == labelOf(b.node(), key);
+}
+
+class InterPodAffinity : public FilterPlugin {
+ public:
+  std::string name() const override { return "InterPodAffinity"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView& cluster) const override {
+    // Existing pods whose anti-affinity rejects this pod in their domain.
+    for (const NodeInfo* other : cluster.nodes) {
+      for (const auto& key : other->podsWithRequiredAntiAffinity()) {
+        const PodInfo& existing = other->pods().at(key);
+        for (const auto& term : termsOf(existing, "podAntiAffinity")) {
+          if (term.matches(pod) && sameDomain(node, *other, term.topologyKey)) {
+            return {reasons::kExistingAntiAffinity};
+          }
+        }
+      }
+    }
+    for (const auto& term : termsOf(pod, "podAntiAffinity")) {
+      if (anyMatchInDomain(term, node, cluster)) return {reasons::kPodAntiAffinity};
+    }
+    for (const auto& term : termsOf(pod, "podAffinity")) {
+      if (anyMatchInDomain(term, node, cluster)) continue;
+      // The first pod of a group that selects itself may go anywhere its topology key exists,
+      // as long as no pod anywhere matches the term yet.
+      bool anyMatch = false;
+      for (const NodeInfo* other : cluster.nodes) {
+        for (const auto& [k, p] : other->pods()) anyMatch = anyMatch || term.matches(p);
+      }
+      bool keyPresent =
+          hasLabel(node.node(), term.topologyKey) || term.topologyKey == "kubernetes.io/hostname";
+      if (!anyMatch && term.matches(pod) && keyPresent) continue;
+      return {reasons::kPodAffinity};
+    }
+    return {};
+  }
+
+ private:
+  static bool anyMatchInDomain(const AffinityTerm& term, const NodeInfo& node,
+                               const ClusterView& cluster) {
+    for (const NodeInfo* other : cluster.nodes) {
+      if (!sameDomain(node, *other, term.topologyKey)) continue;
+      for (const auto& [k, p] : other->pods()) {
+        if (term.matches(p)) return true;
+      }
+    }
+    return false;
+  }
+};
+
+template <typename T>
+FilterFactory factory() {
+  return [] { return std::make_unique<T>(); };
+}
+
+}  // namespace
+
+bool toleratesTaint(const json& tolerations, const json& taint) {
+  const std::string key = taint.value("key", "");
+  const std::string value = taint.value("value", "");
+  const std::string effect = taint.value("effect", "");
+  for (const auto& t : arrayOrEmpty(tolerations)) {
+    if (!t.is_object()) continue;
+    const std::string tEffect = t.value("effect", "");
+    if (!tEffect.empty() && tEffect != effect) continue;
+    const std::string tKey = t.value("key", "");
+    const std::string op = t.value("operator", "Equal");
+    if (tKey.empty()) {
+      if (op == "Exists") return true;  // an empty key with Exists tolerates everything
+      continue;
+    }
+    if (tKey != key) continue;
+    if (op == "Exists" || t.value("value", "") == value) return true;
+  }
+  return false;
+}
+
+bool matchesNodeSelectorAndAffinity(const json& pod, const json& node) {
+  const json& selector = field(pod, "spec", "nodeSelector");
+  if (selector.is_object()) {
+    for (const auto& [k, v] : selector.items()) {
+      if (!hasLabel(node, k) || !v.is_string() || labelOf(node, k) != v.get<std::string>()) {
+        return false;
+      }
+    }
+  }
+  const json& affinity = field(pod, "spec", "affinity");
+  if (!affinity.is_object()) return true;
+  const json required = affinity.value(
+      "/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution"_json_pointer, json());
+  if (!required.is_object()) return true;
+  for (const auto& term : arrayOrEmpty(member(required, "nodeSelectorTerms"))) {
+    if (matchesNodeSelectorTerm(term, node)) return true;  // terms are ORed
+  }
+  return false;
+}
+
+const std::vector<std::string>& defaultFilterOrder() {
+  static const std::vector<std::string> kOrder = {
+      "NodeReady", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
+      "NodePorts", "NodeResourcesFit",  "InterPodAffinity"};
+  return kOrder;
+}
+
+const std::map<std::string, FilterFactory>& filterPlugins() {
+  static const std::map<std::string, FilterFactory> kPlugins = {
+      {"NodeReady", factory<NodeReady>()},
+      {"NodeUnschedulable", factory<NodeUnschedulable>()},
+      {"TaintToleration", factory<TaintToleration>()},
+      {"NodeAffinity", factory<NodeAffinity>()},
+      {"NodePorts", factory<NodePorts>()},
+      {"NodeResourcesFit", factory<NodeResourcesFit>()},
+      {"InterPodAffinity", factory<InterPodAffinity>()},
+  };
+  return kPlugins;
+}
+
+}  // namespace minik8s::scheduler

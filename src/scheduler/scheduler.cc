@@ -1,0 +1,256 @@
+#include "scheduler/scheduler.h"
+
+#include <fmt/format.h>
+
+#include "common/logging.h"
+#include "common/time_util.h"
+
+namespace minik8s::scheduler {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string nodeNameOf(const json& pod) {
+  return pod.value("/spec/nodeName"_json_pointer, std::string());
+}
+
+bool terminated(const json& pod) {
+  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+std::string readyStatus(const json& node) {
+  for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+    if (c.value("type", "") == "Ready") return c.value("status", "");
+  }
+  return "";
+}
+
+// Whether a node change can let a pod fit where it did not (heartbeats alone cannot).
+bool nodeChangeMatters(const json& oldNode, const json& newNode) {
+  return oldNode.value("spec", json()) != newNode.value("spec", json()) ||
+         oldNode.value("/metadata/labels"_json_pointer, json()) !=
+             newNode.value("/metadata/labels"_json_pointer, json()) ||
+         oldNode.value("/status/allocatable"_json_pointer, json()) !=
+             newNode.value("/status/allocatable"_json_pointer, json()) ||
+         readyStatus(oldNode) != readyStatus(newNode);
+}
+
+}  // namespace
+
+Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      framework_(Framework::withDefaultPlugins(options_.policy, options_.seed)),
+      queue_(client::RealClock::instance(), options_.queue),
+      events_(client, options_.schedulerName),
+      pods_(client, client::resources::kPods),
+      nodes_(client, client::resources::kNodes) {
+  pods_.addHandlers({[this](const json& p) { onPodAdd(p); },
+                     [this](const json& o, const json& n) { onPodUpdate(o, n); },
+                     [this](const json& p) { onPodDelete(p); }});
+  nodes_.addHandlers({[this](const json& n) {
+                        cache_.addOrUpdateNode(n);
+                        queue_.moveAllToActiveOrBackoff();
+                      },
+                      [this](const json& o, const json& n) {
+                        cache_.addOrUpdateNode(n);
+                        if (nodeChangeMatters(o, n)) queue_.moveAllToActiveOrBackoff();
+                      },
+                      [this](const json& n) {
+                        cache_.removeNode(n.value("/metadata/name"_json_pointer, std::string()));
+                      }});
+}
+
+Scheduler::~Scheduler() { stop(); }
+
+bool Scheduler::isPending(const json& pod, const std::string& schedulerName) {
+  std::string name = pod.value("/spec/schedulerName"_json_pointer, std::string());
+  if (!name.empty() && name != schedulerName) return false;
+  if (!nodeNameOf(pod).empty() || terminated(pod)) return false;
+  return !pod.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string();
+}
+
+void Scheduler::start() {
+  if (started_) return;
+  started_ = true;
+  nodes_.start();
+  pods_.start();
+  for (int i = 0; i < std::max(1, options_.bindWorkers); ++i) {
+    workers_.emplace_back([this] { workerLoop(); });
+  }
+  loop_ = std::thread([this] { scheduleLoop(); });
+  LOG_INFO("scheduler {} started (policy {})", options_.schedulerName,
+           static_cast<int>(options_.policy));
+}
+
+void Scheduler::stop() {
+  if (!started_ || stopping_.exchange(true)) return;
+  queue_.close();
+  if (loop_.joinable()) loop_.join();
+  {
+    std::lock_guard l(tasksMu_);
+    tasksClosed_ = true;
+    tasks_.clear();  // pending writes are redone by whoever schedules next
+  }
+  tasksCv_.notify_all();
+  for (auto& w : workers_) w.join();
+  pods_.stop();
+  nodes_.stop();
+}
+
+bool Scheduler::waitForSync(std::chrono::milliseconds timeout) {
+  return nodes_.waitForSync(timeout) && pods_.waitForSync(timeout);
+}
+
+SchedulerStats Scheduler::stats() const {
+  return {attempts_.load(), bound_.load(), unschedulable_.load(), bindErrors_.load()};
+}
+
+void Scheduler::onPodAdd(const json& pod) {
+  const std::string key = client::objectKey(pod);
+  if (!nodeNameOf(pod).empty()) {
+    cache_.addOrUpdatePod(pod);
+    queue_.remove(key);
+    queue_.moveAllToActiveOrBackoff();  // its labels may satisfy a pending pod's affinity
+    return;
+  }
+  if (isPending(pod, options_.schedulerName)) queue_.add(key);
+}
+
+void Scheduler::onPodUpdate(const json& oldPod, const json& newPod) {
+  const std::string key = client::objectKey(newPod);
+  if (!nodeNameOf(newPod).empty()) {
+    bool wasPlaced = !nodeNameOf(oldPod).empty() && !terminated(oldPod);
+    cache_.addOrUpdatePod(newPod);
+    queue_.remove(key);
+    // Bound (affinity may now hold) or finished (its resources are free).
+    if (!wasPlaced || terminated(newPod)) queue_.moveAllToActiveOrBackoff();
+    return;
+  }
+  if (!isPending(newPod, options_.schedulerName)) {
+    queue_.remove(key);
+    return;
+  }
+  // Status writes (our own Unschedulable condition) do not make a pod fit anywhere new.
+  if (oldPod.value("spec", json()) != newPod.value("spec", json()) ||
+      oldPod.value("/metadata/labels"_json_pointer, json()) !=
+          newPod.value("/metadata/labels"_json_pointer, json())) {
+    queue_.add(key);
+  }
+}
+
+void Scheduler::onPodDelete(const json& pod) {
+  const std::string key = client::objectKey(pod);
+  queue_.remove(key);
+  cache_.removePod(key);
+  if (!nodeNameOf(pod).empty()) queue_.moveAllToActiveOrBackoff();
+}
+
+void Scheduler::scheduleLoop() {
+  while (!stopping_ && !waitForSync(200ms)) {
+  }
+  while (!stopping_) {
+    auto key = queue_.pop(200ms);
+    if (!key) continue;
+    scheduleOne(*key, queue_.schedulingCycle());
+  }
+}
+
+void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
+  auto pod = pods_.get(key);
+  if (!pod || !isPending(*pod, options_.schedulerName) || cache_.isAssumed(key)) return;
+  ++attempts_;
+  PodInfo info = makePodInfo(*pod);
+  ScheduleResult result =
+      cache_.withView([&](const ClusterView& view) { return framework_->schedule(info, view); });
+  if (result.nodeName.empty()) {
+    ++unschedulable_;
+    LOG_DEBUG("pod {} is unschedulable: {}", key, result.message);
+    queue_.addUnschedulable(key, cycle);
+    runAsync(
+        [this, p = std::move(*pod), message = result.message] { markUnschedulable(p, message); });
+    return;
+  }
+  cache_.assumePod(std::move(info), result.nodeName);
+  runAsync([this, p = std::move(*pod), node = result.nodeName] { bind(p, node); });
+}
+
+void Scheduler::bind(const json& pod, const std::string& nodeName) {
+  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+  const std::string key = client::objectKey(pod);
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata",
+                   {{"name", name},
+                    {"namespace", ns},
+                    {"uid", pod.value("/metadata/uid"_json_pointer, std::string())}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", nodeName}}}};
+  auto res = client_.createSubresource(client::resources::kPods, ns, name, "binding", binding);
+  if (res.ok()) {
+    ++bound_;
+    events_.record(pod, "Normal", "Scheduled",
+                   fmt::format("Successfully assigned {}/{} to {}", ns, name, nodeName));
+    return;
+  }
+  ++bindErrors_;
+  cache_.forgetPod(key);
+  const Status& s = res.status();
+  LOG_WARN("binding pod {} to {} failed: {}", key, nodeName, s.toString());
+  if (s.code() == 404 || s.code() == 409) {
+    queue_.remove(key);  // gone, already bound or being deleted: the informer tells the rest
+  } else {
+    queue_.addBackoff(key);
+  }
+}
+
+void Scheduler::markUnschedulable(const json& pod, const std::string& message) {
+  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+  std::string transition = formatRfc3339(minik8s::Clock::now());
+  bool same = false;
+  for (const auto& c : pod.value("/status/conditions"_json_pointer, json::array())) {
+    if (c.value("type", "") != "PodScheduled" || c.value("status", "") != "False") continue;
+    transition = c.value("lastTransitionTime", transition);  // status unchanged: keep its time
+    same = c.value("reason", "") == "Unschedulable" && c.value("message", "") == message;
+  }
+  if (!same) {
+    json condition = {{"type", "PodScheduled"},    {"status", "False"},
+                      {"reason", "Unschedulable"}, {"message", message},
+                      {"lastProbeTime", nullptr},  {"lastTransitionTime", transition}};
+    auto res = client_.patch(client::resources::kPods, ns, name,
+                             {{"status", {{"conditions", json::array({condition})}}}}, "strategic",
+                             "status");
+    if (!res.ok() && res.status().code() != 404) {
+      LOG_WARN("cannot set PodScheduled=False on {}/{}: {}", ns, name, res.status().message());
+    }
+  }
+  events_.record(pod, "Warning", "FailedScheduling", message);
+}
+
+void Scheduler::runAsync(std::function<void()> task) {
+  {
+    std::lock_guard l(tasksMu_);
+    if (tasksClosed_) return;
+    tasks_.push_back(std::move(task));
+  }
+  tasksCv_.notify_one();
+}
+
+void Scheduler::workerLoop() {
+  while (true) {
+    std::function<void()> task;
+    {
+      std::unique_lock l(tasksMu_);
+      tasksCv_.wait(l, [this] { return tasksClosed_ || !tasks_.empty(); });
+      if (tasksClosed_) return;
+      task = std::move(tasks_.front());
+      tasks_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace minik8s::scheduler

@@ -1,0 +1,95 @@
+// Scheduler: kube-scheduler for minik8s. Watches pods and nodes through the API (informers),
+// queues pending pods that name this scheduler (spec.schedulerName "default-scheduler" or empty)
+// and have no spec.nodeName, picks a node with the framework (filters, scores, policy) and binds
+// through POST pods/{name}/binding.
+//
+// A pod that fits nowhere gets the condition PodScheduled=False, reason Unschedulable, with
+// Kubernetes' message, and a Warning Event FailedScheduling; it is retried when nodes or pods
+// change. A successful binding records a Normal Event Scheduled. Runs in-process (minik8s server)
+// or alone (minik8s scheduler). start()/stop() may be called from any thread, once each.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "client/informer.h"
+#include "client/rest_client.h"
+#include "scheduler/event_recorder.h"
+#include "scheduler/framework.h"
+#include "scheduler/scheduler_cache.h"
+#include "scheduler/scheduling_queue.h"
+
+namespace minik8s::scheduler {
+
+inline constexpr const char* kDefaultSchedulerName = "default-scheduler";
+
+struct SchedulerOptions {
+  Policy policy = Policy::kDefault;
+  std::string schedulerName = kDefaultSchedulerName;
+  int bindWorkers = 4;  // parallel bindings and status/event writes
+  QueueOptions queue;
+  uint64_t seed = std::random_device{}();
+};
+
+struct SchedulerStats {
+  uint64_t attempts = 0;
+  uint64_t bound = 0;
+  uint64_t unschedulable = 0;
+  uint64_t bindErrors = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(client::RestClient& client, SchedulerOptions options = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void start();
+  void stop();
+  // Whether the pod and node informers have listed once.
+  bool waitForSync(std::chrono::milliseconds timeout);
+  SchedulerStats stats() const;
+
+  // Whether this scheduler should place `pod`: its scheduler, no node, not terminating or done.
+  static bool isPending(const json& pod, const std::string& schedulerName);
+
+ private:
+  void onPodAdd(const json& pod);
+  void onPodUpdate(const json& oldPod, const json& newPod);
+  void onPodDelete(const json& pod);
+  void scheduleLoop();
+  void scheduleOne(const std::string& key, int64_t cycle);
+  void bind(const json& pod, const std::string& nodeName);
+  void markUnschedulable(const json& pod, const std::string& message);
+  void runAsync(std::function<void()> task);
+  void workerLoop();
+
+  client::RestClient& client_;
+  SchedulerOptions options_;
+  std::unique_ptr<Framework> framework_;
+  SchedulerCache cache_;
+  SchedulingQueue queue_;
+  EventRecorder events_;
+  client::Informer pods_, nodes_;
+
+  std::mutex tasksMu_;
+  std::condition_variable tasksCv_;
+  std::deque<std::function<void()>> tasks_;
+  bool tasksClosed_ = false;
+  std::vector<std::thread> workers_;
+  std::thread loop_;
+  std::atomic<bool> stopping_{false};
+  bool started_ = false;
+
+  std::atomic<uint64_t> attempts_{0}, bound_{0}, unschedulable_{0}, bindErrors_{0};
+};
+
+}  // namespace minik8s::scheduler

@@ -1,0 +1,199 @@
+// The Scheduler end to end against a real in-process API server: binding, events, the
+// Unschedulable condition and the retry when a node appears.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "api/scheme.h"
+#include "apiserver/api_server.h"
+#include "common/http.h"
+#include "scheduler/scheduler.h"
+#include "storage/store.h"
+
+namespace minik8s::scheduler {
+namespace {
+
+using namespace std::chrono_literals;
+using client::resources::kEvents;
+using client::resources::kNodes;
+using client::resources::kPods;
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = ::testing::TempDir() + "scheduler-" + std::to_string(::getpid()) + "-" +
+          std::to_string(counter++);
+    std::filesystem::create_directories(dir);
+    auto s = storage::openStore("sqlite://" + dir + "/state.db");
+    ASSERT_TRUE(s.ok()) << s.status().toString();
+    store = std::move(s.value());
+    api = std::make_unique<apiserver::ApiServer>(*store, api::Scheme::builtin());
+    ASSERT_TRUE(api->start().ok());
+    server = std::make_unique<http::Server>(
+        [this](const http::Request& req, http::ResponseWriter& w) { api->handle(req, w); });
+    ASSERT_TRUE(server->start("127.0.0.1:0").ok());
+    rest =
+        std::make_unique<client::RestClient>("http://127.0.0.1:" + std::to_string(server->port()));
+  }
+  void TearDown() override {
+    if (sched) sched->stop();
+    server->stop();
+    api->stop();
+    std::filesystem::remove_all(dir);
+  }
+
+  void startScheduler(Policy policy = Policy::kDefault) {
+    SchedulerOptions opts;
+    opts.policy = policy;
+    opts.queue.initialBackoff = 50ms;
+    opts.queue.maxBackoff = 200ms;
+    sched = std::make_unique<Scheduler>(*rest, opts);
+    sched->start();
+    ASSERT_TRUE(sched->waitForSync(5s));
+  }
+
+  void createNode(const std::string& name, const std::string& cpu, json labels = json::object()) {
+    json node = {
+        {"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}, {"labels", labels}}}};
+    ASSERT_TRUE(rest->create(kNodes, "", node).ok());
+    json status = {{"status",
+                    {{"allocatable", {{"cpu", cpu}, {"memory", "4Gi"}, {"pods", "110"}}},
+                     {"capacity", {{"cpu", cpu}, {"memory", "4Gi"}, {"pods", "110"}}},
+                     {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+    auto r = rest->patch(kNodes, "", name, status, "merge", "status");
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+  }
+
+  void createPod(const std::string& name, const std::string& cpu, json extraSpec = {}) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", name}}},
+                {"spec",
+                 {{"containers",
+                   {{{"name", "c"},
+                     {"image", "busybox"},
+                     {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
+    if (extraSpec.is_object()) pod["spec"].update(extraSpec);
+    auto r = rest->create(kPods, "default", pod);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+  }
+
+  std::string nodeOf(const std::string& pod) {
+    auto p = rest->get(kPods, "default", pod);
+    return p.ok() ? p->value("/spec/nodeName"_json_pointer, std::string()) : "";
+  }
+
+  template <typename F>
+  bool eventually(F f, int tries = 250) {
+    for (int i = 0; i < tries; ++i) {
+      if (f()) return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  std::vector<json> eventsFor(const std::string& pod, const std::string& reason) {
+    client::ListParams params;
+    params.fieldSelector = "involvedObject.name=" + pod + ",reason=" + reason;
+    auto list = rest->list(kEvents, "default", params);
+    std::vector<json> out;
+    if (list.ok()) {
+      for (const auto& e : (*list)["items"]) out.push_back(e);
+    }
+    return out;
+  }
+
+  static inline int counter = 0;
+  std::string dir;
+  std::unique_ptr<storage::Store> store;
+  std::unique_ptr<apiserver::ApiServer> api;
+  std::unique_ptr<http::Server> server;
+  std::unique_ptr<client::RestClient> rest;
+  std::unique_ptr<Scheduler> sched;
+};
+
+TEST_F(SchedulerTest, BindsPendingPodsAndRecordsScheduledEvents) {
+  createNode("n1", "2", {{"disk", "ssd"}});
+  createNode("n2", "2");
+  startScheduler();
+  createPod("a", "1500m");
+  createPod("b", "1500m");
+  createPod("picky", "100m", {{"nodeSelector", {{"disk", "ssd"}}}});
+  ASSERT_TRUE(eventually(
+      [&] { return !nodeOf("a").empty() && !nodeOf("b").empty() && !nodeOf("picky").empty(); }));
+  EXPECT_NE(nodeOf("a"), nodeOf("b"));  // 1.5 cpu each on 2-cpu nodes
+  EXPECT_EQ(nodeOf("picky"), "n1");
+  ASSERT_TRUE(eventually([&] { return eventsFor("a", "Scheduled").size() == 1; }));
+  json e = eventsFor("a", "Scheduled")[0];
+  EXPECT_EQ(e["type"], "Normal");
+  EXPECT_EQ(e["message"], "Successfully assigned default/a to " + nodeOf("a"));
+  EXPECT_EQ(e["source"]["component"], "default-scheduler");
+  EXPECT_EQ(e["involvedObject"]["kind"], "Pod");
+  auto pod = rest->get(kPods, "default", "a");
+  bool scheduledTrue = false;
+  for (const auto& c : (*pod)["status"]["conditions"]) {
+    if (c["type"] == "PodScheduled") scheduledTrue = c["status"] == "True";
+  }
+  EXPECT_TRUE(scheduledTrue);
+}
+
+TEST_F(SchedulerTest, UnschedulablePodGetsConditionAndEventThenFitsWhenANodeAppears) {
+  createNode("n1", "1");
+  createNode("n2", "1");
+  createNode("n3", "1");
+  startScheduler();
+  createPod("big", "2");
+  const std::string message = "0/3 nodes are available: 3 Insufficient cpu.";
+  ASSERT_TRUE(eventually([&] {
+    auto pod = rest->get(kPods, "default", "big");
+    for (const auto& c : pod->value("/status/conditions"_json_pointer, json::array())) {
+      if (c["type"] == "PodScheduled" && c["status"] == "False" && c["reason"] == "Unschedulable" &&
+          c["message"] == message) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  ASSERT_TRUE(eventually([&] { return !eventsFor("big", "FailedScheduling").empty(); }));
+  json e = eventsFor("big", "FailedScheduling")[0];
+  EXPECT_EQ(e["type"], "Warning");
+  EXPECT_EQ(e["message"], message);
+  EXPECT_EQ(e["count"], 1);
+  EXPECT_EQ(e["source"]["component"], "default-scheduler");
+  EXPECT_EQ(e["involvedObject"]["name"], "big");
+  EXPECT_FALSE(e["involvedObject"]["uid"].get<std::string>().empty());
+  EXPECT_TRUE(e["firstTimestamp"].is_string());
+
+  createNode("huge", "4");
+  ASSERT_TRUE(eventually([&] { return nodeOf("big") == "huge"; }));
+}
+
+TEST_F(SchedulerTest, OnlyPodsForThisSchedulerAreBound) {
+  createNode("n1", "2");
+  startScheduler(Policy::kRoundRobin);
+  createPod("other", "100m", {{"schedulerName", "my-scheduler"}});
+  createPod("mine", "100m", {{"schedulerName", "default-scheduler"}});
+  ASSERT_TRUE(eventually([&] { return nodeOf("mine") == "n1"; }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(nodeOf("other"), "");
+  EXPECT_EQ(sched->stats().bound, 1u);
+}
+
+TEST_F(SchedulerTest, CordonedNodesAreSkippedAndDeletedPodsFreeRoom) {
+  createNode("n1", "1");
+  createNode("n2", "1");
+  ASSERT_TRUE(rest->patch(kNodes, "", "n2", {{"spec", {{"unschedulable", true}}}}).ok());
+  startScheduler();
+  createPod("a", "1");
+  ASSERT_TRUE(eventually([&] { return nodeOf("a") == "n1"; }));
+  createPod("b", "1");
+  ASSERT_TRUE(eventually([&] { return !eventsFor("b", "FailedScheduling").empty(); }));
+  EXPECT_EQ(eventsFor("b", "FailedScheduling")[0]["message"],
+            "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.");
+  ASSERT_TRUE(rest->remove(kPods, "default", "a", {{"gracePeriodSeconds", 0}}).ok());
+  ASSERT_TRUE(eventually([&] { return nodeOf("b") == "n1"; }));
+}
+
+}  // namespace
+}  // namespace minik8s::scheduler
