@@ -721,6 +721,7 @@ namespace {
 Result<DeleteOptions> parseDeleteOptions(const http::Request& req) {
   DeleteOptions opts;
   opts.dryRun = isDryRun(req);
+  opts.propagationPolicy = req.param("propagationPolicy").value_or("");
   if (auto g = req.param("gracePeriodSeconds")) {
     try {
       opts.gracePeriodSeconds = std::stoll(*g);
@@ -740,9 +741,19 @@ Result<DeleteOptions> parseDeleteOptions(const http::Request& req) {
       opts.preconditionUid = body["preconditions"].value("uid", "");
       opts.preconditionResourceVersion = body["preconditions"].value("resourceVersion", "");
     }
+    if (body.contains("propagationPolicy") && body["propagationPolicy"].is_string()) {
+      opts.propagationPolicy = body["propagationPolicy"].get<std::string>();
+    } else if (body.contains("orphanDependents") && body["orphanDependents"] == true) {
+      opts.propagationPolicy = "Orphan";
+    }
     if (body.contains("dryRun") && body["dryRun"].is_array()) {
       for (const auto& d : body["dryRun"]) opts.dryRun = opts.dryRun || d == "All";
     }
+  }
+  if (!opts.propagationPolicy.empty() && opts.propagationPolicy != "Background" &&
+      opts.propagationPolicy != "Foreground" && opts.propagationPolicy != "Orphan") {
+    return Status::BadRequest("propagationPolicy must be Background, Foreground or Orphan, got \"" +
+                              opts.propagationPolicy + "\"");
   }
   return opts;
 }

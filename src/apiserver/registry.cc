@@ -360,6 +360,16 @@ Result<DeleteResult> Registry::remove(const api::ResourceInfo& r, const std::str
           ", ResourceVersion in object meta: " + std::to_string(kv->modRevision));
     }
 
+    if (opts.propagationPolicy == "Foreground" || opts.propagationPolicy == "Orphan") {
+      const std::string f =
+          opts.propagationPolicy == "Foreground" ? "foregroundDeletion" : "orphan";
+      json& fins = meta["finalizers"];
+      if (!fins.is_array()) fins = json::array();
+      bool present = false;
+      for (const auto& x : fins) present = present || x == f;
+      if (!present && !meta.contains("deletionTimestamp")) fins.push_back(f);
+      if (fins.empty()) meta.erase("finalizers");
+    }
     bool markOnly = hasFinalizers(obj);
     if (r.kind == "Pod" && !markOnly) {
       int64_t grace = opts.gracePeriodSeconds.value_or(

@@ -34,6 +34,10 @@ struct DeleteOptions {
   std::optional<int64_t> gracePeriodSeconds;
   std::string preconditionUid;
   std::string preconditionResourceVersion;
+  // Background (default): delete now, the garbage collector removes dependents later.
+  // Foreground: keep the object (finalizer foregroundDeletion) until its dependents are gone.
+  // Orphan: keep it (finalizer orphan) until the garbage collector has released dependents.
+  std::string propagationPolicy;
   bool dryRun = false;
 };
 

@@ -90,10 +90,27 @@ void keepAllocatedServiceFields(json& svc, const json& old) {
   }
 }
 
+// Clients send "creationTimestamp": null in embedded templates (kubectl rollout undo does);
+// Kubernetes' decoder drops it, so stored templates compare equal to the ones controllers build.
+void dropNullTimestamps(json& node) {
+  if (node.is_object()) {
+    if (node.contains("metadata") && node["metadata"].is_object()) {
+      auto& m = node["metadata"];
+      if (m.contains("creationTimestamp") && m["creationTimestamp"].is_null()) {
+        m.erase("creationTimestamp");
+      }
+    }
+    for (auto& [k, v] : node.items()) dropNullTimestamps(v);
+  } else if (node.is_array()) {
+    for (auto& v : node) dropNullTimestamps(v);
+  }
+}
+
 }  // namespace
 
 void prepareForCreate(const api::ResourceInfo& r, json& obj) {
   const std::string& k = r.kind;
+  if (obj.contains("spec")) dropNullTimestamps(obj["spec"]);
   if (k == "Secret") mergeStringData(obj);
   if (k == "Pod") {
     obj["status"] = {{"phase", "Pending"}, {"qosClass", podQosClass(obj)}};
@@ -136,6 +153,7 @@ void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
   }
   if (r.kind == "Secret") mergeStringData(obj);
   if (r.kind == "Service") keepAllocatedServiceFields(obj, old);
+  if (obj.contains("spec")) dropNullTimestamps(obj["spec"]);
   if (r.hasStatus()) {
     if (old.contains("status")) {
       obj["status"] = old["status"];

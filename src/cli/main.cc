@@ -1,12 +1,18 @@
 // minik8s: one binary for the control plane, the node agent and a local cluster.
 #include <CLI/CLI.hpp>
 
+#include "cli/agent_command.h"
+#include "cli/controller_manager_command.h"
+#include "cli/scheduler_command.h"
 #include "cli/server_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"minik8s: a small Kubernetes-compatible container orchestrator"};
   app.require_subcommand(1);
   minik8s::cli::addServerCommand(app);
+  minik8s::cli::addAgentCommand(app);
+  minik8s::cli::addSchedulerCommand(app);
+  minik8s::cli::addControllerManagerCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -9,6 +9,9 @@
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
 #include "apiserver/kubeconfig.h"
+#include "client/rest_client.h"
+#include "controllers/manager/controller_manager.h"
+#include "scheduler/scheduler.h"
 #include "common/http.h"
 #include "common/logging.h"
 #include "storage/store.h"
@@ -23,6 +26,9 @@ struct ServerFlags {
   std::string datastore;  // default: sqlite in the data dir
   std::string advertise;  // host clients use; default 127.0.0.1
   std::string logLevel = "info";
+  std::string schedulerPolicy = "default";
+  bool disableScheduler = false;
+  bool disableControllers = false;
 };
 
 int runServer(const ServerFlags& f) {
@@ -71,6 +77,29 @@ int runServer(const ServerFlags& f) {
     return 1;
   }
   ready = &api;
+
+  // The scheduler and the controllers are API clients like any other (they could run as their
+  // own processes: `minik8s scheduler`, `minik8s controller-manager`); by default they run here.
+  client::RestClient rest("http://127.0.0.1:" + std::to_string(server.port()));
+  std::unique_ptr<scheduler::Scheduler> sched;
+  if (!f.disableScheduler) {
+    auto policy = scheduler::parsePolicy(f.schedulerPolicy);
+    if (!policy.ok()) {
+      LOG_ERROR("{}", policy.status().message());
+      return 1;
+    }
+    scheduler::SchedulerOptions so;
+    so.policy = *policy;
+    sched = std::make_unique<scheduler::Scheduler>(rest, so);
+    sched->start();
+  }
+  std::unique_ptr<controllers::ControllerManager> cm;
+  if (!f.disableControllers) {
+    cm = std::make_unique<controllers::ControllerManager>(rest, controllers::ControllerManager::Options{});
+    Status cs = cm->start();
+    if (!cs.ok()) LOG_ERROR("controller-manager did not start: {}", cs.toString());
+    else LOG_INFO("controller-manager: replicaset, deployment, garbage-collector started");
+  }
   const std::string kubeconfig = f.dataDir + "/kubeconfig";
   s = apiserver::writeKubeconfig(kubeconfig, "http://" + address);
   if (!s.ok()) {
@@ -82,6 +111,8 @@ int runServer(const ServerFlags& f) {
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down", sig);
+  if (cm) cm->stop();
+  if (sched) sched->stop();
   server.stop();
   ready = nullptr;
   api.stop();
@@ -103,6 +134,13 @@ void addServerCommand(CLI::App& app) {
                   "Host clients use to reach this server (default 127.0.0.1)");
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
       ->capture_default_str();
+  cmd->add_option("--scheduler-policy", flags->schedulerPolicy,
+                  "default, round-robin, random or least-allocated")
+      ->capture_default_str();
+  cmd->add_flag("--disable-scheduler", flags->disableScheduler,
+                "Do not run the scheduler in this process");
+  cmd->add_flag("--disable-controllers", flags->disableControllers,
+                "Do not run the controllers in this process");
   cmd->callback([flags] { std::exit(runServer(*flags)); });
 }
 
