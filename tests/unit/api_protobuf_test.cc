@@ -21,7 +21,7 @@ namespace {
 namespace core = k8s::io::api::core::v1;
 
 std::string fixture(const std::string& name) {
-  auto path = std::filesystem::path(__FILE__).parent_path() / "data" / "protobuf" / (name + ".bin");
+  auto path = std::filesystem::path(MINIK8S_TEST_DATA_DIR) / "protobuf" / (name + ".bin");
   std::ifstream in(path, std::ios::binary);
   EXPECT_TRUE(in.good()) << path;
   std::stringstream ss;
