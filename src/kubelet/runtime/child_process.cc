@@ -43,6 +43,10 @@ Status ChildProcess::start(const std::vector<std::string>& argv, const std::stri
   }
   if (pid == 0) {
     setpgid(0, 0);  // own process group: a terminal's ^C goes to the parent, which stops us
+    // The parent may block SIGTERM to sigwait() for it; the mask survives exec, so clear it.
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     int devnull = ::open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     dup2(logFd, 1);

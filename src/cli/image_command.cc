@@ -1,0 +1,207 @@
+#include "cli/image_command.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "common/logging.h"
+#include "fmt/format.h"
+#include "kubelet/images/image_recipe.h"
+#include "kubelet/images/oci_image.h"
+#include "kubelet/runtime/cluster_registry.h"
+#include "kubelet/runtime/containerd_supervisor.h"
+
+namespace minik8s::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace images = kubelet::images;
+namespace rt = kubelet::runtime;
+
+[[noreturn]] void die(const std::string& message) {
+  std::cerr << "error: " << message << "\n";
+  std::exit(1);
+}
+
+// images/ next to the binary's source tree (build/bin/minik8s) or an installed share dir.
+std::string defaultRecipesDir() {
+  if (const char* env = std::getenv("MINIK8S_IMAGES_DIR")) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& candidate :
+       {exe.parent_path() / "../../images", exe.parent_path() / "../share/minik8s/images",
+        fs::path("images")}) {
+    if (fs::is_directory(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+  }
+  return "images";
+}
+
+// Builds one recipe into <outputDir>/<recipe's directory name>.tar; returns the archive path.
+std::string buildRecipe(const std::string& recipe, const std::string& outputDir) {
+  auto spec = images::loadImageRecipeFile(recipe);
+  if (!spec.ok()) die(spec.status().message());
+  auto archive = images::buildOciArchive(*spec);
+  if (!archive.ok()) die(recipe + ": " + archive.status().message());
+  fs::path p(recipe);
+  std::string stem = p.filename() == "image.yaml"
+                         ? fs::absolute(p).parent_path().filename().string()
+                         : p.stem().string();
+  std::error_code ec;
+  fs::create_directories(outputDir, ec);
+  std::string out = (fs::path(outputDir) / (stem + ".tar")).string();
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  f << archive->bytes;
+  if (!f) die("cannot write " + out);
+  std::cout << fmt::format("built {} ({} bytes, {}): {}\n", out, archive->bytes.size(),
+                           archive->manifestDigest, fmt::join(spec->names, ", "));
+  return out;
+}
+
+void pushArchive(const std::string& path, const std::string& registry) {
+  auto pushed = rt::pushImageArchive(path, registry);
+  if (!pushed.ok()) die(pushed.status().message());
+  for (const auto& name : *pushed) std::cout << fmt::format("pushed {}/{}\n", registry, name);
+}
+
+std::vector<std::string> defaultRecipes(const std::string& dir) {
+  std::vector<std::string> recipes;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (fs::exists(e.path() / "image.yaml")) recipes.push_back((e.path() / "image.yaml").string());
+  }
+  std::sort(recipes.begin(), recipes.end());
+  if (recipes.empty()) die(fmt::format("no image recipes (*/image.yaml) under {}", dir));
+  return recipes;
+}
+
+// Blocks SIGINT/SIGTERM in every thread (call before starting any) and waits for one.
+sigset_t blockStopSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+int waitForStopSignal(const sigset_t& set) {
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+}  // namespace
+
+void addImageCommand(CLI::App& app) {
+  auto* image = app.add_subcommand("image", "Build local images and manage the cluster registry");
+  image->require_subcommand(1);
+
+  struct Options {
+    std::vector<std::string> recipes, paths;
+    std::string output = "build/images";
+    std::string registry = rt::kDefaultRegistry;
+    std::string recipesDir;
+    std::string dataDir;
+    std::string listen = rt::kDefaultRegistry;
+    bool noPush = false;
+    bool pushDefaults = false;
+  };
+  auto o = std::make_shared<Options>();
+
+  auto* build = image->add_subcommand("build", "Build OCI image archives from recipes");
+  build->add_option("recipes", o->recipes, "image.yaml recipes")->required();
+  build->add_option("-o,--output", o->output, "Directory for the archives");
+  build->callback([o] {
+    for (const auto& r : o->recipes) buildRecipe(r, o->output);
+  });
+
+  auto* push = image->add_subcommand("push", "Push OCI image archives to the cluster registry");
+  push->add_option("paths", o->paths, "OCI archive tars or image-layout directories")->required();
+  push->add_option("--registry", o->registry, "Registry host:port");
+  push->callback([o] {
+    for (const auto& p : o->paths) pushArchive(p, o->registry);
+  });
+
+  auto* defaults = image->add_subcommand("build-defaults",
+                                         "Build the default images (pause, busybox, python) and "
+                                         "push them to the cluster registry");
+  defaults->add_option("--recipes", o->recipesDir, "Directory of recipes (default: images/)");
+  defaults->add_option("-o,--output", o->output, "Directory for the archives");
+  defaults->add_option("--registry", o->registry, "Registry host:port");
+  defaults->add_flag("--no-push", o->noPush, "Only build the archives");
+  defaults->callback([o] {
+    std::string dir = o->recipesDir.empty() ? defaultRecipesDir() : o->recipesDir;
+    for (const auto& r : defaultRecipes(dir)) {
+      std::string archive = buildRecipe(r, o->output);
+      if (!o->noPush) pushArchive(archive, o->registry);
+    }
+  });
+
+  auto* registry = image->add_subcommand(
+      "registry", "Run the cluster registry (docker-registry) in the foreground");
+  registry->add_option("--data-dir", o->dataDir, "Data directory (storage in <dir>/registry)")
+      ->required();
+  registry->add_option("--listen", o->listen, "host:port to listen on");
+  registry->add_flag("--push-defaults", o->pushDefaults, "Build and push the default images");
+  registry->add_option("--recipes", o->recipesDir, "Directory of recipes (default: images/)");
+  registry->callback([o] {
+    initLogging("info", "registry");
+    sigset_t signals = blockStopSignals();
+    rt::ClusterRegistry reg({.dataDir = o->dataDir, .listen = o->listen});
+    if (Status s = reg.start(); !s.ok()) die(s.message());
+    if (o->pushDefaults) {
+      std::string dir = o->recipesDir.empty() ? defaultRecipesDir() : o->recipesDir;
+      for (const auto& r : defaultRecipes(dir)) {
+        pushArchive(buildRecipe(r, o->dataDir + "/registry/archives"), o->listen);
+      }
+    }
+    std::cout << fmt::format("registry ready on {} (pid {})\n", o->listen, reg.pid()) << std::flush;
+    int sig = waitForStopSignal(signals);
+    LOG_INFO("signal {}: stopping the registry", sig);
+    reg.stop();
+  });
+}
+
+void addContainerdCommand(CLI::App& app) {
+  struct Options {
+    rt::ContainerdSupervisorOptions supervisor;
+    std::string podCidr, bridge = "cni0";
+    int mtu = 1500;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd =
+      app.add_subcommand("containerd",
+                         "Run a node's containerd (generated config, restarted if it dies) in the "
+                         "foreground");
+  cmd->add_option("--data-dir", o->supervisor.dataDir, "Node data directory")->required();
+  cmd->add_option("--node-name", o->supervisor.nodeName, "Node name")->required();
+  cmd->add_option("--netns", o->supervisor.netns, "Network namespace (name or path)");
+  cmd->add_option("--registry", o->supervisor.registry, "Cluster registry host:port (mirror)");
+  cmd->add_option("--sandbox-image", o->supervisor.config.sandboxImage, "Pause image");
+  cmd->add_option("--pod-cidr", o->podCidr, "Write the CNI config for this pod CIDR");
+  cmd->add_option("--bridge", o->bridge, "CNI bridge name");
+  cmd->add_option("--mtu", o->mtu, "Pod interface MTU");
+  cmd->callback([o] {
+    initLogging("info", "containerd");
+    sigset_t signals = blockStopSignals();
+    rt::ContainerdSupervisor supervisor(o->supervisor);
+    if (!o->podCidr.empty()) {
+      Status s = rt::writeCniConfig(supervisor.layout().cniConfDir(), o->podCidr, o->bridge, o->mtu,
+                                    true, supervisor.layout().cniIpamDir());
+      if (!s.ok()) die(s.message());
+    }
+    if (Status s = supervisor.start(); !s.ok()) die(s.message());
+    std::cout << fmt::format("containerd ready: {} (pid {})\n", supervisor.socketPath(),
+                             supervisor.pid())
+              << std::flush;
+    int sig = waitForStopSignal(signals);
+    LOG_INFO("signal {}: stopping containerd", sig);
+    supervisor.stop();
+  });
+}
+
+}  // namespace minik8s::cli
