@@ -1,0 +1,182 @@
+#include "cli/agent_command.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "client/rest_client.h"
+#include "common/logging.h"
+#include "common/yaml_json.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/runtime/containerd_supervisor.h"
+#include "kubelet/server/agent_server.h"
+
+#if __has_include("kubelet/cri/grpc_runtime.h")
+#include "kubelet/cri/grpc_runtime.h"
+#define MINIK8S_HAVE_GRPC_RUNTIME 1
+#endif
+
+namespace minik8s::cli {
+
+namespace {
+
+struct AgentFlags {
+  std::string server;
+  std::string nodeName;
+  std::string dataDir;
+  std::string configFile;
+  std::string runtimeEndpoint;
+  std::string netns;
+  std::string listen = "0.0.0.0:10250";
+  std::string logLevel = "info";
+};
+
+// The first IPv4 address of an interface that is up and not loopback.
+std::string detectHostIP() {
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return "127.0.0.1";
+  std::string found;
+  for (ifaddrs* a = list; a && found.empty(); a = a->ifa_next) {
+    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    if ((a->ifa_flags & IFF_UP) == 0 || (a->ifa_flags & IFF_LOOPBACK) != 0) continue;
+    std::string name = a->ifa_name;
+    if (name == "cni0" || name.rfind("veth", 0) == 0) continue;  // our own pod bridge
+    char buf[INET_ADDRSTRLEN];
+    auto* in = reinterpret_cast<sockaddr_in*>(a->ifa_addr);
+    if (::inet_ntop(AF_INET, &in->sin_addr, buf, sizeof buf)) found = buf;
+  }
+  ::freeifaddrs(list);
+  return found.empty() ? "127.0.0.1" : found;
+}
+
+// node.yaml: labels (map), address, podCIDR, clusterDNS (list or string), clusterDomain,
+// maxPods, cgroupRoot.
+Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o) {
+  std::ifstream in(path);
+  if (!in) return Status::BadRequest("cannot read config file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto doc = parseYaml(text.str());
+  if (!doc.ok()) return doc.status();
+  const json& c = *doc;
+  if (!c.is_object()) return Status::BadRequest(path + ": expected a mapping");
+  try {
+    if (c.contains("labels") && c["labels"].is_object())
+      for (const auto& [k, v] : c["labels"].items())
+        o.nodeLabels[k] = v.is_string() ? v.get<std::string>() : v.dump();
+    if (c.contains("address")) o.hostIP = c["address"].get<std::string>();
+    if (c.contains("podCIDR")) o.podCIDR = c["podCIDR"].get<std::string>();
+    if (c.contains("clusterDomain")) o.clusterDomain = c["clusterDomain"].get<std::string>();
+    if (c.contains("cgroupRoot")) o.cgroupRoot = c["cgroupRoot"].get<std::string>();
+    if (c.contains("maxPods")) o.maxPods = c["maxPods"].get<int>();
+    if (c.contains("clusterDNS")) {
+      if (c["clusterDNS"].is_array())
+        for (const auto& s : c["clusterDNS"]) o.clusterDNS.push_back(s.get<std::string>());
+      else
+        o.clusterDNS.push_back(c["clusterDNS"].get<std::string>());
+    }
+  } catch (const json::exception& e) {
+    return Status::BadRequest(path + ": " + e.what());
+  }
+  return Status::Ok();
+}
+
+int runAgent(const AgentFlags& f) {
+  initLogging(f.logLevel, "agent:" + f.nodeName);
+  kubelet::KubeletOptions opts;
+  opts.nodeName = f.nodeName;
+  opts.dataDir = f.dataDir.empty() ? "/var/lib/minik8s/agent-" + f.nodeName : f.dataDir;
+  if (!f.configFile.empty()) {
+    Status s = applyConfigFile(f.configFile, opts);
+    if (!s.ok()) {
+      LOG_ERROR("{}", s.message());
+      return 1;
+    }
+  }
+  if (opts.hostIP.empty()) opts.hostIP = detectHostIP();
+  std::error_code ec;
+  std::filesystem::create_directories(opts.dataDir, ec);
+  if (ec) {
+    LOG_ERROR("cannot create data dir {}: {}", opts.dataDir, ec.message());
+    return 1;
+  }
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+
+  // The runtime: an existing CRI socket, or our own containerd.
+  std::unique_ptr<kubelet::runtime::ContainerdSupervisor> containerd;
+  std::string endpoint = f.runtimeEndpoint;
+  if (endpoint.empty()) {
+    kubelet::runtime::ContainerdSupervisorOptions co;
+    co.dataDir = opts.dataDir;
+    co.nodeName = f.nodeName;
+    co.netns = f.netns;
+    containerd = std::make_unique<kubelet::runtime::ContainerdSupervisor>(co);
+    Status s = containerd->start();
+    if (!s.ok()) {
+      LOG_ERROR("cannot start containerd: {}", s.message());
+      return 1;
+    }
+    endpoint = containerd->socketPath();
+  }
+  if (endpoint.rfind("unix://", 0) == 0) endpoint = endpoint.substr(7);
+#ifdef MINIK8S_HAVE_GRPC_RUNTIME
+  kubelet::cri::GrpcRuntime runtime("unix://" + endpoint);
+  client::RestClient client(f.server);
+  kubelet::Kubelet kubelet(client, runtime, runtime, opts);
+  Status s = kubelet.start();
+  if (!s.ok()) {
+    LOG_ERROR("cannot start the kubelet: {}", s.toString());
+    return 1;
+  }
+  std::unique_ptr<kubelet::server::CtrExecBackend> exec;
+  std::unique_ptr<kubelet::server::AgentServer> agentServer;
+#else
+  LOG_ERROR("this build has no CRI gRPC client (kubelet/cri/grpc_runtime.h)");
+  return 1;
+#endif
+  LOG_INFO("agent of node {} running (runtime {}, data {})", f.nodeName, endpoint, opts.dataDir);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LOG_INFO("signal {}: shutting down (containers keep running)", sig);
+#ifdef MINIK8S_HAVE_GRPC_RUNTIME
+  if (agentServer) agentServer->stop();
+  kubelet.stop();
+#endif
+  if (containerd) containerd->stop();
+  return 0;
+}
+
+}  // namespace
+
+void addAgentCommand(CLI::App& app) {
+  auto flags = std::make_shared<AgentFlags>();
+  CLI::App* cmd = app.add_subcommand("agent", "Run a node agent (kubelet) against a server");
+  cmd->add_option("--server", flags->server, "API server URL (http://host:port)")->required();
+  cmd->add_option("--node-name", flags->nodeName, "Name of this node")->required();
+  cmd->add_option("--data-dir", flags->dataDir,
+                  "Agent state: containerd, pod volumes, logs (default /var/lib/minik8s/agent-"
+                  "<node>)");
+  cmd->add_option("--config", flags->configFile,
+                  "node.yaml: labels, address, podCIDR, clusterDNS, clusterDomain, maxPods");
+  cmd->add_option("--container-runtime-endpoint", flags->runtimeEndpoint,
+                  "Use this CRI socket instead of starting containerd");
+  cmd->add_option("--netns", flags->netns,
+                  "Network namespace to run our containerd in (name under /var/run/netns)");
+  cmd->add_option("--listen", flags->listen, "Address of the agent's HTTP API")
+      ->capture_default_str();
+  cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->callback([flags] { std::exit(runAgent(*flags)); });
+}
+
+}  // namespace minik8s::cli

@@ -1,0 +1,165 @@
+#include "kubelet/env_resolver.h"
+
+#include <map>
+
+#include "api/quantity.h"
+#include "kubelet/pod_util.h"
+
+namespace minik8s::kubelet {
+
+namespace {
+
+// metadata.labels['key'] -> key
+std::optional<std::string> bracketKey(const std::string& path, const std::string& prefix) {
+  if (path.rfind(prefix + "['", 0) != 0 || path.size() < prefix.size() + 4) return std::nullopt;
+  if (path.substr(path.size() - 2) != "']") return std::nullopt;
+  return path.substr(prefix.size() + 2, path.size() - prefix.size() - 4);
+}
+
+Result<std::string> fieldRefValue(const json& pod, const std::string& path,
+                                  const PodRuntimeFields& fields) {
+  auto meta = pod.value("metadata", json::object());
+  if (path == "metadata.name") return podName(pod);
+  if (path == "metadata.namespace") return podNamespace(pod);
+  if (path == "metadata.uid") return podUid(pod);
+  if (path == "spec.nodeName") return pod["spec"].value("nodeName", "");
+  if (path == "spec.serviceAccountName") return pod["spec"].value("serviceAccountName", "");
+  if (path == "status.podIP") return fields.podIP;
+  if (path == "status.hostIP" || path == "status.hostIPs") return fields.hostIP;
+  if (path == "status.podIPs") {
+    std::string out;
+    for (const auto& ip : fields.podIPs) out += (out.empty() ? "" : ",") + ip;
+    return out.empty() ? fields.podIP : out;
+  }
+  for (const char* m : {"labels", "annotations"}) {
+    if (auto key = bracketKey(path, std::string("metadata.") + m)) {
+      if (meta.contains(m) && meta[m].contains(*key) && meta[m][*key].is_string())
+        return meta[m][*key].get<std::string>();
+      return std::string();
+    }
+  }
+  return Status::BadRequest("unsupported fieldRef fieldPath: " + path);
+}
+
+Result<std::string> resourceFieldValue(const json& container, const json& ref) {
+  std::string res = ref.value("resource", "");
+  auto dot = res.find('.');
+  if (dot == std::string::npos) return Status::BadRequest("unsupported resource: " + res);
+  std::string kind = res.substr(0, dot), name = res.substr(dot + 1);
+  json q = container.contains("resources") && container["resources"].contains(kind) &&
+                   container["resources"][kind].contains(name)
+               ? container["resources"][kind][name]
+               : json();
+  if (q.is_null()) return std::string("0");
+  auto parsed = api::Quantity::fromJson(q);
+  if (!parsed.ok()) return parsed.status();
+  int64_t divisor = 1000;  // in milli units
+  if (ref.contains("divisor")) {
+    auto d = api::Quantity::fromJson(ref["divisor"]);
+    if (d.ok() && d->milliValue() > 0) divisor = d->milliValue();
+  }
+  // Kubernetes rounds up to the divisor.
+  int64_t milli = parsed->milliValue();
+  return std::to_string((milli + divisor - 1) / divisor);
+}
+
+}  // namespace
+
+std::string expandEnvRefs(const std::string& in, const EnvList& env) {
+  std::string out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '$' || i + 1 >= in.size()) {
+      out += in[i];
+      continue;
+    }
+    if (in[i + 1] == '$') {
+      out += '$';
+      ++i;
+      continue;
+    }
+    if (in[i + 1] == '(') {
+      auto close = in.find(')', i + 2);
+      if (close != std::string::npos) {
+        std::string name = in.substr(i + 2, close - i - 2);
+        const std::string* found = nullptr;
+        for (const auto& [k, v] : env)
+          if (k == name) found = &v;  // the last definition wins
+        if (found) {
+          out += *found;
+          i = close;
+          continue;
+        }
+      }
+    }
+    out += in[i];
+  }
+  return out;
+}
+
+Result<EnvList> resolveEnv(const json& pod, const json& container, const PodRuntimeFields& fields,
+                           ObjectSource& objects) {
+  EnvList env;
+  const std::string ns = podNamespace(pod);
+  auto set = [&env](const std::string& k, const std::string& v) {
+    for (auto& e : env)
+      if (e.first == k) {
+        e.second = v;
+        return;
+      }
+    env.emplace_back(k, v);
+  };
+  if (container.contains("envFrom") && container["envFrom"].is_array()) {
+    for (const auto& from : container["envFrom"]) {
+      std::string prefix = from.value("prefix", "");
+      bool isSecret = from.contains("secretRef");
+      const json& ref = isSecret ? from["secretRef"] : from.value("configMapRef", json::object());
+      std::string name = ref.value("name", "");
+      auto data = isSecret ? objects.secretData(ns, name) : objects.configMapData(ns, name);
+      if (!data.ok()) {
+        if (ref.value("optional", false)) continue;
+        return Status::NotFoundMessage(std::string(isSecret ? "secret" : "configmap") + " \"" +
+                                       name + "\" not found");
+      }
+      for (const auto& [k, v] : *data) set(prefix + k, v);
+    }
+  }
+  if (!container.contains("env") || !container["env"].is_array()) return env;
+  for (const auto& e : container["env"]) {
+    std::string name = e.value("name", "");
+    if (!e.contains("valueFrom")) {
+      set(name, expandEnvRefs(e.value("value", ""), env));
+      continue;
+    }
+    const json& from = e["valueFrom"];
+    if (from.contains("fieldRef")) {
+      auto v = fieldRefValue(pod, from["fieldRef"].value("fieldPath", ""), fields);
+      if (!v.ok()) return v.status();
+      set(name, *v);
+    } else if (from.contains("resourceFieldRef")) {
+      auto v = resourceFieldValue(container, from["resourceFieldRef"]);
+      if (!v.ok()) return v.status();
+      set(name, *v);
+    } else if (from.contains("configMapKeyRef") || from.contains("secretKeyRef")) {
+      bool isSecret = from.contains("secretKeyRef");
+      const json& ref = isSecret ? from["secretKeyRef"] : from["configMapKeyRef"];
+      std::string objName = ref.value("name", ""), key = ref.value("key", "");
+      bool optional = ref.value("optional", false);
+      const char* kind = isSecret ? "secret" : "configmap";
+      auto data = isSecret ? objects.secretData(ns, objName) : objects.configMapData(ns, objName);
+      if (!data.ok()) {
+        if (optional) continue;
+        return Status::NotFoundMessage(std::string(kind) + " \"" + objName + "\" not found");
+      }
+      auto it = data->find(key);
+      if (it == data->end()) {
+        if (optional) continue;
+        return Status::NotFoundMessage("couldn't find key " + key + " in " +
+                                       (isSecret ? "Secret " : "ConfigMap ") + ns + "/" + objName);
+      }
+      set(name, it->second);
+    }
+  }
+  return env;
+}
+
+}  // namespace minik8s::kubelet

@@ -1,0 +1,223 @@
+#include "kubelet/kubelet.h"
+
+#include <algorithm>
+
+#include "common/logging.h"
+#include "kubelet/pod_util.h"
+
+namespace minik8s::kubelet {
+
+namespace {
+
+PodSyncerOptions syncerOptions(const KubeletOptions& o) {
+  PodSyncerOptions s;
+  s.nodeName = o.nodeName;
+  s.hostIP = o.hostIP;
+  s.podLogRoot = o.dataDir + "/logs/pods";
+  s.cgroupRoot = o.cgroupRoot.empty() ? "/minik8s/" + o.nodeName + "/kubepods" : o.cgroupRoot;
+  s.clusterDNS = o.clusterDNS;
+  s.clusterDomain = o.clusterDomain;
+  s.memoryCapacityBytes = collectMachineInfo().memoryBytes;
+  return s;
+}
+
+}  // namespace
+
+Kubelet::Kubelet(client::RestClient& client, cri::RuntimeService& runtime,
+                 cri::ImageService& images, KubeletOptions options)
+    : client_(client),
+      runtime_(runtime),
+      images_(images),
+      options_(std::move(options)),
+      objects_(client),
+      queue_(client::RealClock::instance(), std::chrono::milliseconds(200),
+             std::chrono::seconds(10)),
+      volumes_(options_.dataDir, objects_, client::RealClock::instance()),
+      probes_(runtime, client::RealClock::instance()),
+      syncer_(runtime, images, volumes_, objects_, probes_, client::RealClock::instance(),
+              syncerOptions(options_)),
+      statusManager_(client) {}
+
+Kubelet::~Kubelet() { stop(); }
+
+Status Kubelet::start() {
+  std::string runtimeVersion = "containerd://unknown";
+  auto v = runtime_.version();
+  if (!v.ok()) return Status::Unavailable("container runtime: " + v.status().message());
+  runtimeVersion = v->runtime_name() + "://" + v->runtime_version();
+  NodeStatusOptions nso;
+  nso.nodeName = options_.nodeName;
+  nso.hostIP = options_.hostIP;
+  nso.labels = options_.nodeLabels;
+  nso.podCIDR = options_.podCIDR;
+  nso.maxPods = options_.maxPods;
+  nso.kubeletPort = options_.kubeletPort;
+  nso.containerRuntimeVersion = runtimeVersion;
+  nodeStatus_ = std::make_unique<NodeStatus>(client_, nso, collectMachineInfo());
+  if (options_.registerNode) {
+    Status s = nodeStatus_->registerNode();
+    if (!s.ok()) return s;
+    nodeStatus_->renewLease();
+  }
+
+  client::ListParams params;
+  params.fieldSelector = "spec.nodeName=" + options_.nodeName;
+  informer_ = std::make_unique<client::Informer>(client_, client::resources::kPods, "", params);
+  informer_->addHandlers({[this](const json& p) { queue_.add(podKey(p)); },
+                          [this](const json&, const json& p) { queue_.add(podKey(p)); },
+                          [this](const json& p) { queue_.add(podKey(p)); }});
+  informer_->start();
+  if (!informer_->waitForSync(std::chrono::seconds(30)))
+    return Status::Unavailable("pods of node " + options_.nodeName + " could not be listed");
+  // Pods deleted while the agent was down go before any new work starts.
+  housekeeping();
+  for (int i = 0; i < std::max(1, options_.workers); ++i)
+    threads_.emplace_back([this] { workerLoop(); });
+  threads_.emplace_back([this] { relistLoop(); });
+  if (options_.registerNode) threads_.emplace_back([this] { nodeLoop(); });
+  LOG_INFO("kubelet of node {} started ({})", options_.nodeName, runtimeVersion);
+  return Status::Ok();
+}
+
+void Kubelet::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  queue_.shutDown();
+  if (informer_) informer_->stop();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+  threads_.clear();
+}
+
+void Kubelet::workerLoop() {
+  while (auto key = queue_.get()) {
+    syncPodKey(*key);
+    queue_.done(*key);
+  }
+}
+
+void Kubelet::syncPodKey(const std::string& key) {
+  auto pod = informer_->get(key);
+  if (!pod) return;  // gone from the API: housekeeping removes what is left in the runtime
+  if (isTerminating(*pod)) {
+    const std::string uid = podUid(*pod);
+    Status s = syncer_.killPod(uid, terminationGracePeriod(*pod));
+    if (!s.ok()) {
+      LOG_WARN("pod {}: termination: {}", key, s.message());
+      queue_.addRateLimited(key);
+      return;
+    }
+    // Everything is gone on the node: let the API server forget the pod.
+    json opts = {{"apiVersion", "v1"},
+                 {"kind", "DeleteOptions"},
+                 {"gracePeriodSeconds", 0},
+                 {"preconditions", {{"uid", uid}}}};
+    auto r = client_.remove(client::resources::kPods, podNamespace(*pod), podName(*pod), opts);
+    if (!r.ok() && r.status().code() != 404 && r.status().reason() != "Conflict")
+      LOG_WARN("pod {}: final delete: {}", key, r.status().message());
+    statusManager_.forgetPod(uid);
+    return;
+  }
+  auto status = syncer_.syncPod(*pod);
+  if (!status.ok()) {
+    LOG_WARN("pod {}: sync: {}", key, status.status().message());
+    queue_.addRateLimited(key);
+    return;
+  }
+  queue_.forget(key);
+  Status s = statusManager_.setPodStatus(*pod, *status);
+  if (!s.ok() && s.code() != 404) LOG_WARN("pod {}: status update: {}", key, s.message());
+}
+
+void Kubelet::housekeeping() {
+  std::set<std::string> known;
+  for (const auto& p : informer_->list()) known.insert(podUid(p));
+  auto uids = syncer_.runtimePodUids();
+  if (uids.ok()) {
+    for (const auto& uid : *uids) {
+      if (known.count(uid)) continue;
+      LOG_INFO("pod {} is no longer in the API: removing its containers", uid);
+      syncer_.killPod(uid, 2);
+      statusManager_.forgetPod(uid);
+    }
+  }
+  for (const auto& uid : volumes_.podUidsOnDisk())
+    if (!known.count(uid) && (!uids.ok() || !uids->count(uid))) volumes_.tearDownPod(uid);
+}
+
+void Kubelet::relistLoop() {
+  auto nextHousekeeping = std::chrono::steady_clock::now();
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    for (const auto& p : informer_->list()) queue_.add(podKey(p));
+    if (std::chrono::steady_clock::now() >= nextHousekeeping) {
+      housekeeping();
+      nextHousekeeping = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    }
+    lock.lock();
+    cv_.wait_for(lock, options_.relistPeriod, [this] { return stopping_; });
+  }
+}
+
+void Kubelet::nodeLoop() {
+  auto nextStatus = std::chrono::steady_clock::now() + options_.nodeStatusPeriod;
+  bool lastReady = true;
+  std::unique_lock lock(mu_);
+  while (!cv_.wait_for(lock, options_.leaseRenewPeriod, [this] { return stopping_; })) {
+    lock.unlock();
+    Status s = nodeStatus_->renewLease();
+    if (!s.ok()) LOG_WARN("node lease: {}", s.message());
+    auto rs = runtime_.status();
+    bool ready = rs.ok();
+    if (ready != lastReady || std::chrono::steady_clock::now() >= nextStatus) {
+      s = nodeStatus_->updateStatus(ready, ready ? "" : "container runtime is down");
+      if (!s.ok()) LOG_WARN("node status: {}", s.message());
+      nextStatus = std::chrono::steady_clock::now() + options_.nodeStatusPeriod;
+      lastReady = ready;
+    }
+    lock.lock();
+  }
+}
+
+Result<server::ContainerLocation> Kubelet::findContainer(const std::string& ns,
+                                                         const std::string& pod,
+                                                         const std::string& container,
+                                                         bool previous) {
+  ::runtime::v1::ContainerFilter filter;
+  auto& sel = *filter.mutable_label_selector();
+  sel[kPodNamespaceLabel] = ns;
+  sel[kPodNameLabel] = pod;
+  sel[kContainerNameLabel] = container;
+  if (informer_) {
+    if (auto p = informer_->get(ns + "/" + pod)) sel[kPodUidLabel] = podUid(*p);
+  }
+  auto list = runtime_.listContainers(filter);
+  if (!list.ok()) return list.status();
+  std::vector<::runtime::v1::ContainerStatus> instances;
+  for (const auto& c : *list) {
+    auto st = runtime_.containerStatus(c.id());
+    if (st.ok()) instances.push_back(*st);
+  }
+  std::sort(instances.begin(), instances.end(), [](const auto& a, const auto& b) {
+    int ra = restartCountOf(a), rb = restartCountOf(b);
+    return ra != rb ? ra > rb : a.created_at() > b.created_at();
+  });
+  size_t index = previous ? 1 : 0;
+  if (instances.size() <= index) {
+    if (previous)
+      return Status::NotFoundMessage("previous terminated container \"" + container +
+                                     "\" in pod \"" + pod + "\" not found");
+    return Status::NotFoundMessage("container \"" + container + "\" in pod \"" + pod +
+                                   "\" is waiting to start: ContainerCreating");
+  }
+  const auto& st = instances[index];
+  return server::ContainerLocation{st.id(), st.log_path(),
+                                   st.state() == ::runtime::v1::CONTAINER_RUNNING};
+}
+
+}  // namespace minik8s::kubelet

@@ -1,0 +1,100 @@
+// Kubelet: the node agent's core. It registers the Node, keeps its Lease fresh, watches the pods
+// bound to the node (an Informer with fieldSelector spec.nodeName=<node>) and hands each pod to
+// the pod workers, which run PodSyncer::syncPod and report statuses through the StatusManager.
+//
+// Like the PLEG, a relist loop requeues every pod about once a second, so container exits are
+// noticed within a second and back-offs and probes fire on time. Deleted pods are terminated
+// gracefully (StopContainer with the grace period, sandbox removed) and then confirmed with
+// DELETE gracePeriodSeconds=0. Housekeeping removes runtime pods and pod directories that no
+// API pod owns (pods deleted while the agent was down). After a restart, sandboxes and
+// containers are adopted through their CRI labels.
+//
+// It also implements the agent server's PodLookup. Thread-safe; start() once, stop() once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/informer.h"
+#include "client/rest_client.h"
+#include "client/work_queue.h"
+#include "cri/runtime_service.h"
+#include "kubelet/node_status.h"
+#include "kubelet/object_source.h"
+#include "kubelet/pod_sync.h"
+#include "kubelet/prober.h"
+#include "kubelet/server/pod_lookup.h"
+#include "kubelet/status_manager.h"
+#include "kubelet/volume_manager.h"
+
+namespace minik8s::kubelet {
+
+struct KubeletOptions {
+  std::string nodeName;
+  std::string dataDir;  // pods/<uid>/volumes and logs/pods live here
+  std::string hostIP;
+  std::map<std::string, std::string> nodeLabels;
+  std::string podCIDR;
+  std::string cgroupRoot;  // default /minik8s/<node>/kubepods
+  std::vector<std::string> clusterDNS;
+  std::string clusterDomain = "cluster.local";
+  int maxPods = 110;
+  int kubeletPort = 10250;
+  int workers = 4;
+  std::chrono::milliseconds relistPeriod{1000};
+  std::chrono::seconds leaseRenewPeriod{10};
+  std::chrono::seconds nodeStatusPeriod{60};
+  bool registerNode = true;
+};
+
+class Kubelet : public server::PodLookup {
+ public:
+  Kubelet(client::RestClient& client, cri::RuntimeService& runtime, cri::ImageService& images,
+          KubeletOptions options);
+  ~Kubelet() override;
+  Kubelet(const Kubelet&) = delete;
+  Kubelet& operator=(const Kubelet&) = delete;
+
+  Status start();
+  void stop();
+
+  Result<server::ContainerLocation> findContainer(const std::string& ns, const std::string& pod,
+                                                  const std::string& container,
+                                                  bool previous) override;
+
+  // One pass of each loop (exposed for tests).
+  void syncPodKey(const std::string& key);
+  void housekeeping();
+
+ private:
+  void workerLoop();
+  void relistLoop();
+  void nodeLoop();
+
+  client::RestClient& client_;
+  cri::RuntimeService& runtime_;
+  cri::ImageService& images_;
+  KubeletOptions options_;
+  RestClientObjectSource objects_;
+  client::WorkQueue queue_;
+  VolumeManager volumes_;
+  ProbeManager probes_;
+  PodSyncer syncer_;
+  StatusManager statusManager_;
+  std::unique_ptr<NodeStatus> nodeStatus_;
+  std::unique_ptr<client::Informer> informer_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace minik8s::kubelet

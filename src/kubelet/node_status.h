@@ -1,0 +1,58 @@
+// NodeStatus: the node's presence in the API, as the kubelet's node status and node lease parts.
+//
+// registerNode() creates the Node (or adopts the existing one, merging our labels) with its
+// addresses, capacity/allocatable (cpu, memory, pods, ephemeral-storage), nodeInfo, daemon
+// endpoint and conditions (Ready, MemoryPressure, DiskPressure, PIDPressure). renewLease() keeps
+// kube-node-lease/<node> fresh (call it every 10 s); updateStatus() refreshes the conditions'
+// heartbeat (call it about once a minute or when readiness changes). buildNode() is pure.
+// Thread-safe (calls serialize on an internal mutex).
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "client/rest_client.h"
+
+namespace minik8s::kubelet {
+
+struct MachineInfo {
+  int64_t cpuCores = 1;
+  int64_t memoryBytes = 0;
+  std::string machineID, systemUUID, bootID, kernelVersion, osImage, architecture = "amd64";
+};
+// Reads /proc, /etc and uname.
+MachineInfo collectMachineInfo();
+
+struct NodeStatusOptions {
+  std::string nodeName;
+  std::string hostIP;
+  std::map<std::string, std::string> labels;  // from the config file
+  std::string podCIDR;
+  int maxPods = 110;
+  int kubeletPort = 10250;
+  std::string containerRuntimeVersion = "containerd://unknown";
+  std::string kubeletVersion = "v1.32.0-minik8s";
+};
+
+class NodeStatus {
+ public:
+  NodeStatus(client::RestClient& client, NodeStatusOptions options, MachineInfo machine);
+
+  Status registerNode();
+  Status renewLease();
+  // `ready` false reports NotReady (e.g. the runtime does not answer) with `message`.
+  Status updateStatus(bool ready, const std::string& message = "");
+
+  json buildNode(bool ready, const std::string& message, const std::string& now) const;
+
+ private:
+  client::RestClient& client_;
+  NodeStatusOptions options_;
+  MachineInfo machine_;
+  std::mutex mu_;
+  bool lastReady_ = false;
+  std::string readySince_;
+};
+
+}  // namespace minik8s::kubelet

@@ -1,0 +1,56 @@
+#include "kubelet/object_source.h"
+
+#include <boost/beast/core/detail/base64.hpp>
+
+namespace minik8s::kubelet {
+
+namespace {
+
+std::string base64Decode(const std::string& in) {
+  namespace b64 = boost::beast::detail::base64;
+  std::string out(b64::decoded_size(in.size()), '\0');
+  auto [written, read] = b64::decode(out.data(), in.data(), in.size());
+  out.resize(written);
+  return out;
+}
+
+}  // namespace
+
+KeyBytes configMapDataOf(const json& configMap) {
+  KeyBytes out;
+  if (configMap.contains("data") && configMap["data"].is_object())
+    for (const auto& [k, v] : configMap["data"].items())
+      if (v.is_string()) out[k] = v.get<std::string>();
+  if (configMap.contains("binaryData") && configMap["binaryData"].is_object())
+    for (const auto& [k, v] : configMap["binaryData"].items())
+      if (v.is_string()) out[k] = base64Decode(v.get<std::string>());
+  return out;
+}
+
+KeyBytes secretDataOf(const json& secret) {
+  KeyBytes out;
+  if (secret.contains("data") && secret["data"].is_object())
+    for (const auto& [k, v] : secret["data"].items())
+      if (v.is_string()) out[k] = base64Decode(v.get<std::string>());
+  // stringData is folded into data by the API server; honour it anyway for raw objects.
+  if (secret.contains("stringData") && secret["stringData"].is_object())
+    for (const auto& [k, v] : secret["stringData"].items())
+      if (v.is_string()) out[k] = v.get<std::string>();
+  return out;
+}
+
+Result<KeyBytes> RestClientObjectSource::configMapData(const std::string& ns,
+                                                       const std::string& name) {
+  auto obj = client_.get(client::resources::kConfigMaps, ns, name);
+  if (!obj.ok()) return obj.status();
+  return configMapDataOf(*obj);
+}
+
+Result<KeyBytes> RestClientObjectSource::secretData(const std::string& ns,
+                                                    const std::string& name) {
+  auto obj = client_.get(client::resources::kSecrets, ns, name);
+  if (!obj.ok()) return obj.status();
+  return secretDataOf(*obj);
+}
+
+}  // namespace minik8s::kubelet

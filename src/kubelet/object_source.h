@@ -1,0 +1,39 @@
+// ObjectSource: where the kubelet reads the ConfigMaps and Secrets that env vars and volumes
+// name. The agent reads them from the API server (RestClientObjectSource); tests use a map.
+// configMapData/secretData return the decoded key -> bytes map (data and binaryData for
+// ConfigMaps; base64-decoded data for Secrets), or the API's NotFound. Implementations are
+// thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "client/rest_client.h"
+#include "common/status.h"
+
+namespace minik8s::kubelet {
+
+using KeyBytes = std::map<std::string, std::string>;
+
+class ObjectSource {
+ public:
+  virtual ~ObjectSource() = default;
+  virtual Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) = 0;
+  virtual Result<KeyBytes> secretData(const std::string& ns, const std::string& name) = 0;
+};
+
+// Decodes the data (and binaryData) of a ConfigMap or Secret object.
+KeyBytes configMapDataOf(const json& configMap);
+KeyBytes secretDataOf(const json& secret);
+
+class RestClientObjectSource : public ObjectSource {
+ public:
+  explicit RestClientObjectSource(client::RestClient& client) : client_(client) {}
+  Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override;
+  Result<KeyBytes> secretData(const std::string& ns, const std::string& name) override;
+
+ private:
+  client::RestClient& client_;
+};
+
+}  // namespace minik8s::kubelet

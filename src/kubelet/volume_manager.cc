@@ -1,0 +1,210 @@
+#include "kubelet/volume_manager.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kubelet/pod_util.h"
+
+namespace minik8s::kubelet {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Status makeDirs(const std::string& path, fs::perms perms) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return Status::Internal("cannot create " + path + ": " + ec.message());
+  fs::permissions(path, perms, ec);
+  return Status::Ok();
+}
+
+// Writes `content` to `path` only when it differs, so containers see no needless change.
+Status writeFileIfChanged(const std::string& path, const std::string& content, int mode) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) {
+      std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      if (old == content) {
+        ::chmod(path.c_str(), mode);
+        return Status::Ok();
+      }
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return Status::Internal("cannot write " + path);
+    out << content;
+  }
+  ::chmod(tmp.c_str(), mode);
+  fs::rename(tmp, path, ec);
+  if (ec) return Status::Internal("cannot write " + path + ": " + ec.message());
+  return Status::Ok();
+}
+
+// A relative path that stays inside its directory.
+bool safeRelative(const std::string& p) {
+  if (p.empty() || p[0] == '/') return false;
+  for (const auto& part : fs::path(p))
+    if (part == "..") return false;
+  return true;
+}
+
+}  // namespace
+
+VolumeManager::VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
+                             std::chrono::seconds refresh)
+    : root_(std::move(root)), objects_(objects), clock_(clock), refresh_(refresh) {}
+
+Status VolumeManager::writeProjectedFiles(const std::string& dir, const KeyBytes& data,
+                                          const json& source) {
+  int defaultMode = source.value("defaultMode", 0644);
+  std::map<std::string, std::pair<std::string, int>> files;  // relative path -> content, mode
+  if (source.contains("items") && source["items"].is_array() && !source["items"].empty()) {
+    for (const auto& item : source["items"]) {
+      std::string key = item.value("key", ""), path = item.value("path", "");
+      auto it = data.find(key);
+      if (it == data.end()) {
+        if (source.value("optional", false)) continue;
+        return Status::NotFoundMessage("configmap references non-existent config key: " + key);
+      }
+      if (!safeRelative(path)) return Status::BadRequest("invalid item path " + path);
+      files[path] = {it->second, item.value("mode", defaultMode)};
+    }
+  } else {
+    for (const auto& [k, v] : data) files[k] = {v, defaultMode};
+  }
+  for (const auto& [rel, content] : files) {
+    Status s = writeFileIfChanged(dir + "/" + rel, content.first, content.second);
+    if (!s.ok()) return s;
+  }
+  // Keys removed from the object disappear from the volume.
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); ++it) {
+    if (!it->is_regular_file()) continue;
+    std::string rel = fs::relative(it->path(), dir).string();
+    if (!files.count(rel)) fs::remove(it->path(), ec);
+  }
+  return Status::Ok();
+}
+
+Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
+  const std::string uid = podUid(pod);
+  auto now = clock_.now();
+  {
+    std::lock_guard lock(mu_);
+    auto it = lastSetUp_.find(uid);
+    if (it != lastSetUp_.end() && now - it->second < refresh_) return paths_[uid];
+  }
+  VolumePaths paths;
+  const std::string ns = podNamespace(pod);
+  const std::string base = podDir(uid) + "/volumes";
+  const json volumes =
+      pod.contains("spec") ? pod["spec"].value("volumes", json::array()) : json::array();
+  for (const auto& vol : volumes) {
+    std::string name = vol.value("name", "");
+    if (vol.contains("hostPath")) {
+      std::string path = vol["hostPath"].value("path", "");
+      std::string type = vol["hostPath"].value("type", "");
+      std::error_code ec;
+      if (type == "DirectoryOrCreate") {
+        fs::create_directories(path, ec);
+      } else if (type == "FileOrCreate" && !fs::exists(path)) {
+        fs::create_directories(fs::path(path).parent_path(), ec);
+        std::ofstream(path).flush();
+      } else if ((type == "Directory" && !fs::is_directory(path)) ||
+                 (type == "File" && !fs::is_regular_file(path))) {
+        return Status::NotFoundMessage("hostPath type check failed: " + path + " is not a " +
+                                       (type == "File" ? "file" : "directory"));
+      }
+      paths[name] = path;
+    } else if (vol.contains("configMap") || vol.contains("secret")) {
+      bool isSecret = vol.contains("secret");
+      const json& src = isSecret ? vol["secret"] : vol["configMap"];
+      std::string objName = isSecret ? src.value("secretName", "") : src.value("name", "");
+      std::string dir =
+          base + (isSecret ? "/kubernetes.io~secret/" : "/kubernetes.io~configmap/") + name;
+      Status s = makeDirs(dir, fs::perms(0755));
+      if (!s.ok()) return s;
+      auto data = isSecret ? objects_.secretData(ns, objName) : objects_.configMapData(ns, objName);
+      if (!data.ok()) {
+        if (!src.value("optional", false))
+          return Status::NotFoundMessage(std::string(isSecret ? "secret" : "configmap") + " \"" +
+                                         objName + "\" not found");
+        data = KeyBytes{};
+      }
+      s = writeProjectedFiles(dir, *data, src);
+      if (!s.ok()) return s;
+      paths[name] = dir;
+    } else {
+      // emptyDir, and any volume type we do not support yet, get a private directory.
+      std::string dir = base + "/kubernetes.io~empty-dir/" + name;
+      Status s = makeDirs(dir, fs::perms::all);
+      if (!s.ok()) return s;
+      paths[name] = dir;
+    }
+  }
+  std::lock_guard lock(mu_);
+  lastSetUp_[uid] = now;
+  paths_[uid] = paths;
+  return paths;
+}
+
+Result<std::vector<::runtime::v1::Mount>> VolumeManager::mountsFor(
+    const json& container, const VolumePaths& volumes) const {
+  std::vector<::runtime::v1::Mount> mounts;
+  if (!container.contains("volumeMounts") || !container["volumeMounts"].is_array()) return mounts;
+  for (const auto& vm : container["volumeMounts"]) {
+    std::string name = vm.value("name", "");
+    auto it = volumes.find(name);
+    if (it == volumes.end())
+      return Status::NotFoundMessage("volumeMount " + name + " names no volume of the pod");
+    std::string host = it->second;
+    std::string subPath = vm.value("subPath", "");
+    if (!subPath.empty()) {
+      if (!safeRelative(subPath))
+        return Status::BadRequest("subPath " + subPath +
+                                  " must be a relative path inside the "
+                                  "volume");
+      host += "/" + subPath;
+      std::error_code ec;
+      if (!fs::exists(host)) {
+        fs::create_directories(host, ec);
+        fs::permissions(host, fs::perms::all, ec);
+      }
+    }
+    ::runtime::v1::Mount m;
+    m.set_container_path(vm.value("mountPath", ""));
+    m.set_host_path(host);
+    m.set_readonly(vm.value("readOnly", false));
+    mounts.push_back(std::move(m));
+  }
+  return mounts;
+}
+
+Status VolumeManager::tearDownPod(const std::string& podUid) {
+  {
+    std::lock_guard lock(mu_);
+    lastSetUp_.erase(podUid);
+    paths_.erase(podUid);
+  }
+  std::error_code ec;
+  fs::remove_all(podDir(podUid), ec);
+  if (ec) return Status::Internal("cannot remove " + podDir(podUid) + ": " + ec.message());
+  return Status::Ok();
+}
+
+std::vector<std::string> VolumeManager::podUidsOnDisk() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root_ + "/pods", ec))
+    if (e.is_directory()) out.push_back(e.path().filename().string());
+  return out;
+}
+
+}  // namespace minik8s::kubelet

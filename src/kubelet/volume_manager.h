@@ -1,0 +1,52 @@
+// VolumeManager: the pod volumes on the node's disk, under <root>/pods/<uid>/volumes/.
+//
+// setUpPod() makes every volume of a pod ready and idempotently refreshes ConfigMap and Secret
+// contents (at most once per refresh interval): emptyDir is a world-writable directory shared by
+// the pod's containers; hostPath is the host's path (created for DirectoryOrCreate /
+// FileOrCreate); configMap and secret are directories of files written from the API objects
+// (items with path and mode, defaultMode, optional). mountsFor() turns a container's
+// volumeMounts (readOnly, subPath) into CRI mounts. tearDownPod() removes the pod directory.
+// Thread-safe; different pods may be set up concurrently.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "client/work_queue.h"
+#include "cri/runtime_service.h"
+#include "kubelet/object_source.h"
+
+namespace minik8s::kubelet {
+
+class VolumeManager {
+ public:
+  VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
+                std::chrono::seconds refresh = std::chrono::seconds(60));
+
+  // The host path of each volume by name.
+  using VolumePaths = std::map<std::string, std::string>;
+  Result<VolumePaths> setUpPod(const json& pod);
+  Result<std::vector<::runtime::v1::Mount>> mountsFor(const json& container,
+                                                      const VolumePaths& volumes) const;
+  Status tearDownPod(const std::string& podUid);
+
+  std::string podDir(const std::string& podUid) const { return root_ + "/pods/" + podUid; }
+  // UIDs with a pod directory on disk (for orphan clean-up).
+  std::vector<std::string> podUidsOnDisk() const;
+
+ private:
+  Status writeProjectedFiles(const std::string& dir, const KeyBytes& data, const json& source);
+
+  std::string root_;
+  ObjectSource& objects_;
+  const client::Clock& clock_;
+  std::chrono::seconds refresh_;
+  std::mutex mu_;
+  std::map<std::string, std::chrono::steady_clock::time_point> lastSetUp_;  // by pod uid
+  std::map<std::string, VolumePaths> paths_;                                // by pod uid
+};
+
+}  // namespace minik8s::kubelet
