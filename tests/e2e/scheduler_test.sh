@@ -4,7 +4,15 @@
 # `kubectl describe`, cordon, uncordon and drain.
 source "$(dirname "$0")/lib.sh"
 
-start_server
+# The server's own scheduler and controllers are off: this test is about the scheduler process,
+# and no node lifecycle controller must mark the agent-less nodes NotReady.
+SERVER_PORT=$(free_port)
+"$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
+  --disable-scheduler --disable-controllers >>"$E2E_DIR/server.log" 2>&1 &
+E2E_PIDS+=($!)
+SERVER_URL="http://127.0.0.1:$SERVER_PORT"
+wait_for 20 curl -sf "$SERVER_URL/readyz"
+export KUBECONFIG="$E2E_DIR/server/kubeconfig"
 "$MINIK8S_BIN" scheduler --server "$SERVER_URL" >>"$E2E_DIR/scheduler.log" 2>&1 &
 E2E_PIDS+=($!)
 
