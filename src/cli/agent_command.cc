@@ -12,14 +12,11 @@
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "common/yaml_json.h"
+#include "kubelet/cri/grpc_runtime.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/runtime/containerd_supervisor.h"
 #include "kubelet/server/agent_server.h"
-
-#if __has_include("kubelet/cri/grpc_runtime.h")
-#include "kubelet/cri/grpc_runtime.h"
-#define MINIK8S_HAVE_GRPC_RUNTIME 1
-#endif
+#include "kubelet/stats_provider.h"
 
 namespace minik8s::cli {
 
@@ -32,6 +29,7 @@ struct AgentFlags {
   std::string configFile;
   std::string runtimeEndpoint;
   std::string netns;
+  std::string registry = kubelet::runtime::kDefaultRegistry;
   std::string listen = "0.0.0.0:10250";
   std::string logLevel = "info";
 };
@@ -120,8 +118,14 @@ int runAgent(const AgentFlags& f) {
     co.dataDir = opts.dataDir;
     co.nodeName = f.nodeName;
     co.netns = f.netns;
+    co.registry = f.registry;
     containerd = std::make_unique<kubelet::runtime::ContainerdSupervisor>(co);
-    Status s = containerd->start();
+    // Until the node network agent hands out pod CIDRs, a single node uses 10.244.0.0/24.
+    if (opts.podCIDR.empty()) opts.podCIDR = "10.244.0.0/24";
+    Status s =
+        kubelet::runtime::writeCniConfig(containerd->layout().cniConfDir(), opts.podCIDR, "cni0",
+                                         1500, true, containerd->layout().cniIpamDir());
+    if (s.ok()) s = containerd->start();
     if (!s.ok()) {
       LOG_ERROR("cannot start containerd: {}", s.message());
       return 1;
@@ -129,29 +133,31 @@ int runAgent(const AgentFlags& f) {
     endpoint = containerd->socketPath();
   }
   if (endpoint.rfind("unix://", 0) == 0) endpoint = endpoint.substr(7);
-#ifdef MINIK8S_HAVE_GRPC_RUNTIME
   kubelet::cri::GrpcRuntime runtime("unix://" + endpoint);
+  Status s = runtime.waitReady(std::chrono::seconds(20));
+  if (!s.ok()) {
+    LOG_ERROR("container runtime at {} does not answer: {}", endpoint, s.message());
+    return 1;
+  }
   client::RestClient client(f.server);
-  kubelet::Kubelet kubelet(client, runtime, runtime, opts);
-  Status s = kubelet.start();
+  kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
+  s = kubeletCore.start();
   if (!s.ok()) {
     LOG_ERROR("cannot start the kubelet: {}", s.toString());
     return 1;
   }
-  std::unique_ptr<kubelet::server::CtrExecBackend> exec;
-  std::unique_ptr<kubelet::server::AgentServer> agentServer;
-#else
-  LOG_ERROR("this build has no CRI gRPC client (kubelet/cri/grpc_runtime.h)");
-  return 1;
-#endif
+  // The agent's HTTP API (logs, exec, stats) on port 10250.
+  kubelet::server::CtrExecBackend exec(endpoint);
+  kubelet::CriStatsProvider stats(runtime, f.nodeName);
+  kubelet::server::AgentServer agentServer(kubeletCore, exec, stats);
+  s = agentServer.start(f.listen);
+  if (!s.ok()) LOG_WARN("agent API not served on {}: {}", f.listen, s.message());
   LOG_INFO("agent of node {} running (runtime {}, data {})", f.nodeName, endpoint, opts.dataDir);
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down (containers keep running)", sig);
-#ifdef MINIK8S_HAVE_GRPC_RUNTIME
-  if (agentServer) agentServer->stop();
-  kubelet.stop();
-#endif
+  agentServer.stop();
+  kubeletCore.stop();
   if (containerd) containerd->stop();
   return 0;
 }
@@ -172,6 +178,9 @@ void addAgentCommand(CLI::App& app) {
                   "Use this CRI socket instead of starting containerd");
   cmd->add_option("--netns", flags->netns,
                   "Network namespace to run our containerd in (name under /var/run/netns)");
+  cmd->add_option("--registry", flags->registry,
+                  "Cluster registry host:port our containerd uses as its mirror")
+      ->capture_default_str();
   cmd->add_option("--listen", flags->listen, "Address of the agent's HTTP API")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
