@@ -96,6 +96,37 @@ int waitForStopSignal(const sigset_t& set) {
 
 }  // namespace
 
+Result<std::vector<std::string>> buildAndPushDefaultImages(const std::string& registry,
+                                                           const std::string& archiveDir,
+                                                           const std::string& recipesDir) {
+  std::string dir = recipesDir.empty() ? defaultRecipesDir() : recipesDir;
+  std::error_code ec;
+  std::vector<std::string> recipes;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (fs::exists(e.path() / "image.yaml")) recipes.push_back((e.path() / "image.yaml").string());
+  }
+  if (recipes.empty()) {
+    return Status::NotFoundMessage(fmt::format("no image recipes (*/image.yaml) under {}", dir));
+  }
+  std::sort(recipes.begin(), recipes.end());
+  fs::create_directories(archiveDir, ec);
+  std::vector<std::string> pushed;
+  for (const auto& recipe : recipes) {
+    auto spec = images::loadImageRecipeFile(recipe);
+    if (!spec.ok()) return spec.status();
+    auto archive = images::buildOciArchive(*spec);
+    if (!archive.ok()) return archive.status();
+    std::string path =
+        (fs::path(archiveDir) / (fs::path(recipe).parent_path().filename().string() + ".tar"))
+            .string();
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << archive->bytes;
+    auto names = rt::pushImageArchive(path, registry);
+    if (!names.ok()) return names.status();
+    pushed.insert(pushed.end(), names->begin(), names->end());
+  }
+  return pushed;
+}
+
 void addImageCommand(CLI::App& app) {
   auto* image = app.add_subcommand("image", "Build local images and manage the cluster registry");
   image->require_subcommand(1);

@@ -10,10 +10,20 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
 
 namespace minik8s::cli {
 
 void addImageCommand(CLI::App& app);
+// Builds the default images (recipes under `recipesDir`, "" = the images/ found next to the
+// binary) into `archiveDir` and pushes them to the registry at "host:port"; for `minik8s server`
+// after it started a ClusterRegistry. Returns the names pushed.
+Result<std::vector<std::string>> buildAndPushDefaultImages(const std::string& registry,
+                                                           const std::string& archiveDir,
+                                                           const std::string& recipesDir = "");
 void addContainerdCommand(CLI::App& app);
 
 }  // namespace minik8s::cli
