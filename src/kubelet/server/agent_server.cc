@@ -1,0 +1,138 @@
+#include "kubelet/server/agent_server.h"
+
+#include <unistd.h>
+
+#include "common/logging.h"
+#include "common/websocket.h"
+#include "kubelet/server/container_log.h"
+#include "kubelet/server/exec_session.h"
+
+namespace minik8s::kubelet::server {
+
+namespace {
+
+std::vector<std::string> splitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t start = 1;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string::npos) slash = path.size();
+    if (slash > start) parts.push_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return parts;
+}
+
+bool flag(const http::Request& req, const std::string& name, bool dflt) {
+  auto v = req.param(name);
+  if (!v) return dflt;
+  return *v == "true" || *v == "1" || *v == "True";
+}
+
+}  // namespace
+
+AgentServer::AgentServer(PodLookup& pods, ExecBackend& exec, StatsProvider& stats,
+                         AgentServerOptions options)
+    : pods_(pods),
+      exec_(exec),
+      stats_(stats),
+      options_(options),
+      http_([this](const http::Request& req, http::ResponseWriter& w) { handle(req, w); }) {}
+
+AgentServer::~AgentServer() { stop(); }
+
+Status AgentServer::start(const std::string& listenAddress) { return http_.start(listenAddress); }
+
+void AgentServer::stop() { http_.stop(); }
+
+void AgentServer::handle(const http::Request& req, http::ResponseWriter& w) {
+  auto parts = splitPath(req.path);
+  if (req.path == "/healthz") return w.send(http::Response::text(200, "ok"));
+  if (req.path == "/stats/summary" || req.path == "/stats/summary/") {
+    auto s = stats_.summary();
+    if (!s.ok()) return w.send(http::Response::error(s.status()));
+    return w.send(http::Response::json(200, summaryToJson(*s)));
+  }
+  if (parts.size() == 4 && parts[0] == "containerLogs") {
+    if (req.method != "GET")
+      return w.send(http::Response::error(Status::MethodNotAllowed("use GET")));
+    return serveLogs(req, w, parts[1], parts[2], parts[3]);
+  }
+  if (parts.size() == 4 && parts[0] == "exec") {
+    return serveExec(req, w, parts[1], parts[2], parts[3]);
+  }
+  w.send(http::Response::error(Status::NotFoundMessage("404 page not found: " + req.path)));
+}
+
+void AgentServer::serveLogs(const http::Request& req, http::ResponseWriter& w,
+                            const std::string& ns, const std::string& pod,
+                            const std::string& container) {
+  auto opts = parseLogOptions(req, Clock::now());
+  if (!opts.ok()) return w.send(http::Response::error(opts.status()));
+  auto loc = pods_.findContainer(ns, pod, container, opts->previous);
+  if (!loc.ok()) return w.send(http::Response::error(loc.status()));
+  if (::access(loc->logPath.c_str(), R_OK) != 0) {
+    return w.send(http::Response::error(Status::NotFoundMessage(
+        "no logs yet for container \"" + container + "\" in pod \"" + pod + "\"")));
+  }
+  if (!w.beginStream(200, {{"Content-Type", "text/plain"}})) return;
+  const std::string id = loc->containerId;
+  // Following ends when the client leaves or the container instance stopped (after the rest of
+  // its file was printed).
+  auto keepFollowing = [&] {
+    if (w.clientGone()) return false;
+    auto now = pods_.findContainer(ns, pod, container, false);
+    return now.ok() && now->containerId == id && now->running;
+  };
+  auto sink = [&](std::string_view chunk) { return w.write(chunk); };
+  Status s = streamContainerLog(loc->logPath, *opts, sink, keepFollowing, options_.logPollInterval);
+  if (!s.ok()) LOG_WARN("logs of {}/{}/{}: {}", ns, pod, container, s.toString());
+  w.end();
+}
+
+void AgentServer::serveExec(const http::Request& req, http::ResponseWriter& w,
+                            const std::string& ns, const std::string& pod,
+                            const std::string& container) {
+  if (!ws::isUpgradeRequest(req)) {
+    return w.send(http::Response::error(Status::BadRequest(
+        "exec needs a WebSocket upgrade with protocol v5.channel.k8s.io or v4.channel.k8s.io")));
+  }
+  std::string protocol = ws::chooseProtocol(req, {kChannelV5, kChannelV4});
+  if (protocol.empty()) {
+    return w.send(http::Response::error(Status::BadRequest(
+        "unsupported streaming protocol \"" + req.header("Sec-WebSocket-Protocol") +
+        "\": supported are v5.channel.k8s.io, v4.channel.k8s.io")));
+  }
+  ExecSpec spec;
+  spec.command = req.params("command");
+  spec.tty = flag(req, "tty", false);
+  spec.stdin = flag(req, "stdin", false);
+  spec.stdout = flag(req, "stdout", true);
+  spec.stderr = flag(req, "stderr", !spec.tty) && !spec.tty;
+  if (spec.command.empty()) {
+    return w.send(http::Response::error(
+        Status::BadRequest("you must specify at least one command for the container")));
+  }
+  auto loc = pods_.findContainer(ns, pod, container, false);
+  if (!loc.ok()) return w.send(http::Response::error(loc.status()));
+  if (!loc->running) {
+    return w.send(http::Response::error(
+        Status::BadRequest("container " + container + " is not running in pod " + pod)));
+  }
+  spec.containerId = loc->containerId;
+  int fd = w.takeSocket();
+  if (fd < 0) {
+    return w.send(http::Response::error(Status::Internal("cannot take over the connection")));
+  }
+  auto conn = ws::acceptUpgrade(fd, req, protocol);
+  if (!conn.ok()) return;
+  auto process = exec_.start(spec);
+  if (!process.ok()) {
+    failExecSession(**conn, process.status());
+    return;
+  }
+  [[maybe_unused]] int code = runExecSession(**conn, **process);
+  LOG_DEBUG("exec in {}/{}/{} ended with {}", ns, pod, container, code);
+}
+
+}  // namespace minik8s::kubelet::server

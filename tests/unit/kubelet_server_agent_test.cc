@@ -1,0 +1,258 @@
+// The agent's HTTP API end to end on loopback: exec over WebSocket (v5 and v4 channel framing,
+// exit status, stdin, terminal resize) with commands run on the host, logs and stats.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/http_client.h"
+#include "common/websocket.h"
+#include "kubelet/server/agent_server.h"
+
+namespace minik8s::kubelet::server {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FakePods : public PodLookup {
+ public:
+  Result<ContainerLocation> findContainer(const std::string& ns, const std::string& pod,
+                                          const std::string& container, bool previous) override {
+    if (ns != "default" || pod != "web" || container != "app") {
+      return Status::NotFoundMessage("container \"" + container + "\" in pod \"" + pod +
+                                     "\" not found");
+    }
+    return ContainerLocation{previous ? "old" : "c1", previous ? previousLog : currentLog,
+                             !previous && running};
+  }
+  std::string currentLog, previousLog;
+  std::atomic<bool> running{true};
+};
+
+class FakeStats : public StatsProvider {
+ public:
+  Result<StatsSummary> summary() override {
+    StatsSummary s;
+    s.nodeName = "n1";
+    s.node.time = Clock::time_point(std::chrono::seconds(1700000000));
+    s.node.usageCoreNanoSeconds = 5000;
+    s.node.workingSetBytes = 1 << 20;
+    PodUsage p{"web", "default", "u1", {}};
+    p.containers.push_back({"app", {s.node.time, 100, 7, 1000}});
+    p.containers.push_back({"side", {s.node.time, 50, std::nullopt, 24}});
+    s.pods.push_back(p);
+    return s;
+  }
+};
+
+struct Frame {
+  int channel;
+  std::string data;
+};
+
+class AgentServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("minik8s-agent-" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    pods_.currentLog = (dir_ / "1.log").string();
+    pods_.previousLog = (dir_ / "0.log").string();
+    std::ofstream(pods_.currentLog) << "2024-05-01T10:00:00Z stdout F now-1\n"
+                                       "2024-05-01T10:00:01Z stdout F now-2\n";
+    std::ofstream(pods_.previousLog) << "2024-05-01T09:00:00Z stderr F crashed\n";
+    AgentServerOptions o;
+    o.logPollInterval = std::chrono::milliseconds(10);
+    server_ = std::make_unique<AgentServer>(pods_, exec_, stats_, o);
+    ASSERT_TRUE(server_->start("127.0.0.1:0").ok());
+  }
+  void TearDown() override {
+    server_->stop();
+    fs::remove_all(dir_);
+  }
+
+  std::string execTarget(const std::vector<std::string>& cmd, const std::string& extra) {
+    std::string t = "/exec/default/web/app?";
+    for (const auto& c : cmd) t += "command=" + http::percentEncode(c) + "&";
+    return t + extra;
+  }
+
+  // Reads messages until the close frame.
+  std::vector<Frame> readAll(ws::Connection& c) {
+    std::vector<Frame> out;
+    for (;;) {
+      auto m = c.read();
+      if (!m.ok() || m->opcode == ws::Opcode::kClose) break;
+      if (m->payload.empty()) continue;
+      out.push_back({static_cast<uint8_t>(m->payload[0]), m->payload.substr(1)});
+    }
+    return out;
+  }
+
+  static std::string joined(const std::vector<Frame>& frames, int channel) {
+    std::string s;
+    for (const auto& f : frames) {
+      if (f.channel == channel) s += f.data;
+    }
+    return s;
+  }
+
+  fs::path dir_;
+  FakePods pods_;
+  LocalExecBackend exec_;
+  FakeStats stats_;
+  std::unique_ptr<AgentServer> server_;
+};
+
+TEST_F(AgentServerTest, ExecSendsOutputOnChannelsAndTheExitStatusLast) {
+  auto c = ws::dial(
+      "127.0.0.1", server_->port(),
+      execTarget({"sh", "-c", "echo out; echo err >&2; exit 3"}, "stdout=true&stderr=true"),
+      {"v5.channel.k8s.io"});
+  ASSERT_TRUE(c.ok()) << c.status().toString();
+  EXPECT_EQ((*c)->protocol(), "v5.channel.k8s.io");
+  auto frames = readAll(**c);
+  EXPECT_EQ(joined(frames, 1), "out\n");
+  EXPECT_EQ(joined(frames, 2), "err\n");
+  ASSERT_FALSE(frames.empty());
+  ASSERT_EQ(frames.back().channel, 3);
+  json status = json::parse(frames.back().data);
+  EXPECT_EQ(status["status"], "Failure");
+  EXPECT_EQ(status["reason"], "NonZeroExitCode");
+  EXPECT_EQ(status["details"]["causes"][0]["reason"], "ExitCode");
+  EXPECT_EQ(status["details"]["causes"][0]["message"], "3");
+}
+
+TEST_F(AgentServerTest, ExecSuccessStatus) {
+  auto c = ws::dial("127.0.0.1", server_->port(), execTarget({"true"}, "stdout=true"),
+                    {"v5.channel.k8s.io"});
+  ASSERT_TRUE(c.ok());
+  auto frames = readAll(**c);
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].channel, 3);
+  EXPECT_EQ(json::parse(frames[0].data), json::parse(R"({"metadata":{},"status":"Success"})"));
+}
+
+TEST_F(AgentServerTest, ExecStdinUntilV5CloseChannel) {
+  auto c = ws::dial("127.0.0.1", server_->port(),
+                    execTarget({"cat"}, "stdin=true&stdout=true&stderr=true"),
+                    {"v5.channel.k8s.io", "v4.channel.k8s.io"});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\0hello ", 7)).ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\0world", 6)).ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\xff\0", 2)).ok());
+  auto frames = readAll(**c);
+  EXPECT_EQ(joined(frames, 1), "hello world");
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(json::parse(frames.back().data)["status"], "Success");
+}
+
+TEST_F(AgentServerTest, ExecSpeaksV4WhenOnlyV4IsOffered) {
+  auto c = ws::dial("127.0.0.1", server_->port(), execTarget({"echo", "hi"}, "stdout=true"),
+                    {"v4.channel.k8s.io"});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ((*c)->protocol(), "v4.channel.k8s.io");
+  auto frames = readAll(**c);
+  EXPECT_EQ(joined(frames, 1), "hi\n");
+}
+
+TEST_F(AgentServerTest, ExecWithTerminalAppliesResize) {
+  auto c =
+      ws::dial("127.0.0.1", server_->port(),
+               execTarget({"sh", "-c", "sleep 0.3; stty size"}, "stdin=true&stdout=true&tty=true"),
+               {"v5.channel.k8s.io"});
+  ASSERT_TRUE(c.ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\x04") + R"({"Width":101,"Height":33})").ok());
+  auto frames = readAll(**c);
+  EXPECT_NE(joined(frames, 1).find("33 101"), std::string::npos) << joined(frames, 1);
+  EXPECT_EQ(joined(frames, 2), "");
+}
+
+TEST_F(AgentServerTest, ExecRejectsBeforeUpgrade) {
+  auto noProto = ws::dial("127.0.0.1", server_->port(), execTarget({"true"}, ""),
+                          {"SPDY/3.1+portforward.k8s.io"});
+  EXPECT_EQ(noProto.status().code(), 400);
+  auto unknown = ws::dial("127.0.0.1", server_->port(), "/exec/default/web/nope?command=true",
+                          {"v5.channel.k8s.io"});
+  EXPECT_EQ(unknown.status().code(), 404);
+  pods_.running = false;
+  auto stopped =
+      ws::dial("127.0.0.1", server_->port(), execTarget({"true"}, ""), {"v5.channel.k8s.io"});
+  EXPECT_EQ(stopped.status().code(), 400);
+}
+
+TEST_F(AgentServerTest, ExecOfMissingBinaryReportsExitCode) {
+  auto c = ws::dial("127.0.0.1", server_->port(),
+                    execTarget({"/nonexistent/binary"}, "stdout=true&stderr=true"),
+                    {"v5.channel.k8s.io"});
+  ASSERT_TRUE(c.ok());
+  auto frames = readAll(**c);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(json::parse(frames.back().data)["details"]["causes"][0]["message"], "127");
+}
+
+TEST_F(AgentServerTest, LogsCurrentPreviousAndTail) {
+  http::Client client("http://127.0.0.1:" + std::to_string(server_->port()));
+  auto r = client.get("/containerLogs/default/web/app");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "now-1\nnow-2\n");
+  r = client.get("/containerLogs/default/web/app?tailLines=1&timestamps=true");
+  EXPECT_EQ(r->body, "2024-05-01T10:00:01Z now-2\n");
+  r = client.get("/containerLogs/default/web/app?previous=true");
+  EXPECT_EQ(r->body, "crashed\n");
+  r = client.get("/containerLogs/default/web/other");
+  EXPECT_EQ(r->status, 404);
+  r = client.get("/containerLogs/default/web/app?tailLines=x");
+  EXPECT_EQ(r->status, 400);
+}
+
+TEST_F(AgentServerTest, FollowEndsWhenTheContainerStops) {
+  http::Client client("http://127.0.0.1:" + std::to_string(server_->port()));
+  std::string body;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::ofstream(pods_.currentLog, std::ios::app) << "2024-05-01T10:00:02Z stdout F last\n";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    pods_.running = false;
+  });
+  auto r =
+      client.stream("GET", "/containerLogs/default/web/app?follow=true", [&](std::string_view d) {
+        body.append(d);
+        return true;
+      });
+  stopper.join();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(body, "now-1\nnow-2\nlast\n");
+}
+
+TEST_F(AgentServerTest, StatsSummaryAndHealth) {
+  http::Client client("http://127.0.0.1:" + std::to_string(server_->port()));
+  EXPECT_EQ(client.get("/healthz")->body, "ok");
+  auto r = client.get("/stats/summary");
+  ASSERT_TRUE(r.ok());
+  json s = json::parse(r->body);
+  EXPECT_EQ(s["node"]["nodeName"], "n1");
+  EXPECT_EQ(s["node"]["cpu"]["usageCoreNanoSeconds"], 5000);
+  EXPECT_EQ(s["node"]["cpu"]["time"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(s["node"]["memory"]["workingSetBytes"], 1 << 20);
+  const json& pod = s["pods"][0];
+  EXPECT_EQ(pod["podRef"], json::parse(R"({"name":"web","namespace":"default","uid":"u1"})"));
+  EXPECT_EQ(pod["containers"][0]["cpu"]["usageNanoCores"], 7);
+  EXPECT_FALSE(pod["containers"][1]["cpu"].contains("usageNanoCores"));
+  EXPECT_EQ(pod["cpu"]["usageCoreNanoSeconds"], 150);
+  EXPECT_EQ(pod["memory"]["workingSetBytes"], 1024);
+}
+
+TEST(NodeStats, ParsesProcFiles) {
+  EXPECT_EQ(parseProcStatCpu("cpu  100 20 30 1000 50 5 5 10 0 0\ncpu0 1 2 3\n", 100),
+            (100 + 20 + 30 + 5 + 5 + 10) * 10000000ULL);
+  EXPECT_FALSE(parseProcStatCpu("intr 1 2 3", 100));
+  EXPECT_EQ(parseMeminfoWorkingSet("MemTotal:  1000 kB\nMemFree: 10 kB\nMemAvailable:  400 kB\n"),
+            600 * 1024ULL);
+  auto now = readNodeStats(Clock::now());
+  EXPECT_TRUE(now.usageCoreNanoSeconds.has_value());
+  EXPECT_GT(now.workingSetBytes.value_or(0), 0u);
+}
+
+}  // namespace
+}  // namespace minik8s::kubelet::server
