@@ -268,15 +268,23 @@ Result<PodRuntimeView> PodSyncer::observe(const json& pod) {
     std::string cname = name != c.labels().end() ? name->second : c.metadata().name();
     view.containers[cname].instances.push_back(*st);
   }
-  for (auto& [name, cv] : view.containers) {
-    sortNewestFirst(cv.instances);
-    const auto& latest = cv.instances[0];
-    if (latest.state() == v1::CONTAINER_RUNNING) {
-      cv.started = probes_.started(latest.id());
-      cv.ready = probes_.ready(latest.id());
-    }
-  }
+  for (auto& [name, cv] : view.containers) sortNewestFirst(cv.instances);
+  applyProbeResults(pod, view);
   return view;
+}
+
+void PodSyncer::applyProbeResults(const json& pod, PodRuntimeView& view) {
+  for (const auto& c : containers(pod)) {
+    auto it = view.containers.find(c.value("name", ""));
+    if (it == view.containers.end() || it->second.instances.empty()) continue;
+    ContainerView& cv = it->second;
+    const auto& latest = cv.instances[0];
+    cv.started = cv.ready = false;
+    if (latest.state() != v1::CONTAINER_RUNNING) continue;
+    // Without a probe the answer is yes as soon as the container runs, as in Kubernetes.
+    cv.started = !c.contains("startupProbe") || probes_.started(latest.id());
+    cv.ready = cv.started && (!c.contains("readinessProbe") || probes_.ready(latest.id()));
+  }
 }
 
 json PodSyncer::statusFor(const json& pod, const PodRuntimeView& view) {
@@ -523,6 +531,7 @@ Result<json> PodSyncer::syncPod(const json& pod) {
     view = std::move(*again);
   }
   removeOldInstances(pod, view);
+  applyProbeResults(pod, view);  // probes may have run during this sync
   return statusFor(pod, view);
 }
 

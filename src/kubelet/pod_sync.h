@@ -78,6 +78,8 @@ class PodSyncer {
   bool restartWithBackoff(const json& pod, const json& container, bool isInit,
                           const PodRuntimeView& podView, ContainerView& view,
                           const VolumeManager::VolumePaths& volumes);
+  // Fills started/ready of running containers from their probes (or their absence).
+  void applyProbeResults(const json& pod, PodRuntimeView& view);
   Result<::runtime::v1::ContainerStatus> cachedContainerStatus(const ::runtime::v1::Container& c);
   std::chrono::steady_clock::time_point exitSeenAt(const std::string& containerId);
   void removeOldInstances(const json& pod, const PodRuntimeView& view);
