@@ -9,6 +9,7 @@
 #include "api/strict_decoding.h"
 #include "api/table.h"
 #include "apiserver/discovery.h"
+#include "apiserver/node_proxy.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
@@ -114,7 +115,8 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
       scheme_(scheme),
       options_(std::move(options)),
       registry_(store, scheme),
-      watchCache_(store) {}
+      watchCache_(store),
+      metrics_(registry_) {}
 
 ApiServer::~ApiServer() { stop(); }
 
@@ -323,10 +325,12 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
   if (p == "/healthz" || p == "/livez" || p == "/readyz") {
     return w.send(http::Response::text(200, "ok"));
   }
+  if (p.rfind("/apis/metrics.k8s.io", 0) == 0 && metrics_.handle(req, w)) return;
   if (p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/") {
     const bool legacy = p.rfind("/api/", 0) == 0 || p == "/api";
     if (wantsAggregatedDiscovery(accept)) {
       json doc = aggregatedDiscovery(scheme_, legacy);
+      if (!legacy) doc["items"].push_back(MetricsApi::aggregatedGroup());
       std::string ct = aggregatedContentType(accept);
       if (ct.find("v2beta1") != std::string::npos) doc["apiVersion"] = "apidiscovery.k8s.io/v2beta1";
       http::Response r = http::Response::json(200, doc);
@@ -334,7 +338,9 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
       return w.send(std::move(r));
     }
     if (legacy) return w.send(jsonResponse(200, legacyApiVersions(options_.advertiseAddress)));
-    return w.send(jsonResponse(200, legacyApiGroupList(scheme_)));
+    json groups = legacyApiGroupList(scheme_);
+    groups["groups"].push_back(MetricsApi::legacyGroup());
+    return w.send(jsonResponse(200, groups));
   }
   if (p == "/openapi/v3" || p == "/openapi/v3/") {
     return w.send(jsonResponse(200, api::openapiV3Index(scheme_)));
@@ -397,8 +403,10 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
       return sendError(w, Status::MethodNotAllowed("the server does not allow this method on "
                                                    "the requested resource"));
     }
-    // log, exec, attach, portforward, proxy, token: served once the node agent and
-    // identities exist.
+    if (r.kind == "Pod" && (s == "log" || s == "exec" || s == "attach")) {
+      return proxyToNode(registry_, req, w, ri);
+    }
+    // portforward, proxy, token: not served yet.
     return sendError(w, Status::Unavailable("the " + r.plural + "/" + s +
                                             " subresource is not available on this server yet"));
   }

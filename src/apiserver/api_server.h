@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "apiserver/metrics_api.h"
 #include "apiserver/registry.h"
 #include "apiserver/request_info.h"
 #include "apiserver/watch_cache.h"
@@ -79,6 +80,7 @@ class ApiServer {
   ApiServerOptions options_;
   Registry registry_;
   WatchCache watchCache_;
+  MetricsApi metrics_;
   std::thread housekeeper_;
   std::mutex mu_;
   std::condition_variable cv_;

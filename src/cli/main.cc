@@ -3,6 +3,7 @@
 
 #include "cli/agent_command.h"
 #include "cli/controller_manager_command.h"
+#include "cli/image_command.h"
 #include "cli/scheduler_command.h"
 #include "cli/server_command.h"
 
@@ -13,6 +14,8 @@ int main(int argc, char** argv) {
   minik8s::cli::addAgentCommand(app);
   minik8s::cli::addSchedulerCommand(app);
   minik8s::cli::addControllerManagerCommand(app);
+  minik8s::cli::addImageCommand(app);
+  minik8s::cli::addContainerdCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }
