@@ -86,11 +86,11 @@ void ContainerdSupervisor::monitor() {
     LOG_WARN("containerd of node {} exited (status {}); restarting in {} ms", options_.nodeName,
              process_.lastExitStatus(), backoff.count());
     if (cv_.wait_for(lock, backoff, [this] { return stopping_; })) break;
-    ++restarts_;
     Status s = launchAndWaitLocked(lock);
     if (s.ok()) {
+      ++restarts_;  // counted once containerd answers again
       backoff = std::chrono::milliseconds(500);
-    } else {
+    } else if (!stopping_) {
       LOG_ERROR("{}", s.message());
       backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
     }

@@ -47,7 +47,7 @@ class ContainerdSupervisor {
   const ContainerdLayout& layout() const { return layout_; }
   std::string socketPath() const { return layout_.socket(); }  // the CRI endpoint
   pid_t pid() const;
-  int restarts() const;
+  int restarts() const;  // how many times containerd was restarted and answered again
 
   // The command line used to run containerd (exposed for tests and diagnostics).
   std::vector<std::string> commandLine() const;
