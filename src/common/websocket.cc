@@ -280,20 +280,28 @@ Result<std::unique_ptr<Connection>> dial(const std::string& host, int port,
   int code = 0;
   if (head.size() > 12) code = std::atoi(head.c_str() + 9);
   if (code != 101) {
-    // Collect a short body for the message (the server closes or sends Content-Length).
+    // Collect the (short) body for the message: up to Content-Length, or until the server
+    // closes, waiting at most a second.
     std::string body = rest;
+    size_t want = std::string::npos;
+    std::string lh = lower(head);
+    if (size_t cl = lh.find("content-length:"); cl != std::string::npos) {
+      want = static_cast<size_t>(std::atoll(lh.c_str() + cl + 15));
+    }
     char tmp[4096];
     timeval tv{1, 0};
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     ssize_t n;
-    while (body.size() < 65536 && (n = ::recv(fd, tmp, sizeof(tmp), 0)) > 0) {
+    while (body.size() < std::min<size_t>(want, 65536) &&
+           (n = ::recv(fd, tmp, sizeof(tmp), 0)) > 0) {
       body.append(tmp, static_cast<size_t>(n));
-      if (head.find("Content-Length") != std::string::npos ||
-          head.find("content-length") != std::string::npos) {
-        break;
-      }
     }
     ::close(fd);
+    json status = json::parse(body, nullptr, false);
+    if (status.is_object() && status.contains("message")) {  // a meta/v1 Status
+      return Status(code ? code : 502, status.value("reason", "UpgradeFailed"),
+                    status.value("message", ""));
+    }
     return Status(code ? code : 502, "UpgradeFailed", body.empty() ? head : body);
   }
   std::string lowerHead = lower(head);

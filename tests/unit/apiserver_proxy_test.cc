@@ -49,10 +49,10 @@ class ProxyTest : public ::testing::Test {
     auto created = registry.create(res("nodes"), "", node);
     ASSERT_TRUE(created.ok()) << created.status().toString();
     json withStatus = *created;
-    withStatus["status"] = {
-        {"addresses", {{{"type", "Hostname"}, {"address", "ignored"}},
-                       {{"type", "InternalIP"}, {"address", "127.0.0.1"}}}},
-        {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", port}}}}}};
+    withStatus["status"] = {{"addresses",
+                             {{{"type", "Hostname"}, {"address", "ignored"}},
+                              {{"type", "InternalIP"}, {"address", "127.0.0.1"}}}},
+                            {"daemonEndpoints", {{"kubeletEndpoint", {{"Port", port}}}}}};
     ASSERT_TRUE(registry.update(res("nodes"), "", name, withStatus, "status").ok());
   }
   void addPod(const std::string& name, const std::string& node, json containers,
@@ -95,8 +95,9 @@ TEST(AgentTargetTest, BuildsLogAndExecTargets) {
   req.query = http::parseQuery("container=side&follow=true&tailLines=10&pretty=1");
   EXPECT_EQ(*agentTarget(pod, req, "log"),
             "/containerLogs/default/web/side?follow=true&tailLines=10");
-  req.query = http::parseQuery("container=app&command=sh&command=-c&command=echo%20hi&stdin=true"
-                               "&tty=false");
+  req.query = http::parseQuery(
+      "container=app&command=sh&command=-c&command=echo%20hi&stdin=true"
+      "&tty=false");
   EXPECT_EQ(*agentTarget(pod, req, "exec"),
             "/exec/default/web/app?command=sh&command=-c&command=echo%20hi&stdin=true&tty=false");
   req.query = http::parseQuery("container=nope");
@@ -216,8 +217,8 @@ TEST_F(ProxyTest, MetricsApiComputesRatesAcrossScrapes) {
   addNode("n1", 10250);
   addPod("web", "n1", containers({"app"}), {{"app", "web"}});
   addPod("other", "n1", containers({"app"}), {{"app", "other"}});
-  std::vector<json> scrapes = {summaryAt(1000, 0, 0, 7), summaryAt(1010, 5'000'000'000, 1'000'000'000,
-                                                                    std::nullopt)};
+  std::vector<json> scrapes = {summaryAt(1000, 0, 0, 7),
+                               summaryAt(1010, 5'000'000'000, 1'000'000'000, std::nullopt)};
   size_t next = 0;
   MetricsApi metrics(registry, [&](const NodeEndpoint& ep) -> Result<json> {
     EXPECT_EQ(ep.host, "127.0.0.1");
@@ -253,7 +254,8 @@ TEST_F(ProxyTest, MetricsApiComputesRatesAcrossScrapes) {
   get("/apis/metrics.k8s.io/v1beta1/nodes/n1");
 
   next = 1;  // ten seconds later: 1 s of cpu for the container, 5 s for the node
-  auto [code2, list] = get("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dweb");
+  auto [code2, list] =
+      get("/apis/metrics.k8s.io/v1beta1/namespaces/default/pods?labelSelector=app%3Dweb");
   ASSERT_EQ(code2, 200);
   EXPECT_EQ(list["kind"], "PodMetricsList");
   ASSERT_EQ(list["items"].size(), 1u);
