@@ -30,6 +30,7 @@ struct ContainerdLayout {
   std::string cniConfDir() const { return dir + "/cni/net.d"; }
   std::string cniIpamDir() const { return dir + "/cni/ipam"; }
   std::string logFile() const { return dir + "/containerd.log"; }
+  std::string pidFile() const { return dir + "/containerd.pid"; }
 };
 
 struct ContainerdConfigOptions {

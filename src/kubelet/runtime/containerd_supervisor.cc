@@ -1,5 +1,11 @@
 #include "kubelet/runtime/containerd_supervisor.h"
 
+#include <signal.h>
+
+#include <fstream>
+#include <iterator>
+#include <thread>
+
 #include <sys/un.h>
 
 #include <filesystem>
@@ -43,11 +49,45 @@ Status ContainerdSupervisor::writeConfiguration() {
                              renderContainerdConfig(layout_, options_.config));
 }
 
+namespace {
+
+// A containerd left running by an agent that was killed (SIGKILL gives it no chance to stop its
+// child) still holds this node's state. Stop it before starting ours: containers survive a
+// containerd restart (their shims keep them), and we go on supervising the new one.
+void stopLeftoverContainerd(const ContainerdLayout& layout, std::chrono::milliseconds grace) {
+  std::ifstream in(layout.pidFile());
+  pid_t pid = 0;
+  if (!(in >> pid) || pid <= 1) return;
+  std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string cmd((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+  if (cmd.find("containerd") == std::string::npos ||
+      cmd.find(layout.configFile()) == std::string::npos) {
+    return;  // the pid was reused by something else: not ours to stop
+  }
+  LOG_INFO("stopping containerd {} left by an earlier agent", pid);
+  ::kill(pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace
+
 Status ContainerdSupervisor::launchAndWaitLocked(std::unique_lock<std::mutex>& lock) {
+  stopLeftoverContainerd(layout_, options_.stopGrace);
   // A socket left by a killed containerd would make the readiness check pass too early.
   std::error_code ec;
   std::filesystem::remove(layout_.socket(), ec);
   if (Status s = process_.start(commandLine(), layout_.logFile()); !s.ok()) return s;
+  {
+    std::ofstream pidOut(layout_.pidFile(), std::ios::trunc);
+    pidOut << process_.pid() << "\n";
+  }
   auto deadline = std::chrono::steady_clock::now() + options_.startTimeout;
   while (!unixSocketAnswers(layout_.socket())) {
     if (!process_.running()) {
