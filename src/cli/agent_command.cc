@@ -140,6 +140,15 @@ int runAgent(const AgentFlags& f) {
     return 1;
   }
   client::RestClient client(f.server);
+  // The Node advertises the port the agent API really listens on (daemonEndpoints).
+  if (size_t colon = f.listen.rfind(':'); colon != std::string::npos) {
+    try {
+      opts.kubeletPort = std::stoi(f.listen.substr(colon + 1));
+    } catch (...) {
+      LOG_ERROR("invalid --listen address {}", f.listen);
+      return 1;
+    }
+  }
   kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
   s = kubeletCore.start();
   if (!s.ok()) {
