@@ -13,8 +13,15 @@ FAILURES=0
 
 cleanup() {
   local rc=$?
+  # TERM first so our processes stop what they started (a registry, a containerd), then KILL;
+  # then anything still running from this run's private directory (grandchildren).
+  for pid in "${E2E_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  sleep 0.5
   for pid in "${E2E_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   for pid in "${E2E_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for pid in $(pgrep -f "$E2E_DIR" 2>/dev/null); do
+    [[ "$pid" != "$$" ]] && kill -9 "$pid" 2>/dev/null || true
+  done
   if ((rc != 0)); then
     echo "--- server log (tail)"; tail -n 40 "$E2E_DIR/server.log" 2>/dev/null || true
   fi
