@@ -1,4 +1,5 @@
 #include "api/defaults.h"
+#include "api/volume_sources.h"
 
 #include <string>
 #include <string_view>
@@ -106,36 +107,6 @@ void defaultContainer(json& c) {
   }
 }
 
-const char* const kVolumeSources[] = {"hostPath",
-                                      "emptyDir",
-                                      "gitRepo",
-                                      "awsElasticBlockStore",
-                                      "gcePersistentDisk",
-                                      "secret",
-                                      "nfs",
-                                      "iscsi",
-                                      "glusterfs",
-                                      "flocker",
-                                      "persistentVolumeClaim",
-                                      "rbd",
-                                      "cinder",
-                                      "cephfs",
-                                      "quobyte",
-                                      "downwardAPI",
-                                      "fc",
-                                      "flexVolume",
-                                      "configMap",
-                                      "azureFile",
-                                      "vsphereVolume",
-                                      "photonPersistentDisk",
-                                      "portworxVolume",
-                                      "azureDisk",
-                                      "scaleIO",
-                                      "storageos",
-                                      "csi",
-                                      "projected",
-                                      "ephemeral",
-                                      "image"};
 
 void defaultVolume(json& v) {
   if (!v.is_object()) return;

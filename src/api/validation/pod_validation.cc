@@ -4,42 +4,12 @@
 #include <string>
 
 #include "api/quantity.h"
+#include "api/volume_sources.h"
 #include "api/validation/kinds.h"
 
 namespace minik8s::api::validation {
 namespace {
 
-// Volume sources in the order Kubernetes checks them: the second one found is the one reported.
-const char* const kVolumeSources[] = {"hostPath",
-                                      "emptyDir",
-                                      "gitRepo",
-                                      "awsElasticBlockStore",
-                                      "gcePersistentDisk",
-                                      "secret",
-                                      "nfs",
-                                      "iscsi",
-                                      "glusterfs",
-                                      "flocker",
-                                      "persistentVolumeClaim",
-                                      "rbd",
-                                      "cinder",
-                                      "cephfs",
-                                      "quobyte",
-                                      "downwardAPI",
-                                      "fc",
-                                      "flexVolume",
-                                      "configMap",
-                                      "azureFile",
-                                      "vsphereVolume",
-                                      "photonPersistentDisk",
-                                      "portworxVolume",
-                                      "azureDisk",
-                                      "scaleIO",
-                                      "storageos",
-                                      "csi",
-                                      "projected",
-                                      "ephemeral",
-                                      "image"};
 const char* const kProbeHandlers[] = {"exec", "httpGet", "tcpSocket", "grpc"};
 const std::vector<std::string> kPullPolicies = {"Always", "IfNotPresent", "Never"};
 const std::vector<std::string> kRestartPolicies = {"Always", "OnFailure", "Never"};
