@@ -9,6 +9,7 @@
 #include "apiserver/api_server.h"
 #include "client/work_queue.h"
 #include "common/http.h"
+#include "in_process_api_server.h"
 #include "storage/store.h"
 
 namespace minik8s::client {
@@ -20,23 +21,11 @@ using namespace std::chrono_literals;
 class ApiServerFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = ::testing::TempDir() + "informer-" + std::to_string(::getpid()) + "-" +
-          std::to_string(counter++);
-    std::filesystem::create_directories(dir);
-    auto s = storage::openStore("sqlite://" + dir + "/state.db");
-    ASSERT_TRUE(s.ok()) << s.status().toString();
-    store = std::move(s.value());
-    api = std::make_unique<apiserver::ApiServer>(*store, api::Scheme::builtin());
-    ASSERT_TRUE(api->start().ok());
-    server = std::make_unique<http::Server>(
-        [this](const http::Request& req, http::ResponseWriter& w) { api->handle(req, w); });
-    ASSERT_TRUE(server->start("127.0.0.1:0").ok());
-    rest = std::make_unique<RestClient>("http://127.0.0.1:" + std::to_string(server->port()));
+    ASSERT_TRUE(apiServer.start().ok());
+    rest = std::make_unique<RestClient>(apiServer.url());
   }
   void TearDown() override {
-    server->stop();
-    api->stop();
-    std::filesystem::remove_all(dir);
+    apiServer.stop();
   }
   json configMap(const std::string& name, const std::string& v) {
     return {{"apiVersion", "v1"},
@@ -45,11 +34,7 @@ class ApiServerFixture : public ::testing::Test {
             {"data", {{"v", v}}}};
   }
 
-  static inline int counter = 0;
-  std::string dir;
-  std::unique_ptr<storage::Store> store;
-  std::unique_ptr<apiserver::ApiServer> api;
-  std::unique_ptr<http::Server> server;
+  testing::InProcessApiServer apiServer;
   std::unique_ptr<RestClient> rest;
 };
 

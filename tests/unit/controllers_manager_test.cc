@@ -11,6 +11,7 @@
 #include "common/http.h"
 #include "controllers/common/controller_utils.h"
 #include "controllers/manager/controller_manager.h"
+#include "in_process_api_server.h"
 #include "storage/store.h"
 
 namespace minik8s::controllers {
@@ -22,27 +23,15 @@ namespace res = client::resources;
 class ControllersFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = ::testing::TempDir() + "controllers-" + std::to_string(::getpid()) + "-" +
-          std::to_string(counter++);
-    std::filesystem::create_directories(dir);
-    auto s = storage::openStore("sqlite://" + dir + "/state.db");
-    ASSERT_TRUE(s.ok()) << s.status().toString();
-    store = std::move(s.value());
-    api = std::make_unique<apiserver::ApiServer>(*store, api::Scheme::builtin());
-    ASSERT_TRUE(api->start().ok());
-    server = std::make_unique<http::Server>(
-        [this](const http::Request& req, http::ResponseWriter& w) { api->handle(req, w); });
-    ASSERT_TRUE(server->start("127.0.0.1:0").ok());
+    ASSERT_TRUE(apiServer.start().ok());
     rest =
-        std::make_unique<client::RestClient>("http://127.0.0.1:" + std::to_string(server->port()));
+        std::make_unique<client::RestClient>(apiServer.url());
     manager = std::make_unique<ControllerManager>(*rest, ControllerManager::Options{});
     ASSERT_TRUE(manager->start().ok());
   }
   void TearDown() override {
     manager->stop();
-    server->stop();
-    api->stop();
-    std::filesystem::remove_all(dir);
+    apiServer.stop();
   }
 
   static json podTemplate(const std::string& app, const std::string& image) {
@@ -79,11 +68,7 @@ class ControllersFixture : public ::testing::Test {
     return false;
   }
 
-  static inline int counter = 0;
-  std::string dir;
-  std::unique_ptr<storage::Store> store;
-  std::unique_ptr<apiserver::ApiServer> api;
-  std::unique_ptr<http::Server> server;
+  testing::InProcessApiServer apiServer;
   std::unique_ptr<client::RestClient> rest;
   std::unique_ptr<ControllerManager> manager;
 };

@@ -9,6 +9,7 @@
 #include "apiserver/api_server.h"
 #include "common/http.h"
 #include "scheduler/scheduler.h"
+#include "in_process_api_server.h"
 #include "storage/store.h"
 
 namespace minik8s::scheduler {
@@ -22,25 +23,13 @@ using client::resources::kPods;
 class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir = ::testing::TempDir() + "scheduler-" + std::to_string(::getpid()) + "-" +
-          std::to_string(counter++);
-    std::filesystem::create_directories(dir);
-    auto s = storage::openStore("sqlite://" + dir + "/state.db");
-    ASSERT_TRUE(s.ok()) << s.status().toString();
-    store = std::move(s.value());
-    api = std::make_unique<apiserver::ApiServer>(*store, api::Scheme::builtin());
-    ASSERT_TRUE(api->start().ok());
-    server = std::make_unique<http::Server>(
-        [this](const http::Request& req, http::ResponseWriter& w) { api->handle(req, w); });
-    ASSERT_TRUE(server->start("127.0.0.1:0").ok());
+    ASSERT_TRUE(apiServer.start().ok());
     rest =
-        std::make_unique<client::RestClient>("http://127.0.0.1:" + std::to_string(server->port()));
+        std::make_unique<client::RestClient>(apiServer.url());
   }
   void TearDown() override {
     if (sched) sched->stop();
-    server->stop();
-    api->stop();
-    std::filesystem::remove_all(dir);
+    apiServer.stop();
   }
 
   void startScheduler(Policy policy = Policy::kDefault) {
@@ -104,11 +93,7 @@ class SchedulerTest : public ::testing::Test {
     return out;
   }
 
-  static inline int counter = 0;
-  std::string dir;
-  std::unique_ptr<storage::Store> store;
-  std::unique_ptr<apiserver::ApiServer> api;
-  std::unique_ptr<http::Server> server;
+  testing::InProcessApiServer apiServer;
   std::unique_ptr<client::RestClient> rest;
   std::unique_ptr<Scheduler> sched;
 };
