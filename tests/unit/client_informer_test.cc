@@ -1,6 +1,8 @@
 #include "client/informer.h"
 
 #include <gtest/gtest.h>
+
+#include "fake_clock.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -111,11 +113,7 @@ TEST(WorkQueueTest, DeduplicatesAndRequeuesKeysAddedWhileProcessing) {
   EXPECT_EQ(*q.get(10ms), "a");
 }
 
-class FakeClock : public Clock {
- public:
-  std::chrono::steady_clock::time_point now() const override { return t; }
-  std::chrono::steady_clock::time_point t{};
-};
+using testing::FakeClock;
 
 TEST(WorkQueueTest, RateLimitedBackoffDoublesUntilForgotten) {
   FakeClock clock;

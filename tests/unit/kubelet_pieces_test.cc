@@ -1,6 +1,9 @@
 // Unit tests of the kubelet's pure parts: back-off, env resolution, volume files, pod status
 // computation, QoS and resources.
 #include <gtest/gtest.h>
+
+#include "fake_clock.h"
+#include "kubelet_fake_objects.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,27 +22,9 @@ namespace {
 using namespace std::chrono_literals;
 namespace v1 = ::runtime::v1;
 
-class FakeClock : public client::Clock {
- public:
-  std::chrono::steady_clock::time_point now() const override { return t; }
-  void advance(std::chrono::steady_clock::duration d) { t += d; }
-  std::chrono::steady_clock::time_point t{std::chrono::hours(1000)};
-};
+using testing::FakeClock;
 
-class MapObjects : public ObjectSource {
- public:
-  Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override {
-    auto it = configMaps.find(ns + "/" + name);
-    if (it == configMaps.end()) return Status::NotFound("configmaps", name);
-    return it->second;
-  }
-  Result<KeyBytes> secretData(const std::string& ns, const std::string& name) override {
-    auto it = secrets.find(ns + "/" + name);
-    if (it == secrets.end()) return Status::NotFound("secrets", name);
-    return it->second;
-  }
-  std::map<std::string, KeyBytes> configMaps, secrets;
-};
+using testing::MapObjects;
 
 std::string readFile(const std::string& path) {
   std::ifstream in(path);

@@ -2,6 +2,9 @@
 // creation, idempotence, restart back-off and CrashLoopBackOff, restart policies, adoption after
 // an agent restart, probes, image pulls, init containers, termination.
 #include <gtest/gtest.h>
+
+#include "fake_clock.h"
+#include "kubelet_fake_objects.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,25 +19,9 @@ namespace {
 using namespace std::chrono_literals;
 namespace v1 = ::runtime::v1;
 
-class FakeClock : public client::Clock {
- public:
-  std::chrono::steady_clock::time_point now() const override { return t; }
-  void advance(std::chrono::steady_clock::duration d) { t += d; }
-  std::chrono::steady_clock::time_point t{std::chrono::hours(1000)};
-};
+using testing::FakeClock;
 
-class MapObjects : public ObjectSource {
- public:
-  Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override {
-    auto it = configMaps.find(ns + "/" + name);
-    if (it == configMaps.end()) return Status::NotFound("configmaps", name);
-    return it->second;
-  }
-  Result<KeyBytes> secretData(const std::string&, const std::string& name) override {
-    return Status::NotFound("secrets", name);
-  }
-  std::map<std::string, KeyBytes> configMaps;
-};
+using testing::MapObjects;
 
 class PodSyncTest : public ::testing::Test {
  protected:

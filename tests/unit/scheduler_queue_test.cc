@@ -1,6 +1,8 @@
 // The scheduling queue's active, backoff and unschedulable queues, with a fake clock.
 #include <gtest/gtest.h>
 
+#include "fake_clock.h"
+
 #include "scheduler/scheduling_queue.h"
 
 namespace minik8s::scheduler {
@@ -8,11 +10,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class FakeClock : public client::Clock {
- public:
-  std::chrono::steady_clock::time_point now() const override { return t; }
-  std::chrono::steady_clock::time_point t{std::chrono::hours(1)};
-};
+using testing::FakeClock;
 
 class SchedulingQueueTest : public ::testing::Test {
  protected:
