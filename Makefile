@@ -17,8 +17,8 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 # Set up, build and run every test (unit and end-to-end) with ctest's summary.
-test: setup build
-	cd $(BUILD_DIR) && ctest --output-on-failure -j 2 --timeout 900
+test:
+	bash scripts/test.sh
 
 unit-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -L unit -j $(JOBS)
