@@ -12,6 +12,7 @@ PACKAGES=(
   # run and test
   etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps
   containerd runc containernetworking-plugins docker-registry busybox-static iptables
+  dnsmasq-base  # cluster DNS: the binary only, no system service holding port 53
 )
 
 missing=()
