@@ -3,6 +3,7 @@
 #include "common/logging.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/gc/garbage_collector.h"
+#include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
 namespace minik8s::controllers {
@@ -31,6 +32,11 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
                             {"Deployment", res::kDeployments, deployments_.get()}},
         options_.workersPerController);
   }
+  if (options_.enableNodeIpam) {
+    nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
+    nodeIpam_ = std::make_unique<NodeIpamController>(
+        rest_, *nodes_, NodeIpamOptions{options_.clusterCidr, 24});
+  }
 }
 
 ControllerManager::~ControllerManager() { stop(); }
@@ -43,6 +49,12 @@ Status ControllerManager::start() {
       return Status::Unavailable("controller-manager: informer caches did not sync from " +
                                  rest_.baseUrl());
     }
+  }
+  if (nodes_) {
+    nodes_->start();
+    if (!nodes_->waitForSync(options_.syncTimeout))
+      return Status::Unavailable("controller-manager: node cache did not sync");
+    nodeIpam_->start();
   }
   replicaSetController_->start();
   deploymentController_->start();
@@ -58,6 +70,8 @@ void ControllerManager::stop() {
   replicaSetController_->stop();
   deploymentController_->stop();
   if (garbageCollector_) garbageCollector_->stop();
+  if (nodeIpam_) nodeIpam_->stop();
+  if (nodes_) nodes_->stop();
   for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->stop();
 }
 

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 
 #include "client/informer.h"
 #include "client/rest_client.h"
@@ -18,12 +19,15 @@ namespace minik8s::controllers {
 class ReplicaSetController;
 class DeploymentController;
 class GarbageCollector;
+class NodeIpamController;
 
 class ControllerManager {
  public:
   struct Options {
     int workersPerController = 2;
     bool enableGarbageCollector = true;
+    bool enableNodeIpam = true;
+    std::string clusterCidr = "10.244.0.0/16";  // pod network; nodes get /24 blocks of it
     std::chrono::milliseconds syncTimeout = std::chrono::seconds(30);
   };
 
@@ -44,6 +48,8 @@ class ControllerManager {
   std::unique_ptr<ReplicaSetController> replicaSetController_;
   std::unique_ptr<DeploymentController> deploymentController_;
   std::unique_ptr<GarbageCollector> garbageCollector_;
+  std::unique_ptr<client::Informer> nodes_;
+  std::unique_ptr<NodeIpamController> nodeIpam_;
   bool started_ = false;
 };
 

@@ -1,0 +1,110 @@
+#include "common/command.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace minik8s {
+
+std::string commandLine(const std::vector<std::string>& argv) {
+  std::string line;
+  for (const auto& a : argv) {
+    if (!line.empty()) line += ' ';
+    line += a;
+  }
+  return line;
+}
+
+Result<CommandResult> runProgram(const std::vector<std::string>& argv,
+                                 const std::string& stdinText) {
+  if (argv.empty()) return Status::BadRequest("runProgram: empty command");
+  int outPipe[2], inPipe[2];
+  if (::pipe2(outPipe, O_CLOEXEC) != 0) return Status::Internal("pipe: " + std::string(strerror(errno)));
+  if (::pipe2(inPipe, O_CLOEXEC) != 0) {
+    ::close(outPipe[0]);
+    ::close(outPipe[1]);
+    return Status::Internal("pipe: " + std::string(strerror(errno)));
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    for (int fd : {outPipe[0], outPipe[1], inPipe[0], inPipe[1]}) ::close(fd);
+    return Status::Internal("fork: " + std::string(strerror(errno)));
+  }
+  if (pid == 0) {
+    ::dup2(inPipe[0], 0);
+    ::dup2(outPipe[1], 1);
+    ::dup2(outPipe[1], 2);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvp(args[0], args.data());
+    const std::string msg = "cannot run " + argv[0] + ": " + strerror(errno) + "\n";
+    [[maybe_unused]] ssize_t ignored = ::write(2, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  ::close(outPipe[1]);
+  ::close(inPipe[0]);
+  // Feed stdin and drain stdout together so neither side blocks on a full pipe.
+  size_t written = 0;
+  int inFd = inPipe[1];
+  if (stdinText.empty()) {
+    ::close(inFd);
+    inFd = -1;
+  } else {
+    ::fcntl(inFd, F_SETFL, O_NONBLOCK);
+  }
+  CommandResult result;
+  char buf[8192];
+  for (;;) {
+    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {inFd, POLLOUT, 0}};
+    const int n = ::poll(fds, inFd >= 0 ? 2 : 1, -1);
+    if (n < 0 && errno == EINTR) continue;
+    if (inFd >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
+      const ssize_t w = ::write(inFd, stdinText.data() + written, stdinText.size() - written);
+      if (w > 0) written += static_cast<size_t>(w);
+      if (w < 0 && errno != EAGAIN) written = stdinText.size();
+      if (written >= stdinText.size()) {
+        ::close(inFd);
+        inFd = -1;
+      }
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      const ssize_t r = ::read(outPipe[0], buf, sizeof buf);
+      if (r > 0) {
+        result.output.append(buf, static_cast<size_t>(r));
+      } else if (r == 0 || errno != EINTR) {
+        break;
+      }
+    }
+  }
+  if (inFd >= 0) ::close(inFd);
+  ::close(outPipe[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+Result<std::string> runChecked(const std::vector<std::string>& argv,
+                               const std::string& stdinText) {
+  auto r = runProgram(argv, stdinText);
+  if (!r.ok()) return r.status();
+  if (r->exitCode != 0) {
+    std::string out = r->output;
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    return Status::Internal("`" + commandLine(argv) + "` failed (exit " +
+                            std::to_string(r->exitCode) + "): " + out);
+  }
+  return std::move(r->output);
+}
+
+}  // namespace minik8s

@@ -1,0 +1,29 @@
+// Running a program and capturing what it prints: fork/exec without a shell (arguments are
+// passed as they are), optional text on its stdin, stdout and stderr captured together.
+// Used for iproute2, iptables and mount helpers. Thread-safe (no shared state).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace minik8s {
+
+struct CommandResult {
+  int exitCode = -1;   // -1 when killed by a signal
+  std::string output;  // stdout and stderr, interleaved
+};
+
+// Runs argv[0] (looked up on PATH) to completion. Fails only when it cannot be started.
+Result<CommandResult> runProgram(const std::vector<std::string>& argv,
+                                 const std::string& stdinText = "");
+
+// Like runProgram, but a non-zero exit is an error whose message has the command and its output.
+Result<std::string> runChecked(const std::vector<std::string>& argv,
+                               const std::string& stdinText = "");
+
+// "ip link add ..." for messages.
+std::string commandLine(const std::vector<std::string>& argv);
+
+}  // namespace minik8s
