@@ -9,6 +9,7 @@
 #include "api/strict_decoding.h"
 #include "api/table.h"
 #include "apiserver/discovery.h"
+#include "apiserver/kubernetes_service.h"
 #include "apiserver/node_proxy.h"
 #include "common/logging.h"
 #include "common/time_util.h"
@@ -129,6 +130,18 @@ Status ApiServer::start() {
     auto created = registry_.create(*nsInfo, "", ns);
     if (!created.ok() && created.status().reason() != "AlreadyExists") return created.status();
   }
+  ServiceAllocatorOptions allocOpts;
+  allocOpts.clusterIPRange = options_.serviceClusterIPRange;
+  allocOpts.nodePortMin = options_.serviceNodePortMin;
+  allocOpts.nodePortMax = options_.serviceNodePortMax;
+  auto allocator = ServiceAllocator::create(store_, allocOpts);
+  if (!allocator.ok()) return allocator.status();
+  serviceAllocator_ = std::move(allocator.value());
+  registry_.setServiceAllocator(serviceAllocator_.get());
+  repairServiceAllocations();
+  s = reconcileKubernetesService(
+      registry_, {serviceAllocator_->range().at(1), options_.advertiseAddress});
+  if (!s.ok()) LOG_WARN("the kubernetes service: {}", s.toString());
   housekeeper_ = std::thread([this] { housekeeping(); });
   return Status::Ok();
 }
@@ -146,6 +159,7 @@ void ApiServer::stop() {
 
 void ApiServer::housekeeping() {
   auto nextCompaction = std::chrono::steady_clock::now() + options_.compactionInterval;
+  auto nextServiceRepair = std::chrono::steady_clock::now() + options_.serviceRepairInterval;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     cv_.wait_for(lock, options_.namespaceSyncInterval);
@@ -155,6 +169,10 @@ void ApiServer::housekeeping() {
     if (std::chrono::steady_clock::now() >= nextCompaction) {
       compactOnce();
       nextCompaction = std::chrono::steady_clock::now() + options_.compactionInterval;
+    }
+    if (std::chrono::steady_clock::now() >= nextServiceRepair) {
+      repairServiceAllocations();
+      nextServiceRepair = std::chrono::steady_clock::now() + options_.serviceRepairInterval;
     }
     lock.lock();
   }
@@ -175,6 +193,19 @@ void ApiServer::compactOnce() {
     Status s = store_.compact(target);
     if (!s.ok()) LOG_WARN("compaction to {} failed: {}", target, s.toString());
   }
+}
+
+// Like Kubernetes' service IP and node port repair controllers: records follow the stored
+// Services, leaked ones are given back.
+void ApiServer::repairServiceAllocations() {
+  const auto* services = scheme_.byResource("", "v1", "services");
+  auto list = registry_.list(*services, "", {});
+  if (!list.ok()) return;
+  const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  Status s = serviceAllocator_->repair(list->items, now);
+  if (!s.ok()) LOG_WARN("service allocation repair: {}", s.toString());
 }
 
 // The namespace controller's job in its simplest form: once a namespace is Terminating, delete
@@ -321,6 +352,13 @@ void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, in
 void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
   const std::string& p = req.path;
   const std::string accept = req.header("Accept");
+  if (const std::string auth = req.header("Authorization"); auth.rfind("Bearer ", 0) == 0) {
+    const std::string token = auth.substr(7);
+    if (std::find(options_.bearerTokens.begin(), options_.bearerTokens.end(), token) ==
+        options_.bearerTokens.end()) {
+      return sendError(w, Status::Unauthorized("invalid bearer token"));
+    }
+  }
   if (p == "/version" || p == "/version/") return w.send(jsonResponse(200, versionInfo()));
   if (p == "/healthz" || p == "/livez" || p == "/readyz") {
     return w.send(http::Response::text(200, "ok"));

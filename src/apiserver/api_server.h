@@ -17,6 +17,7 @@
 #include "apiserver/metrics_api.h"
 #include "apiserver/registry.h"
 #include "apiserver/request_info.h"
+#include "apiserver/service_allocator.h"
 #include "apiserver/watch_cache.h"
 #include "common/http.h"
 
@@ -27,6 +28,13 @@ struct ApiServerOptions {
   std::chrono::seconds compactionInterval{60};
   std::chrono::seconds compactionRetention{300};  // history kept for watches to resume
   std::chrono::milliseconds namespaceSyncInterval{1000};
+  std::string serviceClusterIPRange = "10.96.0.0/16";
+  int serviceNodePortMin = 30000, serviceNodePortMax = 32767;
+  // How often leaked ClusterIP/nodePort records are given back (see service_allocator.h).
+  std::chrono::seconds serviceRepairInterval{60};
+  // Bearer tokens the server knows (the node join token). Until authentication lands, requests
+  // without credentials are served; a request with an unknown bearer token gets 401.
+  std::vector<std::string> bearerTokens;
 };
 
 class ApiServer {
@@ -36,7 +44,8 @@ class ApiServer {
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
-  // Starts the watch cache and housekeeping, and creates the default namespaces.
+  // Starts the watch cache and housekeeping, creates the default namespaces, repairs the service
+  // IP/port records and creates or repairs the `kubernetes` service.
   Status start();
   void stop();
 
@@ -74,6 +83,7 @@ class ApiServer {
   void housekeeping();
   void compactOnce();
   void finalizeNamespaces();
+  void repairServiceAllocations();
 
   storage::Store& store_;
   const api::Scheme& scheme_;
@@ -81,6 +91,7 @@ class ApiServer {
   Registry registry_;
   WatchCache watchCache_;
   MetricsApi metrics_;
+  std::unique_ptr<ServiceAllocator> serviceAllocator_;
   std::thread housekeeper_;
   std::mutex mu_;
   std::condition_variable cv_;

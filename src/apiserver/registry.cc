@@ -6,6 +6,7 @@
 #include "api/field_selector.h"
 #include "api/selector.h"
 #include "api/validation.h"
+#include "apiserver/service_allocator.h"
 #include "apiserver/strategy.h"
 #include "common/random.h"
 #include "common/time_util.h"
@@ -95,6 +96,10 @@ const api::ResourceInfo& Registry::storageInfo(const api::ResourceInfo& r) const
   if (r.storageVersion.empty() || r.storageVersion == r.version) return r;
   const auto* s = scheme_.byResource(r.group, r.storageVersion, r.plural);
   return s ? *s : r;
+}
+
+bool Registry::allocatesFor(const api::ResourceInfo& r) const {
+  return services_ && r.group.empty() && r.kind == "Service";
 }
 
 Status Registry::checkNamespace(const api::ResourceInfo& r, const std::string& ns) {
@@ -231,8 +236,12 @@ Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns,
   Status nsOk = checkNamespace(r, ns);
   if (!nsOk.ok()) return nsOk;
   if (dryRun) return obj;
+  if (allocatesFor(r)) {
+    if (Status s = services_->allocate(obj); !s.ok()) return s;
+  }
   auto rev = store_.create(key(r, ns, name), encodeForStorage(obj));
   if (!rev.ok()) {
+    if (allocatesFor(r)) services_->release(obj);
     if (rev.status().code() == 409) {
       Status s = Status::AlreadyExists(r.qualifiedResource(), name);
       s.withDetails(name, r.group, r.plural);
@@ -278,11 +287,17 @@ Result<json> Registry::writeUpdate(const api::ResourceInfo& r, const std::string
       if (del.status().code() == 409) return Status::Conflict(r.qualifiedResource(), name);
       return del.status();
     }
+    if (allocatesFor(r)) services_->release(old);
     obj["metadata"]["resourceVersion"] = std::to_string(del->modRevision);
     return obj;
   }
   if (dryRun) return obj;
+  const bool allocates = allocatesFor(r) && subresource.empty();
+  if (allocates) {
+    if (Status s = services_->allocateForUpdate(obj, old); !s.ok()) return s;
+  }
   auto rev = store_.update(key(r, ns, name), encodeForStorage(obj), oldRevision);
+  if (allocates) services_->releaseNotIn(rev.ok() ? old : obj, rev.ok() ? &obj : &old);
   if (!rev.ok()) {
     if (rev.status().code() == 409) return Status::Conflict(r.qualifiedResource(), name);
     if (rev.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
@@ -408,6 +423,7 @@ Result<DeleteResult> Registry::remove(const api::ResourceInfo& r, const std::str
       if (del.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
       return del.status();
     }
+    if (allocatesFor(r)) services_->release(obj);
     obj["metadata"]["resourceVersion"] = std::to_string(del->modRevision);
     return DeleteResult{obj, true};
   }

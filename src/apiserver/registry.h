@@ -17,6 +17,8 @@
 
 namespace minik8s::apiserver {
 
+class ServiceAllocator;
+
 struct ListOptions {
   std::string labelSelector;
   std::string fieldSelector;
@@ -78,6 +80,10 @@ class Registry {
   Result<DeleteResult> remove(const api::ResourceInfo& r, const std::string& ns,
                               const std::string& name, const DeleteOptions& opts);
 
+  // Services get their clusterIP and nodePorts from `allocator` on create and update, and give
+  // them back on delete. Set once before serving; without one they are stored as given.
+  void setServiceAllocator(ServiceAllocator* allocator) { services_ = allocator; }
+
   storage::Store& store() { return store_; }
   const api::Scheme& scheme() const { return scheme_; }
 
@@ -87,8 +93,11 @@ class Registry {
                            int64_t oldRevision, const std::string& subresource, bool dryRun);
   Status checkNamespace(const api::ResourceInfo& r, const std::string& ns);
 
+  bool allocatesFor(const api::ResourceInfo& r) const;
+
   storage::Store& store_;
   const api::Scheme& scheme_;
+  ServiceAllocator* services_ = nullptr;
 };
 
 // Sets metadata.resourceVersion from the store revision on a decoded value.

@@ -8,6 +8,7 @@
 
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
+#include "apiserver/join_token.h"
 #include "apiserver/kubeconfig.h"
 #include "client/rest_client.h"
 #include "controllers/manager/controller_manager.h"
@@ -27,6 +28,8 @@ struct ServerFlags {
   std::string advertise;  // host clients use; default 127.0.0.1
   std::string logLevel = "info";
   std::string schedulerPolicy = "default";
+  std::string serviceClusterIPRange = "10.96.0.0/16";
+  std::string token;      // node join token; default: <data-dir>/token, created at first start
   bool disableScheduler = false;
   bool disableControllers = false;
 };
@@ -70,6 +73,13 @@ int runServer(const ServerFlags& f) {
   const std::string address = host + ":" + std::to_string(server.port());
   apiserver::ApiServerOptions opts;
   opts.advertiseAddress = address;
+  opts.serviceClusterIPRange = f.serviceClusterIPRange;
+  auto token = apiserver::loadOrCreateJoinToken(f.dataDir, f.token);
+  if (!token.ok()) {
+    LOG_ERROR("{}", token.status().message());
+    return 1;
+  }
+  opts.bearerTokens.push_back(*token);
   apiserver::ApiServer api(**store, api::Scheme::builtin(), opts);
   s = api.start();
   if (!s.ok()) {
@@ -108,6 +118,8 @@ int runServer(const ServerFlags& f) {
   }
   LOG_INFO("minik8s API server listening on {} (datastore {}); KUBECONFIG={}", address,
            datastore, kubeconfig);
+  LOG_INFO("nodes join with: minik8s agent --server http://{} --token $(cat {}/token) ...",
+           address, f.dataDir);
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down", sig);
@@ -128,10 +140,15 @@ void addServerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--listen", flags->listen, "Address to serve the API on (host:port)")
       ->capture_default_str();
+  cmd->add_option("--token", flags->token,
+                  "Node join token (default: the one in <data-dir>/token, created at first start)");
   cmd->add_option("--datastore", flags->datastore,
                   "sqlite:///path/state.db (default: in the data dir) or etcd://host:2379[,...]");
   cmd->add_option("--advertise-address", flags->advertise,
                   "Host clients use to reach this server (default 127.0.0.1)");
+  cmd->add_option("--service-cluster-ip-range", flags->serviceClusterIPRange,
+                  "IPv4 CIDR ClusterIPs are allocated from (.1 is the kubernetes service)")
+      ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
       ->capture_default_str();
   cmd->add_option("--scheduler-policy", flags->schedulerPolicy,
