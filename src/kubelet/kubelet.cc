@@ -21,6 +21,12 @@ PodSyncerOptions syncerOptions(const KubeletOptions& o) {
   return s;
 }
 
+ApiEventRecorderOptions eventOptions(const KubeletOptions& o) {
+  ApiEventRecorderOptions e;
+  e.nodeName = o.nodeName;
+  return e;
+}
+
 }  // namespace
 
 Kubelet::Kubelet(client::RestClient& client, cri::RuntimeService& runtime,
@@ -30,12 +36,13 @@ Kubelet::Kubelet(client::RestClient& client, cri::RuntimeService& runtime,
       images_(images),
       options_(std::move(options)),
       objects_(client),
+      events_(client, eventOptions(options_)),
       queue_(client::RealClock::instance(), std::chrono::milliseconds(200),
              std::chrono::seconds(10)),
       volumes_(options_.dataDir, objects_, client::RealClock::instance()),
       probes_(runtime, client::RealClock::instance()),
       syncer_(runtime, images, volumes_, objects_, probes_, client::RealClock::instance(),
-              syncerOptions(options_)),
+              syncerOptions(options_), &events_),
       statusManager_(client) {}
 
 Kubelet::~Kubelet() { stop(); }
@@ -105,7 +112,7 @@ void Kubelet::syncPodKey(const std::string& key) {
   if (!pod) return;  // gone from the API: housekeeping removes what is left in the runtime
   if (isTerminating(*pod)) {
     const std::string uid = podUid(*pod);
-    Status s = syncer_.killPod(uid, terminationGracePeriod(*pod));
+    Status s = syncer_.killPod(uid, terminationGracePeriod(*pod), &*pod);
     if (!s.ok()) {
       LOG_WARN("pod {}: termination: {}", key, s.message());
       queue_.addRateLimited(key);
@@ -134,9 +141,13 @@ void Kubelet::syncPodKey(const std::string& key) {
 }
 
 void Kubelet::housekeeping() {
+  // The runtime first, the API pods after: a pod whose sandbox is being created is then always
+  // in `known` (the informer had it before the sync started).
+  auto uids = syncer_.runtimePodUids();
+  auto cgroupUids = syncer_.cgroupPodUids();
+  auto volumeUids = volumes_.podUidsOnDisk();
   std::set<std::string> known;
   for (const auto& p : informer_->list()) known.insert(podUid(p));
-  auto uids = syncer_.runtimePodUids();
   if (uids.ok()) {
     for (const auto& uid : *uids) {
       if (known.count(uid)) continue;
@@ -145,8 +156,11 @@ void Kubelet::housekeeping() {
       statusManager_.forgetPod(uid);
     }
   }
-  for (const auto& uid : volumes_.podUidsOnDisk())
+  for (const auto& uid : volumeUids)
     if (!known.count(uid) && (!uids.ok() || !uids->count(uid))) volumes_.tearDownPod(uid);
+  if (uids.ok())
+    for (const auto& uid : cgroupUids)
+      if (!known.count(uid) && !uids->count(uid)) syncer_.removeCgroups(uid);
 }
 
 void Kubelet::relistLoop() {

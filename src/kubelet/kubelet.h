@@ -9,7 +9,9 @@
 // API pod owns (pods deleted while the agent was down). After a restart, sandboxes and
 // containers are adopted through their CRI labels.
 //
-// It also implements the agent server's PodLookup. Thread-safe; start() once, stop() once.
+// Pod and container Events (Pulled, Created, Started, Killing, BackOff, Unhealthy ...) go
+// through an ApiEventRecorder. It also implements the agent server's PodLookup. Thread-safe;
+// start() once, stop() once.
 #pragma once
 
 #include <atomic>
@@ -26,6 +28,7 @@
 #include "client/rest_client.h"
 #include "client/work_queue.h"
 #include "cri/runtime_service.h"
+#include "kubelet/event_recorder.h"
 #include "kubelet/node_status.h"
 #include "kubelet/object_source.h"
 #include "kubelet/pod_sync.h"
@@ -83,6 +86,7 @@ class Kubelet : public server::PodLookup {
   cri::ImageService& images_;
   KubeletOptions options_;
   RestClientObjectSource objects_;
+  ApiEventRecorder events_;
   client::WorkQueue queue_;
   VolumeManager volumes_;
   ProbeManager probes_;

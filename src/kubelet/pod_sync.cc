@@ -1,5 +1,6 @@
 #include "kubelet/pod_sync.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,7 +52,7 @@ void sortNewestFirst(std::vector<v1::ContainerStatus>& instances) {
 
 PodSyncer::PodSyncer(cri::RuntimeService& runtime, cri::ImageService& images,
                      VolumeManager& volumes, ObjectSource& objects, ProbeManager& probes,
-                     const client::Clock& clock, PodSyncerOptions options)
+                     const client::Clock& clock, PodSyncerOptions options, EventRecorder* events)
     : runtime_(runtime),
       images_(images),
       volumes_(volumes),
@@ -59,6 +60,7 @@ PodSyncer::PodSyncer(cri::RuntimeService& runtime, cri::ImageService& images,
       probes_(probes),
       clock_(clock),
       options_(std::move(options)),
+      events_(events),
       restartBackoff_(clock),
       imageBackoff_(clock) {}
 
@@ -210,6 +212,19 @@ std::chrono::steady_clock::time_point PodSyncer::exitSeenAt(const std::string& c
   return exitSeen_.try_emplace(containerId, clock_.now()).first->second;
 }
 
+void PodSyncer::event(const json& pod, const json* container, const std::string& type,
+                      const std::string& reason, const std::string& message) {
+  if (!events_) return;
+  std::string fieldPath;
+  if (container) {
+    const std::string name = container->value("name", "");
+    bool isInit = false;
+    for (const auto& c : initContainers(pod)) isInit |= c.value("name", "") == name;
+    fieldPath = containerFieldPath(name, isInit);
+  }
+  events_->record(pod, fieldPath, type, reason, message);
+}
+
 void PodSyncer::forgetContainer(const std::string& containerId) {
   probes_.forget(containerId);
   std::lock_guard lock(mu_);
@@ -301,14 +316,18 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
   spec.set_image(image);
   auto st = images_.imageStatus(spec);
   bool present = st.ok() && st->has_image();
-  if (policy == "Never") {
-    if (present) return true;
+  if (policy == "Never" && !present) {
     view.waitingReason = "ErrImageNeverPull";
     view.waitingMessage =
         "Container image \"" + image + "\" is not present with pull policy of Never";
+    event(pod, &container, "Warning", "ErrImageNeverPull", view.waitingMessage);
     return false;
   }
-  if (policy == "IfNotPresent" && present) return true;
+  if (policy != "Always" && present) {
+    event(pod, &container, "Normal", "Pulled",
+          "Container image \"" + image + "\" already present on machine");
+    return true;
+  }
   const std::string key = podUid(pod) + "/" + image;
   std::chrono::steady_clock::time_point failedAt{};
   bool failedBefore = false;
@@ -323,8 +342,12 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
   if (failedBefore && imageBackoff_.inBackoffSince(key, failedAt)) {
     view.waitingReason = "ImagePullBackOff";
     view.waitingMessage = "Back-off pulling image \"" + image + "\"";
+    event(pod, &container, "Normal", "BackOff", view.waitingMessage);
+    event(pod, &container, "Warning", "Failed", "Error: ImagePullBackOff");
     return false;
   }
+  event(pod, &container, "Normal", "Pulling", "Pulling image \"" + image + "\"");
+  const auto pullStart = std::chrono::steady_clock::now();
   v1::PodSandboxConfig sc = sandboxConfig(pod, 0);
   auto pulled = images_.pullImage(spec, &sc);
   if (!pulled.ok()) {
@@ -336,8 +359,15 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
     view.waitingReason = "ErrImagePull";
     view.waitingMessage = "failed to pull image \"" + image + "\": " + pulled.status().message();
     LOG_WARN("pod {}: {}", podKey(pod), view.waitingMessage);
+    event(pod, &container, "Warning", "Failed",
+          "Failed to pull image \"" + image + "\": " + pulled.status().message());
+    event(pod, &container, "Warning", "Failed", "Error: ErrImagePull");
     return false;
   }
+  const double pullSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - pullStart).count();
+  event(pod, &container, "Normal", "Pulled",
+        fmt::format("Successfully pulled image \"{}\" in {:.3f}s", image, pullSeconds));
   imageBackoff_.reset(key);
   std::lock_guard lock(mu_);
   imagePullFailed_.erase(key);
@@ -358,12 +388,14 @@ bool PodSyncer::startContainer(const json& pod, const json& container, int resta
   if (!env.ok()) {
     view.waitingReason = "CreateContainerConfigError";
     view.waitingMessage = env.status().message();
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
     return false;
   }
   auto mounts = volumes_.mountsFor(container, volumes);
   if (!mounts.ok()) {
     view.waitingReason = "CreateContainerConfigError";
     view.waitingMessage = mounts.status().message();
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
     return false;
   }
   // The container's log directory must exist before the runtime opens the log file.
@@ -376,15 +408,19 @@ bool PodSyncer::startContainer(const json& pod, const json& container, int resta
     view.waitingReason = "CreateContainerError";
     view.waitingMessage = id.status().message();
     LOG_WARN("pod {}: create container {}: {}", podKey(pod), name, id.status().message());
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
     return false;
   }
+  event(pod, &container, "Normal", "Created", "Created container " + name);
   Status s = runtime_.startContainer(*id);
   if (!s.ok()) {
     view.waitingReason = "RunContainerError";
     view.waitingMessage = s.message();
     LOG_WARN("pod {}: start container {}: {}", podKey(pod), name, s.message());
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
     return false;
   }
+  event(pod, &container, "Normal", "Started", "Started container " + name);
   LOG_INFO("pod {}: started container {} ({}, restart {})", podKey(pod), name, *id, restartCount);
   view.waitingReason.clear();
   return true;
@@ -402,6 +438,9 @@ bool PodSyncer::restartWithBackoff(const json& pod, const json& container, bool 
     view.waitingMessage = "back-off " + std::to_string(delay.count()) +
                           "s restarting failed container=" + name + " pod=" + podName(pod) + "_" +
                           podNamespace(pod) + "(" + podUid(pod) + ")";
+    event(pod, &container, "Warning", "BackOff",
+          "Back-off restarting failed container " + name + " in pod " + podName(pod) + "_" +
+              podNamespace(pod) + "(" + podUid(pod) + ")");
     return false;
   }
   restartBackoff_.next(key);
@@ -430,6 +469,7 @@ Result<json> PodSyncer::syncPod(const json& pod) {
   auto volumes = volumes_.setUpPod(pod);
   if (!volumes.ok()) {
     LOG_WARN("pod {}: volumes: {}", podKey(pod), volumes.status().message());
+    event(pod, nullptr, "Warning", "FailedMount", volumes.status().message());
     return statusFor(pod, view);  // containers stay ContainerCreating until volumes work
   }
 
@@ -442,6 +482,8 @@ Result<json> PodSyncer::syncPod(const json& pod) {
     uint32_t attempt = view.sandboxId.empty() ? 0 : view.sandboxAttempt + 1;
     if (!view.sandboxId.empty()) {
       // The old sandbox died (node reboot, runtime crash): everything starts over.
+      event(pod, nullptr, "Normal", "SandboxChanged",
+            "Pod sandbox changed, it will be killed and re-created.");
       for (const auto& [n, cv] : view.containers)
         for (const auto& inst : cv.instances) {
           runtime_.stopContainer(inst.id(), 0);
@@ -454,6 +496,8 @@ Result<json> PodSyncer::syncPod(const json& pod) {
     auto id = runtime_.runPodSandbox(sandboxConfig(pod, attempt));
     if (!id.ok()) {
       LOG_WARN("pod {}: RunPodSandbox: {}", podKey(pod), id.status().message());
+      event(pod, nullptr, "Warning", "FailedCreatePodSandBox",
+            "Failed to create pod sandbox: " + id.status().message());
       view.containers.clear();
       return statusFor(pod, view);
     }
@@ -495,10 +539,16 @@ Result<json> PodSyncer::syncPod(const json& pod) {
       auto& latest = cv.instances[0];
       if (latest.state() == v1::CONTAINER_RUNNING) {
         const std::string podIP = view.podIPs.empty() ? options_.hostIP : view.podIPs[0];
-        probes_.probeContainer(c, latest.id(), podIP);
+        for (const auto& f : probes_.probeContainer(c, latest.id(), podIP))
+          event(pod, &c, "Warning", "Unhealthy",
+                std::string(probeTypeName(f.type)) + " probe failed: " + f.message);
         if (!probes_.needsRestart(latest.id())) continue;
-        LOG_INFO("pod {}: container {} failed its liveness probe, restarting", podKey(pod),
-                 c.value("name", ""));
+        const bool startupFailed = !probes_.started(latest.id());
+        LOG_INFO("pod {}: container {} failed its {} probe, restarting", podKey(pod),
+                 c.value("name", ""), startupFailed ? "startup" : "liveness");
+        event(pod, &c, "Normal", "Killing",
+              "Container " + c.value("name", "") + " failed " +
+                  (startupFailed ? "startup" : "liveness") + " probe, will be restarted");
         runtime_.stopContainer(latest.id(), terminationGracePeriod(pod));
         auto st = runtime_.containerStatus(latest.id());
         if (!st.ok()) continue;
@@ -551,7 +601,7 @@ void PodSyncer::removeOldInstances(const json& pod, const PodRuntimeView& view) 
   }
 }
 
-Status PodSyncer::killPod(const std::string& uid, int64_t gracePeriodSeconds) {
+Status PodSyncer::killPod(const std::string& uid, int64_t gracePeriodSeconds, const json* pod) {
   v1::ContainerFilter cf;
   (*cf.mutable_label_selector())[kPodUidLabel] = uid;
   auto ctrs = runtime_.listContainers(cf);
@@ -560,6 +610,13 @@ Status PodSyncer::killPod(const std::string& uid, int64_t gracePeriodSeconds) {
   std::vector<std::future<Status>> stops;
   for (const auto& c : *ctrs) {
     if (c.state() != v1::CONTAINER_RUNNING && c.state() != v1::CONTAINER_CREATED) continue;
+    if (pod) {
+      auto name = c.labels().find(kContainerNameLabel);
+      if (name != c.labels().end()) {
+        json ref = {{"name", name->second}};
+        event(*pod, &ref, "Normal", "Killing", "Stopping container " + name->second);
+      }
+    }
     std::string id = c.id();
     stops.push_back(std::async(std::launch::async, [this, id, gracePeriodSeconds] {
       return runtime_.stopContainer(id, gracePeriodSeconds);
@@ -594,12 +651,30 @@ Status PodSyncer::killPod(const std::string& uid, int64_t gracePeriodSeconds) {
 }
 
 void PodSyncer::removeCgroups(const std::string& uid) {
-  // containerd leaves the pod-level cgroup directories behind (cgroup v1: one per hierarchy).
+  // containerd leaves the pod-level cgroup directories behind (cgroup v1: one per hierarchy),
+  // and may still be removing the containers' ones. rmdir only: a cgroup with tasks stays.
   std::error_code ec;
   for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", ec)) {
     std::string dir = hierarchy.path().string() + options_.cgroupRoot + "/pod" + uid;
-    if (std::filesystem::is_directory(dir, ec)) ::rmdir(dir.c_str());
+    if (!std::filesystem::is_directory(dir, ec)) continue;
+    for (const auto& child : std::filesystem::directory_iterator(dir, ec))
+      if (child.is_directory(ec)) ::rmdir(child.path().c_str());
+    ::rmdir(dir.c_str());
   }
+}
+
+std::set<std::string> PodSyncer::cgroupPodUids() {
+  std::set<std::string> uids;
+  std::error_code ec;
+  for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup", ec)) {
+    std::string root = hierarchy.path().string() + options_.cgroupRoot;
+    if (!std::filesystem::is_directory(root, ec)) continue;
+    for (const auto& d : std::filesystem::directory_iterator(root, ec)) {
+      std::string name = d.path().filename().string();
+      if (d.is_directory(ec) && name.rfind("pod", 0) == 0) uids.insert(name.substr(3));
+    }
+  }
+  return uids;
 }
 
 Result<std::set<std::string>> PodSyncer::runtimePodUids() {

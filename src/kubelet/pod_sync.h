@@ -21,6 +21,7 @@
 #include "cri/runtime_service.h"
 #include "kubelet/backoff.h"
 #include "kubelet/env_resolver.h"
+#include "kubelet/event_recorder.h"
 #include "kubelet/pod_status.h"
 #include "kubelet/prober.h"
 #include "kubelet/volume_manager.h"
@@ -42,7 +43,7 @@ class PodSyncer {
  public:
   PodSyncer(cri::RuntimeService& runtime, cri::ImageService& images, VolumeManager& volumes,
             ObjectSource& objects, ProbeManager& probes, const client::Clock& clock,
-            PodSyncerOptions options);
+            PodSyncerOptions options, EventRecorder* events = nullptr);
 
   // Converges the runtime towards the pod's spec; returns the status to report. Errors of
   // single steps (an image pull, a missing ConfigMap) show in the status, not as a failure;
@@ -50,8 +51,9 @@ class PodSyncer {
   Result<json> syncPod(const json& pod);
 
   // Stops the pod's containers (SIGTERM, then SIGKILL after `gracePeriodSeconds`), then removes
-  // them, its sandboxes, its cgroup directories and its volumes. Idempotent.
-  Status killPod(const std::string& podUid, int64_t gracePeriodSeconds);
+  // them, its sandboxes, its cgroup directories and its volumes. Idempotent. With the API `pod`
+  // (absent when it is already gone) each running container gets a Killing event.
+  Status killPod(const std::string& podUid, int64_t gracePeriodSeconds, const json* pod = nullptr);
 
   // What the runtime has for the pod, and the status that gives, without changing anything.
   Result<PodRuntimeView> observe(const json& pod);
@@ -59,6 +61,11 @@ class PodSyncer {
 
   // UIDs of all pods that have sandboxes or containers in the runtime.
   Result<std::set<std::string>> runtimePodUids();
+  // UIDs of the pod cgroup directories under the cgroup root (any hierarchy), and their
+  // removal: containerd removes container cgroups asynchronously, so a killPod() may leave the
+  // pod directory behind; housekeeping retries with these.
+  std::set<std::string> cgroupPodUids();
+  void removeCgroups(const std::string& podUid);
 
   // Pure builders (exposed for tests).
   ::runtime::v1::PodSandboxConfig sandboxConfig(const json& pod, uint32_t attempt) const;
@@ -83,8 +90,10 @@ class PodSyncer {
   Result<::runtime::v1::ContainerStatus> cachedContainerStatus(const ::runtime::v1::Container& c);
   std::chrono::steady_clock::time_point exitSeenAt(const std::string& containerId);
   void removeOldInstances(const json& pod, const PodRuntimeView& view);
-  void removeCgroups(const std::string& podUid);
   void forgetContainer(const std::string& containerId);
+  // A kubelet Event about the pod or one of its containers (`container` null: the pod).
+  void event(const json& pod, const json* container, const std::string& type,
+             const std::string& reason, const std::string& message);
 
   cri::RuntimeService& runtime_;
   cri::ImageService& images_;
@@ -93,6 +102,7 @@ class PodSyncer {
   ProbeManager& probes_;
   const client::Clock& clock_;
   PodSyncerOptions options_;
+  EventRecorder* events_;  // optional
   Backoff restartBackoff_;
   Backoff imageBackoff_;
 

@@ -74,6 +74,18 @@ int resolvePort(const json& port, const json& container) {
 
 }  // namespace
 
+const char* probeTypeName(ProbeType t) {
+  switch (t) {
+    case ProbeType::kLiveness:
+      return "Liveness";
+    case ProbeType::kReadiness:
+      return "Readiness";
+    case ProbeType::kStartup:
+      return "Startup";
+  }
+  return "";
+}
+
 bool tcpProbe(const std::string& host, int port, milliseconds timeout) {
   int fd = connectWithTimeout(host, port, steady_clock::now() + timeout);
   if (fd < 0) return false;
@@ -130,14 +142,24 @@ ProbeManager::ProbeManager(cri::RuntimeService& runtime, const client::Clock& cl
     : runtime_(runtime), clock_(clock) {}
 
 bool ProbeManager::runProbe(const json& probe, const json& container,
-                            const std::string& containerId, const std::string& podIP) {
+                            const std::string& containerId, const std::string& podIP,
+                            std::string* output) {
+  std::string ignored;
+  std::string& out = output ? *output : ignored;
   auto timeout = seconds(std::max(1, probe.value("timeoutSeconds", 1)));
   if (probe.contains("exec")) {
     std::vector<std::string> cmd;
     for (const auto& c : probe["exec"].value("command", json::array()))
       if (c.is_string()) cmd.push_back(c.get<std::string>());
     auto r = runtime_.execSync(containerId, cmd, timeout);
-    return r.ok() && r->exit_code() == 0;
+    if (!r.ok()) {
+      out = r.status().message();
+      return false;
+    }
+    out = r->stdout() + r->stderr();
+    if (r->exit_code() != 0 && out.empty())
+      out = "command exited with code " + std::to_string(r->exit_code());
+    return r->exit_code() == 0;
   }
   if (probe.contains("httpGet")) {
     const json& h = probe["httpGet"];
@@ -146,21 +168,32 @@ bool ProbeManager::runProbe(const json& probe, const json& container,
     std::vector<std::pair<std::string, std::string>> headers;
     for (const auto& hh : h.value("httpHeaders", json::array()))
       headers.emplace_back(hh.value("name", ""), hh.value("value", ""));
-    int code = httpGetProbe(host, resolvePort(h.value("port", json()), container),
-                            h.value("path", "/"), headers, timeout);
+    int port = resolvePort(h.value("port", json()), container);
+    std::string path = h.value("path", "/");
+    int code = httpGetProbe(host, port, path, headers, timeout);
+    if (code < 0) {
+      out = "Get \"http://" + host + ":" + std::to_string(port) + path +
+            "\": connection refused or no answer within " + std::to_string(timeout.count()) + "s";
+    } else if (code < 200 || code >= 400) {
+      out = "HTTP probe failed with statuscode: " + std::to_string(code);
+    }
     return code >= 200 && code < 400;
   }
   if (probe.contains("tcpSocket")) {
     const json& t = probe["tcpSocket"];
     std::string host = t.value("host", "");
     if (host.empty()) host = podIP;
-    return tcpProbe(host, resolvePort(t.value("port", json()), container), timeout);
+    int port = resolvePort(t.value("port", json()), container);
+    bool ok = tcpProbe(host, port, timeout);
+    if (!ok) out = "dial tcp " + host + ":" + std::to_string(port) + ": connection failed";
+    return ok;
   }
   return true;  // grpc and unknown handlers: not supported, treated as passing
 }
 
-void ProbeManager::probeContainer(const json& container, const std::string& containerId,
-                                  const std::string& podIP) {
+std::vector<ProbeManager::Failure> ProbeManager::probeContainer(const json& container,
+                                                                const std::string& containerId,
+                                                                const std::string& podIP) {
   auto now = clock_.now();
   std::vector<ProbeType> due;
   {
@@ -188,12 +221,15 @@ void ProbeManager::probeContainer(const json& container, const std::string& cont
       due.push_back(t);
     }
   }
+  std::vector<Failure> failures;
   for (ProbeType t : due) {
     const json& probe = container[probeField(t)];
-    bool ok = runProbe(probe, container, containerId, podIP);
+    std::string output;
+    bool ok = runProbe(probe, container, containerId, podIP, &output);
+    if (!ok) failures.push_back({t, output});
     std::lock_guard lock(mu_);
     auto it = containers_.find(containerId);
-    if (it == containers_.end()) return;
+    if (it == containers_.end()) return failures;
     ProbeState& st = it->second.states[t];
     st.ran = true;
     st.lastRun = now;
@@ -212,6 +248,7 @@ void ProbeManager::probeContainer(const json& container, const std::string& cont
     LOG_DEBUG("probe {} of {}: {} ({} ok, {} failed)", probeField(t), containerId,
               ok ? "success" : "failure", st.successes, st.failures);
   }
+  return failures;
 }
 
 bool ProbeManager::started(const std::string& containerId) {

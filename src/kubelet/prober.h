@@ -15,6 +15,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "client/work_queue.h"
 #include "cri/runtime_service.h"
@@ -23,12 +24,20 @@ namespace minik8s::kubelet {
 
 enum class ProbeType { kLiveness, kReadiness, kStartup };
 
+// "Liveness", "Readiness", "Startup".
+const char* probeTypeName(ProbeType t);
+
 class ProbeManager {
  public:
   ProbeManager(cri::RuntimeService& runtime, const client::Clock& clock);
 
-  void probeContainer(const json& container, const std::string& containerId,
-                      const std::string& podIP);
+  // A failed probe attempt, for the Unhealthy event ("Liveness probe failed: ...").
+  struct Failure {
+    ProbeType type;
+    std::string message;
+  };
+  std::vector<Failure> probeContainer(const json& container, const std::string& containerId,
+                                      const std::string& podIP);
 
   // Started: the startup probe succeeded, or there is none.
   bool started(const std::string& containerId);
@@ -40,9 +49,10 @@ class ProbeManager {
   // Forgets a removed container.
   void forget(const std::string& containerId);
 
-  // One probe attempt (exposed for tests): true on success.
+  // One probe attempt (exposed for tests): true on success; `output` (optional) gets what
+  // Kubernetes shows in the Unhealthy event: the command's output, the HTTP code, the dial error.
   bool runProbe(const json& probe, const json& container, const std::string& containerId,
-                const std::string& podIP);
+                const std::string& podIP, std::string* output = nullptr);
 
  private:
   struct ProbeState {

@@ -22,7 +22,7 @@ agent_cleanup() {
   grep " $AGENT_DIR" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   [[ -n "${MADE_CNI0:-}" ]] && ip link del cni0 2>/dev/null || true
 }
-trap 'agent_cleanup; cleanup' EXIT
+trap 'rc=$?; agent_cleanup; (exit $rc); cleanup' EXIT  # keep the script's exit status
 ip link show cni0 >/dev/null 2>&1 || MADE_CNI0=1
 
 start_server sqlite

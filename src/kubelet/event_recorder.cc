@@ -1,0 +1,253 @@
+#include "kubelet/event_recorder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/logging.h"
+
+namespace minik8s::kubelet {
+
+namespace {
+
+constexpr const char* kComponent = "kubelet";
+constexpr const char* kCombinedPrefix = "(combined from similar events): ";
+
+std::string str(const json& obj, const char* field) {
+  auto it = obj.find(field);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// The involved object without the container: events of one pod share a rate limit and an
+// aggregation window, as in Kubernetes.
+std::string objectKey(const json& ref) {
+  return str(ref, "kind") + "/" + str(ref, "namespace") + "/" + str(ref, "name") + "/" +
+         str(ref, "uid") + "/" + str(ref, "apiVersion");
+}
+
+template <typename Map>
+void bound(Map& m, size_t max) {
+  if (m.size() > max) m.clear();
+}
+
+}  // namespace
+
+std::string containerFieldPath(const std::string& name, bool isInit) {
+  return (isInit ? "spec.initContainers{" : "spec.containers{") + name + "}";
+}
+
+EventCorrelator::Decision EventCorrelator::observe(const Input& in, Clock::time_point now) {
+  Decision d;
+  d.lastTimestamp = now;
+  d.message = in.message;
+  const std::string object = objectKey(in.involvedObject);
+  const std::string aggregateKey = object + "/" + in.type + "/" + in.reason;
+
+  // Aggregation: too many different messages for one reason become one combined Event.
+  bound(similar_, options_.maxRemembered);
+  Similar& sim = similar_[aggregateKey];
+  std::erase_if(sim.messages,
+                [&](const auto& kv) { return now - kv.second > options_.aggregateWindow; });
+  sim.messages[in.message] = now;
+  if (sim.messages.size() >= options_.maxSimilarMessages) {
+    d.key = aggregateKey;
+    d.message = kCombinedPrefix + in.message;
+  } else {
+    d.key = aggregateKey + "/" + str(in.involvedObject, "fieldPath") + "/" + in.message;
+  }
+
+  // De-duplication: the same event again bumps the count of the first one.
+  auto it = seen_.find(d.key);
+  if (it != seen_.end()) {
+    d.kind = Decision::kUpdate;
+    d.count = ++it->second.count;
+    d.firstTimestamp = it->second.first;
+    return d;
+  }
+
+  // Rate limit of new Events per object (a token bucket).
+  bound(buckets_, options_.maxRemembered);
+  auto [b, fresh] = buckets_.try_emplace(object);
+  if (fresh) {
+    b->second.tokens = options_.burst;
+  } else {
+    double refill = std::chrono::duration<double>(now - b->second.last) /
+                    std::chrono::duration<double>(options_.refillEvery);
+    b->second.tokens = std::min(options_.burst, b->second.tokens + std::max(0.0, refill));
+  }
+  b->second.last = now;
+  if (b->second.tokens < 1) {
+    d.kind = Decision::kDrop;
+    return d;
+  }
+  b->second.tokens -= 1;
+  bound(seen_, options_.maxRemembered);
+  seen_[d.key] = {1, now};
+  d.kind = Decision::kCreate;
+  d.count = 1;
+  d.firstTimestamp = now;
+  return d;
+}
+
+ApiEventRecorder::ApiEventRecorder(client::RestClient& client, ApiEventRecorderOptions options)
+    : client_(client), options_(std::move(options)), correlator_(options_.correlator) {
+  writer_ = std::thread([this] { writerLoop(); });
+}
+
+ApiEventRecorder::~ApiEventRecorder() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+void ApiEventRecorder::record(const json& pod, const std::string& fieldPath,
+                              const std::string& type, const std::string& reason,
+                              const std::string& message) {
+  const json meta = pod.value("metadata", json::object());
+  json ref = {{"kind", pod.value("kind", "Pod")},
+              {"namespace", meta.value("namespace", "default")},
+              {"name", meta.value("name", "")},
+              {"uid", meta.value("uid", "")},
+              {"apiVersion", pod.value("apiVersion", "v1")},
+              {"resourceVersion", meta.value("resourceVersion", "")}};
+  if (!fieldPath.empty()) ref["fieldPath"] = fieldPath;
+  LOG_DEBUG("event {} {} {}/{}: {}", type, reason, str(ref, "namespace"), str(ref, "name"),
+            message);
+  std::lock_guard lock(mu_);
+  if (stopping_ || queue_.size() >= options_.maxQueued) return;
+  queue_.push_back({{std::move(ref), type, reason, message}, Clock::now()});
+  cv_.notify_all();
+}
+
+json ApiEventRecorder::newEvent(const EventCorrelator::Input& in,
+                                const EventCorrelator::Decision& d) const {
+  const std::string ns = str(in.involvedObject, "namespace");
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(d.lastTimestamp.time_since_epoch())
+          .count();
+  return {{"apiVersion", "v1"},
+          {"kind", "Event"},
+          {"metadata",
+           {{"name", fmt::format("{}.{:x}", str(in.involvedObject, "name"), nanos)},
+            {"namespace", ns}}},
+          {"involvedObject", in.involvedObject},
+          {"reason", in.reason},
+          {"message", d.message},
+          {"source", {{"component", kComponent}, {"host", options_.nodeName}}},
+          {"firstTimestamp", formatRfc3339(d.firstTimestamp)},
+          {"lastTimestamp", formatRfc3339(d.lastTimestamp)},
+          {"count", d.count},
+          {"type", in.type},
+          {"eventTime", nullptr},
+          {"reportingComponent", kComponent},
+          {"reportingInstance", options_.nodeName}};
+}
+
+void ApiEventRecorder::create(Written& w, const EventCorrelator::Decision& d) {
+  json event = newEvent(w.input, d);
+  w.ns = event["metadata"]["namespace"];
+  auto created = client_.create(client::resources::kEvents, w.ns, event);
+  if (!created.ok() && created.status().code() == 409) {  // same nanosecond: another name
+    event["metadata"]["name"] = event["metadata"]["name"].get<std::string>() + "1";
+    created = client_.create(client::resources::kEvents, w.ns, event);
+  }
+  if (!created.ok()) {
+    LOG_WARN("cannot create event {} for {}/{}: {}", w.input.reason, w.ns,
+             str(w.input.involvedObject, "name"), created.status().message());
+    w.name.clear();
+    return;
+  }
+  w.name = event["metadata"]["name"];
+  w.count = w.pendingCount = d.count;
+  w.writtenAt = std::chrono::steady_clock::now();
+}
+
+void ApiEventRecorder::process(const Queued& q) {
+  EventCorrelator::Decision d = correlator_.observe(q.input, q.at);
+  if (d.kind == EventCorrelator::Decision::kDrop) {
+    LOG_DEBUG("event {} for {} dropped by the rate limit", q.input.reason,
+              str(q.input.involvedObject, "name"));
+    return;
+  }
+  auto it = written_.find(d.key);
+  if (d.kind == EventCorrelator::Decision::kCreate || it == written_.end() ||
+      it->second.name.empty()) {
+    bound(written_, options_.correlator.maxRemembered);
+    Written& w = written_[d.key];
+    w.input = q.input;
+    w.firstTimestamp = d.firstTimestamp;
+    w.pendingMessage = d.message;
+    w.pendingLast = d.lastTimestamp;
+    create(w, d);
+    return;
+  }
+  Written& w = it->second;
+  w.pendingCount = d.count;
+  w.pendingMessage = d.message;
+  w.pendingLast = d.lastTimestamp;
+}
+
+void ApiEventRecorder::writePending(bool all) {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [key, w] : written_) {
+    if (w.name.empty() || w.pendingCount <= w.count) continue;
+    if (!all && now - w.writtenAt < options_.updateInterval) continue;
+    json patch = {{"count", w.pendingCount},
+                  {"lastTimestamp", formatRfc3339(w.pendingLast)},
+                  {"message", w.pendingMessage}};
+    auto patched = client_.patch(client::resources::kEvents, w.ns, w.name, patch);
+    if (patched.ok()) {
+      w.count = w.pendingCount;
+      w.writtenAt = now;
+      continue;
+    }
+    if (patched.status().code() != 404) {
+      LOG_WARN("cannot update event {}/{}: {}", w.ns, w.name, patched.status().message());
+      w.writtenAt = now;  // try again after the interval
+      continue;
+    }
+    // The Event expired or was deleted: start it again with what we know.
+    EventCorrelator::Decision d;
+    d.count = w.pendingCount;
+    d.message = w.pendingMessage;
+    d.firstTimestamp = w.firstTimestamp;
+    d.lastTimestamp = w.pendingLast;
+    create(w, d);
+  }
+}
+
+void ApiEventRecorder::flush() {
+  std::lock_guard write(writeMu_);
+  std::deque<Queued> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(queue_);
+  }
+  for (const auto& q : batch) process(q);
+  writePending(true);
+}
+
+void ApiEventRecorder::writerLoop() {
+  const auto tick = std::max<std::chrono::milliseconds>(std::chrono::milliseconds(50),
+                                                        options_.updateInterval / 4);
+  std::unique_lock lock(mu_);
+  while (true) {
+    cv_.wait_for(lock, tick, [this] { return stopping_ || !queue_.empty(); });
+    bool stop = stopping_;
+    std::deque<Queued> batch;
+    batch.swap(queue_);
+    lock.unlock();
+    {
+      std::lock_guard write(writeMu_);
+      for (const auto& q : batch) process(q);
+      writePending(stop);
+    }
+    lock.lock();
+    if (stop && queue_.empty()) return;
+  }
+}
+
+}  // namespace minik8s::kubelet
