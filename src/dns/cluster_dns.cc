@@ -1,0 +1,203 @@
+#include "dns/cluster_dns.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "common/logging.h"
+#include "fmt/format.h"
+
+namespace minik8s::dns {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+DnsmasqConfig dnsmasqConfig(const DnsOptions& o) {
+  DnsmasqConfig c;
+  c.binary = o.dnsmasqPath;
+  c.listenAddress = o.listenAddress;
+  c.port = o.port;
+  c.domain = o.domain;
+  c.hostsFile = o.dataDir + "/hosts";
+  c.pidFile = o.dataDir + "/dnsmasq.pid";
+  c.logFile = o.dataDir + "/dnsmasq.log";
+  c.ttlSeconds = o.ttlSeconds;
+  return c;
+}
+
+bool tcpAnswers(const std::string& host, int port) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return false;
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
+ClusterDns::ClusterDns(client::RestClient& client, DnsOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      services_(client_, client::resources::kServices),
+      slices_(client_, client::resources::kEndpointSlices),
+      dnsmasq_(dnsmasqConfig(options_)),
+      runner_([this] { return sync(); }, options_.minSyncInterval, options_.maxSyncInterval,
+              options_.retryInterval) {
+  client::EventHandlers poke{[this](const json&) { runner_.requestRun(); },
+                             [this](const json&, const json&) { runner_.requestRun(); },
+                             [this](const json&) { runner_.requestRun(); }};
+  services_.addHandlers(poke);
+  slices_.addHandlers(poke);
+}
+
+ClusterDns::~ClusterDns() { stop(); }
+
+Status ClusterDns::start() {
+  if (started_) return Status::Ok();
+  if (options_.listenAddress.empty()) return Status::BadRequest("cluster DNS: no listen address");
+  std::error_code ec;
+  fs::create_directories(options_.dataDir, ec);
+  if (ec) {
+    return Status::Internal(
+        fmt::format("cluster DNS: cannot create {}: {}", options_.dataDir, ec.message()));
+  }
+  services_.start();
+  slices_.start();
+  auto deadline = std::chrono::steady_clock::now() + options_.informerSyncTimeout;
+  for (client::Informer* inf : {&services_, &slices_}) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!inf->waitForSync(std::max(left, std::chrono::milliseconds(1)))) {
+      LOG_WARN("dns: informers not synced after {} ms; records follow once they are",
+               options_.informerSyncTimeout.count());
+      break;
+    }
+  }
+  // The first file (possibly empty) is there before dnsmasq reads it.
+  std::vector<HostEntry> extra;
+  {
+    std::lock_guard lock(mu_);
+    extra = extraHosts_;
+  }
+  std::string text = buildHostsFile(services_.list(), slices_.list(), options_.domain, extra);
+  if (Status s = writeHostsFile(text); !s.ok()) {
+    services_.stop();
+    slices_.stop();
+    return s;
+  }
+  written_ = text;
+  Status s = dnsmasq_.start();
+  if (s.ok()) s = waitUntilServing();
+  if (!s.ok()) {
+    dnsmasq_.stop();
+    services_.stop();
+    slices_.stop();
+    return s;
+  }
+  runner_.start();
+  started_ = true;
+  LOG_INFO("dns: dnsmasq (pid {}) serving {} on {}:{}", dnsmasq_.pid(), options_.domain,
+           options_.listenAddress, options_.port);
+  return Status::Ok();
+}
+
+void ClusterDns::stop() {
+  if (!started_) return;
+  runner_.stop();
+  services_.stop();
+  slices_.stop();
+  dnsmasq_.stop();
+  started_ = false;
+}
+
+void ClusterDns::setExtraHosts(std::vector<HostEntry> entries) {
+  {
+    std::lock_guard lock(mu_);
+    extraHosts_ = std::move(entries);
+  }
+  runner_.requestRun();
+}
+
+int64_t ClusterDns::reloads() const {
+  std::lock_guard lock(mu_);
+  return reloads_;
+}
+
+Status ClusterDns::waitUntilServing() {
+  // dnsmasq binds its sockets right after start; a failure (address not here, port taken) ends it.
+  for (int i = 0; i < 200; ++i) {
+    if (!dnsmasq_.running()) {
+      return Status::Internal(
+          fmt::format("dns: dnsmasq exited at start; see {}", dnsmasq_.config().logFile));
+    }
+    if (tcpAnswers(options_.listenAddress, options_.port)) return Status::Ok();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return Status::Timeout(
+      fmt::format("dns: dnsmasq does not answer on {}:{}", options_.listenAddress, options_.port));
+}
+
+Status ClusterDns::writeHostsFile(const std::string& text) {
+  // Write then rename: dnsmasq never reads a half-written file.
+  std::string path = hostsFilePath();
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) return Status::Internal(fmt::format("dns: cannot write {}", tmp));
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return Status::Internal(fmt::format("dns: cannot rename {}: {}", tmp, ec.message()));
+  return Status::Ok();
+}
+
+bool ClusterDns::sync() {
+  if (!services_.hasSynced() || !slices_.hasSynced()) return false;
+  std::vector<HostEntry> extra;
+  {
+    std::lock_guard lock(mu_);
+    extra = extraHosts_;
+  }
+  std::string text = buildHostsFile(services_.list(), slices_.list(), options_.domain, extra);
+  if (!dnsmasq_.running()) {
+    // It died (or a SIGHUP came before it installed its handler): a fresh start reads the file.
+    LOG_WARN("dns: dnsmasq is not running; restarting it (log: {})", dnsmasq_.config().logFile);
+    if (Status s = writeHostsFile(text); !s.ok()) {
+      LOG_ERROR("{}", s.message());
+      return false;
+    }
+    written_ = text;
+    if (Status s = dnsmasq_.start(); !s.ok()) {
+      LOG_ERROR("dns: {}", s.message());
+      return false;
+    }
+    return true;
+  }
+  if (text == written_) return true;
+  if (Status s = writeHostsFile(text); !s.ok()) {
+    LOG_ERROR("{}", s.message());
+    return false;
+  }
+  written_ = text;
+  if (Status s = dnsmasq_.reload(); !s.ok()) {
+    LOG_ERROR("dns: {}", s.message());
+    return false;
+  }
+  std::lock_guard lock(mu_);
+  ++reloads_;
+  return true;
+}
+
+}  // namespace minik8s::dns

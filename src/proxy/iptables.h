@@ -1,0 +1,53 @@
+// Iptables: the seam between the service proxy and the kernel's packet filter. ExecIptables runs
+// the iptables-restore / iptables-save / iptables programs of the current network namespace (the
+// agent runs inside its node's namespace); tests inject a fake.
+//
+// Implementations must be safe to call from one thread at a time (the proxy's sync thread, or
+// cleanup() after stop()).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace minik8s::proxy {
+
+class Iptables {
+ public:
+  virtual ~Iptables() = default;
+  // Applies an iptables-restore document with --noflush: one atomic transaction per table, chains
+  // it declares are flushed, other chains are left alone.
+  virtual Status restore(const std::string& rules) = 0;
+  // iptables-save output of one table ("nat", "filter").
+  virtual Result<std::string> save(const std::string& table) = 0;
+  // Makes sure `chain` of `table` holds a rule with exactly these arguments; if missing it is
+  // inserted first in the chain. The arguments are the rule spec without -A/-I/-C.
+  virtual Status ensureRule(const std::string& table, const std::string& chain,
+                            const std::vector<std::string>& rule) = 0;
+  // Deletes every copy of that rule; OK when there is none.
+  virtual Status deleteRule(const std::string& table, const std::string& chain,
+                            const std::vector<std::string>& rule) = 0;
+};
+
+struct IptablesPaths {
+  std::string iptables = "iptables";
+  std::string iptablesRestore = "iptables-restore";
+  std::string iptablesSave = "iptables-save";
+};
+
+class ExecIptables : public Iptables {
+ public:
+  explicit ExecIptables(IptablesPaths paths = {}) : paths_(std::move(paths)) {}
+  Status restore(const std::string& rules) override;
+  Result<std::string> save(const std::string& table) override;
+  Status ensureRule(const std::string& table, const std::string& chain,
+                    const std::vector<std::string>& rule) override;
+  Status deleteRule(const std::string& table, const std::string& chain,
+                    const std::vector<std::string>& rule) override;
+
+ private:
+  IptablesPaths paths_;
+};
+
+}  // namespace minik8s::proxy

@@ -1,0 +1,387 @@
+#include "proxy/proxy_rules.h"
+
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+#include "fmt/format.h"
+
+namespace minik8s::proxy {
+
+namespace {
+
+// Tolerant readers: a malformed object yields defaults instead of an exception.
+const json* field(const json& obj, const char* key) {
+  if (!obj.is_object()) return nullptr;
+  auto it = obj.find(key);
+  return it == obj.end() ? nullptr : &*it;
+}
+
+std::string str(const json& obj, const char* key, const std::string& fallback = "") {
+  const json* v = field(obj, key);
+  return v && v->is_string() ? v->get<std::string>() : fallback;
+}
+
+int64_t num(const json& obj, const char* key, int64_t fallback = 0) {
+  const json* v = field(obj, key);
+  return v && v->is_number_integer() ? v->get<int64_t>() : fallback;
+}
+
+const json& arrayOrEmpty(const json& obj, const char* key) {
+  static const json kEmpty = json::array();
+  const json* v = field(obj, key);
+  return v && v->is_array() ? *v : kEmpty;
+}
+
+const json& objectOrEmpty(const json& obj, const char* key) {
+  static const json kEmpty = json::object();
+  const json* v = field(obj, key);
+  return v && v->is_object() ? *v : kEmpty;
+}
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// base32 (RFC 4648 alphabet, no padding needed for the 16 characters we keep) of sha256(text).
+std::string hash16(const std::string& text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (unsigned char byte : digest) {
+    buffer = (buffer << 8) | byte;
+    bits += 8;
+    while (bits >= 5 && out.size() < 16) {
+      out.push_back(kAlphabet[(buffer >> (bits - 5)) & 31]);
+      bits -= 5;
+    }
+    if (out.size() == 16) break;
+  }
+  return out;
+}
+
+struct ServicePort {
+  std::string name;      // ns/svc:port
+  std::string protocol;  // tcp, udp, sctp
+  std::string clusterIP;
+  int64_t port = 0;
+  int64_t nodePort = 0;
+  int64_t affinitySeconds = 0;         // ClientIP affinity when > 0
+  std::vector<std::string> endpoints;  // "ip:port", sorted
+};
+
+// Ready endpoints per "ns/service", per "portName/PROTOCOL".
+using EndpointIndex = std::map<std::string, std::map<std::string, std::set<std::string>>>;
+
+EndpointIndex indexEndpoints(const std::vector<json>& slices) {
+  EndpointIndex index;
+  for (const json& slice : slices) {
+    if (str(slice, "addressType") != "IPv4") continue;
+    const json& meta = objectOrEmpty(slice, "metadata");
+    std::string service = str(objectOrEmpty(meta, "labels"), "kubernetes.io/service-name");
+    if (service.empty()) continue;
+    auto& byPort = index[str(meta, "namespace") + "/" + service];
+    for (const json& port : arrayOrEmpty(slice, "ports")) {
+      int64_t number = num(port, "port");
+      if (number <= 0) continue;
+      auto& set = byPort[str(port, "name") + "/" + str(port, "protocol", "TCP")];
+      for (const json& ep : arrayOrEmpty(slice, "endpoints")) {
+        const json* ready = field(objectOrEmpty(ep, "conditions"), "ready");
+        if (ready && ready->is_boolean() && !ready->get<bool>()) continue;
+        for (const json& address : arrayOrEmpty(ep, "addresses")) {
+          if (address.is_string()) {
+            set.insert(fmt::format("{}:{}", address.get<std::string>(), number));
+          }
+        }
+      }
+    }
+  }
+  return index;
+}
+
+std::vector<ServicePort> servicePorts(const std::vector<json>& services,
+                                      const EndpointIndex& endpoints) {
+  std::vector<ServicePort> out;
+  for (const json& svc : services) {
+    const json& meta = objectOrEmpty(svc, "metadata");
+    const json& spec = objectOrEmpty(svc, "spec");
+    std::string ns = str(meta, "namespace"), name = str(meta, "name");
+    std::string type = str(spec, "type", "ClusterIP");
+    if (type == "ExternalName") continue;
+    std::string clusterIP = str(spec, "clusterIP");
+    if (clusterIP == "None") clusterIP.clear();  // headless: DNS only
+    bool nodePorts = type == "NodePort" || type == "LoadBalancer";
+    int64_t affinity = 0;
+    if (str(spec, "sessionAffinity") == "ClientIP") {
+      affinity = num(objectOrEmpty(objectOrEmpty(spec, "sessionAffinityConfig"), "clientIP"),
+                     "timeoutSeconds", 10800);
+      if (affinity <= 0) affinity = 10800;
+    }
+    auto svcEndpoints = endpoints.find(ns + "/" + name);
+    for (const json& port : arrayOrEmpty(spec, "ports")) {
+      ServicePort sp;
+      std::string portName = str(port, "name");
+      std::string protocol = str(port, "protocol", "TCP");
+      sp.name = servicePortName(ns, name, portName);
+      sp.protocol = lower(protocol);
+      sp.clusterIP = clusterIP;
+      sp.port = num(port, "port");
+      sp.nodePort = nodePorts ? num(port, "nodePort") : 0;
+      sp.affinitySeconds = affinity;
+      if ((sp.clusterIP.empty() || sp.port <= 0) && sp.nodePort <= 0) continue;
+      if (svcEndpoints != endpoints.end()) {
+        auto eps = svcEndpoints->second.find(portName + "/" + protocol);
+        if (eps != svcEndpoints->second.end()) {
+          sp.endpoints.assign(eps->second.begin(), eps->second.end());
+        }
+      }
+      out.push_back(std::move(sp));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ServicePort& a, const ServicePort& b) {
+    return std::tie(a.name, a.protocol) < std::tie(b.name, b.protocol);
+  });
+  return out;
+}
+
+using Out = std::back_insert_iterator<std::string>;
+
+}  // namespace
+
+std::string servicePortName(const std::string& ns, const std::string& name,
+                            const std::string& port) {
+  return port.empty() ? ns + "/" + name : ns + "/" + name + ":" + port;
+}
+
+std::string serviceChainName(const std::string& servicePortName, const std::string& protocol) {
+  return "KUBE-SVC-" + hash16(servicePortName + lower(protocol));
+}
+
+std::string externalChainName(const std::string& servicePortName, const std::string& protocol) {
+  return "KUBE-EXT-" + hash16(servicePortName + lower(protocol));
+}
+
+std::string endpointChainName(const std::string& servicePortName, const std::string& protocol,
+                              const std::string& endpoint) {
+  return "KUBE-SEP-" + hash16(servicePortName + lower(protocol) + endpoint);
+}
+
+ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
+                           const RuleOptions& options,
+                           const std::set<std::string>& existingNatChains) {
+  ProxyRules result;
+  std::vector<ServicePort> ports = servicePorts(services, indexEndpoints(slices));
+
+  std::string natRules, filterRules, nodePortRules;
+  natRules.reserve(ports.size() * 1024);
+  Out nat(natRules), filter(filterRules), nodePorts(nodePortRules);
+  std::vector<std::string> chains;  // per-service nat chains, in order of first use
+
+  for (const ServicePort& sp : ports) {
+    ++result.servicePorts;
+    const std::string& proto = sp.protocol;
+    if (sp.endpoints.empty()) {
+      ++result.servicePortsWithoutEndpoints;
+      if (!sp.clusterIP.empty()) {
+        fmt::format_to(filter,
+                       "-A KUBE-SERVICES -m comment --comment \"{} has no endpoints\" -d {}/32 "
+                       "-p {} -m {} --dport {} -j REJECT --reject-with icmp-port-unreachable\n",
+                       sp.name, sp.clusterIP, proto, proto, sp.port);
+      }
+      if (sp.nodePort > 0) {
+        fmt::format_to(filter,
+                       "-A KUBE-EXTERNAL-SERVICES -m comment --comment \"{} has no endpoints\" "
+                       "-m addrtype --dst-type LOCAL -p {} -m {} --dport {} -j REJECT "
+                       "--reject-with icmp-port-unreachable\n",
+                       sp.name, proto, proto, sp.nodePort);
+      }
+      continue;
+    }
+    std::string svcChain = serviceChainName(sp.name, proto);
+    chains.push_back(svcChain);
+    if (!sp.clusterIP.empty()) {
+      fmt::format_to(nat,
+                     "-A KUBE-SERVICES -m comment --comment \"{} cluster IP\" -d {}/32 -p {} "
+                     "-m {} --dport {} -j {}\n",
+                     sp.name, sp.clusterIP, proto, proto, sp.port, svcChain);
+      if (!options.clusterCIDR.empty()) {
+        fmt::format_to(nat,
+                       "-A {} -m comment --comment \"{} cluster IP\" ! -s {} -d {}/32 -p {} "
+                       "-m {} --dport {} -j KUBE-MARK-MASQ\n",
+                       svcChain, sp.name, options.clusterCIDR, sp.clusterIP, proto, proto, sp.port);
+      }
+    }
+    if (sp.nodePort > 0) {
+      std::string extChain = externalChainName(sp.name, proto);
+      chains.push_back(extChain);
+      fmt::format_to(nodePorts,
+                     "-A KUBE-NODEPORTS -m comment --comment {} -p {} -m {} --dport {} -j {}\n",
+                     sp.name, proto, proto, sp.nodePort, extChain);
+      fmt::format_to(nat,
+                     "-A {} -m comment --comment \"masquerade traffic for {} external "
+                     "destinations\" -j KUBE-MARK-MASQ\n-A {} -j {}\n",
+                     extChain, sp.name, extChain, svcChain);
+    }
+    std::vector<std::string> sepChains;
+    sepChains.reserve(sp.endpoints.size());
+    for (const std::string& ep : sp.endpoints) {
+      sepChains.push_back(endpointChainName(sp.name, proto, ep));
+    }
+    if (sp.affinitySeconds > 0) {
+      // A client that used an endpoint recently goes back to it before any balancing.
+      for (size_t i = 0; i < sp.endpoints.size(); ++i) {
+        fmt::format_to(nat,
+                       "-A {} -m comment --comment \"{} -> {}\" -m recent --name {} --rcheck "
+                       "--seconds {} --reap -j {}\n",
+                       svcChain, sp.name, sp.endpoints[i], sepChains[i], sp.affinitySeconds,
+                       sepChains[i]);
+      }
+    }
+    // Endpoint i of n is taken with probability 1/(n-i) among those left: uniform overall.
+    size_t n = sp.endpoints.size();
+    for (size_t i = 0; i < n; ++i) {
+      if (i + 1 < n) {
+        fmt::format_to(nat,
+                       "-A {} -m comment --comment \"{} -> {}\" -m statistic --mode random "
+                       "--probability {:.10f} -j {}\n",
+                       svcChain, sp.name, sp.endpoints[i], 1.0 / static_cast<double>(n - i),
+                       sepChains[i]);
+      } else {
+        fmt::format_to(nat, "-A {} -m comment --comment \"{} -> {}\" -j {}\n", svcChain, sp.name,
+                       sp.endpoints[i], sepChains[i]);
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const std::string& ep = sp.endpoints[i];
+      const std::string& sep = sepChains[i];
+      chains.push_back(sep);
+      ++result.endpoints;
+      std::string ip = ep.substr(0, ep.rfind(':'));
+      // Hairpin: a pod reaching itself through its service must see the node as the source.
+      fmt::format_to(nat, "-A {} -m comment --comment {} -s {}/32 -j KUBE-MARK-MASQ\n", sep,
+                     sp.name, ip);
+      std::string recent =
+          sp.affinitySeconds > 0 ? fmt::format(" -m recent --name {} --set", sep) : "";
+      fmt::format_to(nat,
+                     "-A {} -m comment --comment {} -p {}{} -m {} -j DNAT --to-destination {}\n",
+                     sep, sp.name, proto, recent, proto, ep);
+    }
+  }
+
+  std::string& text = result.restoreText;
+  text.reserve(natRules.size() + nodePortRules.size() + filterRules.size() + chains.size() * 40 +
+               4096);
+  Out out(text);
+  text += "*filter\n:KUBE-SERVICES - [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n";
+  text += filterRules;
+  text += "COMMIT\n*nat\n";
+  text += ":KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-POSTROUTING - [0:0]\n";
+  text += ":KUBE-MARK-MASQ - [0:0]\n";
+  for (const std::string& c : chains) {
+    fmt::format_to(out, ":{} - [0:0]\n", c);
+    result.natChains.insert(c);
+  }
+  std::vector<std::string> stale;
+  for (const std::string& c : existingNatChains) {
+    if (!result.natChains.count(c)) stale.push_back(c);
+  }
+  // Stale chains are declared (which flushes them) before any -X so references between them go.
+  for (const std::string& c : stale) fmt::format_to(out, ":{} - [0:0]\n", c);
+  fmt::format_to(out, "-A KUBE-POSTROUTING -m mark ! --mark {0}/{0} -j RETURN\n", kMasqueradeMark);
+  fmt::format_to(out, "-A KUBE-POSTROUTING -j MARK --xor-mark {}\n", kMasqueradeMark);
+  text +=
+      "-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" "
+      "-j MASQUERADE --random-fully\n";
+  fmt::format_to(out, "-A KUBE-MARK-MASQ -j MARK --or-mark {}\n", kMasqueradeMark);
+  text += natRules;
+  text += nodePortRules;
+  text +=
+      "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
+      "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
+  for (const std::string& c : stale) fmt::format_to(out, "-X {}\n", c);
+  text += "COMMIT\n";
+  return result;
+}
+
+namespace {
+
+bool isPerServiceChain(const std::string& name) {
+  return name.rfind("KUBE-SVC-", 0) == 0 || name.rfind("KUBE-SEP-", 0) == 0 ||
+         name.rfind("KUBE-EXT-", 0) == 0;
+}
+
+// Chain names declared in an iptables-save output (":NAME POLICY [p:b]").
+std::vector<std::string> declaredChains(const std::string& save) {
+  std::vector<std::string> out;
+  std::istringstream in(save);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.size() < 2 || line[0] != ':') continue;
+    out.push_back(line.substr(1, line.find(' ') - 1));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::set<std::string> perServiceChains(const std::string& iptablesSave) {
+  std::set<std::string> out;
+  for (auto& c : declaredChains(iptablesSave)) {
+    if (isPerServiceChain(c)) out.insert(c);
+  }
+  return out;
+}
+
+std::set<std::string> ownedChains(const std::string& iptablesSave, const std::string& table) {
+  static const std::set<std::string> kNatFixed{kServicesChain, kNodePortsChain, kPostroutingChain,
+                                               kMarkMasqChain};
+  static const std::set<std::string> kFilterFixed{kServicesChain, kExternalServicesChain};
+  const auto& fixed = table == "nat" ? kNatFixed : kFilterFixed;
+  std::set<std::string> out;
+  for (auto& c : declaredChains(iptablesSave)) {
+    if (fixed.count(c) || (table == "nat" && isPerServiceChain(c))) out.insert(c);
+  }
+  return out;
+}
+
+std::string deleteChainsText(const std::set<std::string>& natChains,
+                             const std::set<std::string>& filterChains) {
+  std::string text;
+  for (const auto& [table, chains] :
+       {std::pair{"filter", &filterChains}, std::pair{"nat", &natChains}}) {
+    if (chains->empty()) continue;
+    text += fmt::format("*{}\n", table);
+    for (const auto& c : *chains) text += fmt::format(":{} - [0:0]\n", c);
+    for (const auto& c : *chains) text += fmt::format("-X {}\n", c);
+    text += "COMMIT\n";
+  }
+  return text;
+}
+
+std::vector<JumpRule> jumpRules() {
+  auto jump = [](const char* comment, const char* target) {
+    return std::vector<std::string>{"-m", "comment", "--comment", comment, "-j", target};
+  };
+  auto newJump = [](const char* comment, const char* target) {
+    return std::vector<std::string>{"-m",      "conntrack", "--ctstate", "NEW", "-m",
+                                    "comment", "--comment", comment,     "-j",  target};
+  };
+  return {
+      {"nat", "PREROUTING", jump("kubernetes service portals", kServicesChain)},
+      {"nat", "OUTPUT", jump("kubernetes service portals", kServicesChain)},
+      {"nat", "POSTROUTING", jump("kubernetes postrouting rules", kPostroutingChain)},
+      {"filter", "INPUT",
+       newJump("kubernetes externally-visible service portals", kExternalServicesChain)},
+      {"filter", "FORWARD", newJump("kubernetes service portals", kServicesChain)},
+      {"filter", "OUTPUT", newJump("kubernetes service portals", kServicesChain)},
+  };
+}
+
+}  // namespace minik8s::proxy

@@ -1,0 +1,82 @@
+// Proxy rules: the pure half of the service proxy. From Services and EndpointSlices (JSON objects
+// as the API returns them) it builds the iptables-restore document kube-proxy's iptables mode
+// would write, and names chains the way kube-proxy does so rules stay recognisable and stable:
+//
+//   nat    PREROUTING, OUTPUT -> KUBE-SERVICES            (jumps kept by the ServiceProxy)
+//          KUBE-SERVICES  -d clusterIP --dport p -> KUBE-SVC-<hash>, last: LOCAL -> KUBE-NODEPORTS
+//          KUBE-NODEPORTS --dport nodePort -> KUBE-EXT-<hash> (mark for masquerade) -> KUBE-SVC
+//          KUBE-SVC-<hash> statistic random over ready endpoints (and -m recent for ClientIP
+//                          affinity) -> KUBE-SEP-<hash>: hairpin mark, DNAT to ip:port
+//          POSTROUTING -> KUBE-POSTROUTING: MASQUERADE what carries mark 0x4000
+//   filter KUBE-SERVICES / KUBE-EXTERNAL-SERVICES: REJECT a service port without ready endpoints
+//
+// Only EndpointSlices (label kubernetes.io/service-name, addressType IPv4) give endpoints; an
+// endpoint counts when conditions.ready is not false. Pure functions, thread-safe.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace minik8s::proxy {
+
+// The fixed chains the proxy owns, and the prefixes of the per-service ones.
+inline constexpr const char* kServicesChain = "KUBE-SERVICES";
+inline constexpr const char* kNodePortsChain = "KUBE-NODEPORTS";
+inline constexpr const char* kPostroutingChain = "KUBE-POSTROUTING";
+inline constexpr const char* kMarkMasqChain = "KUBE-MARK-MASQ";
+inline constexpr const char* kExternalServicesChain = "KUBE-EXTERNAL-SERVICES";
+inline constexpr const char* kMasqueradeMark = "0x4000";
+
+// "ns/name:port" (":port" left out when the port has no name), as kube-proxy prints it.
+std::string servicePortName(const std::string& ns, const std::string& name,
+                            const std::string& port);
+// KUBE-SVC-<16 chars of base32(sha256(servicePortName + protocol))>, protocol lower-case.
+std::string serviceChainName(const std::string& servicePortName, const std::string& protocol);
+// KUBE-EXT-<same hash>: the NodePort entry of a service port.
+std::string externalChainName(const std::string& servicePortName, const std::string& protocol);
+// KUBE-SEP-<hash of servicePortName + protocol + "ip:port">.
+std::string endpointChainName(const std::string& servicePortName, const std::string& protocol,
+                              const std::string& endpoint);
+
+struct RuleOptions {
+  // Pod network; traffic to a ClusterIP from outside it is masqueraded. Empty: no such rule.
+  std::string clusterCIDR;
+};
+
+// What one build produced.
+struct ProxyRules {
+  std::string restoreText;          // the iptables-restore --noflush document
+  std::set<std::string> natChains;  // per-service nat chains now in use (KUBE-SVC/EXT/SEP-*)
+  int servicePorts = 0;             // service ports with a ClusterIP or NodePort
+  int endpoints = 0;                // KUBE-SEP chains written
+  int servicePortsWithoutEndpoints = 0;
+};
+
+// `existingNatChains`: per-service nat chains present in the kernel (from the last sync, or read
+// from iptables-save at start); those not in use any more are flushed and deleted by the same
+// document.
+ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
+                           const RuleOptions& options,
+                           const std::set<std::string>& existingNatChains);
+
+// The per-service nat chains (KUBE-SVC-/KUBE-EXT-/KUBE-SEP-) named in an iptables-save output.
+std::set<std::string> perServiceChains(const std::string& iptablesSave);
+// Every chain of the proxy (fixed and per-service) named in an iptables-save output of `table`.
+std::set<std::string> ownedChains(const std::string& iptablesSave, const std::string& table);
+
+// The document that flushes and deletes the given chains of nat and filter (for cleanup).
+std::string deleteChainsText(const std::set<std::string>& natChains,
+                             const std::set<std::string>& filterChains);
+
+// The jumps from built-in chains into the proxy's chains: {table, chain, rule spec}.
+struct JumpRule {
+  std::string table;
+  std::string chain;
+  std::vector<std::string> rule;
+};
+std::vector<JumpRule> jumpRules();
+
+}  // namespace minik8s::proxy

@@ -1,0 +1,143 @@
+#include "proxy/service_proxy.h"
+
+#include "common/logging.h"
+#include "fmt/format.h"
+
+namespace minik8s::proxy {
+
+namespace {
+
+Status ensureJumps(Iptables& iptables) {
+  for (const JumpRule& j : jumpRules()) {
+    if (Status s = iptables.ensureRule(j.table, j.chain, j.rule); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+IptablesPaths pathsOf(const ProxyOptions& o) {
+  return IptablesPaths{o.iptablesPath, o.iptablesRestorePath, o.iptablesSavePath};
+}
+
+}  // namespace
+
+ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options)
+    : ServiceProxy(client, options, std::make_unique<ExecIptables>(pathsOf(options))) {}
+
+ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
+                           std::unique_ptr<Iptables> iptables)
+    : client_(client),
+      options_(std::move(options)),
+      iptables_(std::move(iptables)),
+      services_(client_, client::resources::kServices),
+      slices_(client_, client::resources::kEndpointSlices),
+      runner_([this] { return syncRules(); }, options_.minSyncInterval, options_.maxSyncInterval,
+              options_.retryInterval) {
+  client::EventHandlers poke{[this](const json&) { runner_.requestRun(); },
+                             [this](const json&, const json&) { runner_.requestRun(); },
+                             [this](const json&) { runner_.requestRun(); }};
+  services_.addHandlers(poke);
+  slices_.addHandlers(poke);
+}
+
+ServiceProxy::~ServiceProxy() { stop(); }
+
+Status ServiceProxy::start() {
+  if (started_) return Status::Ok();
+  // The chains must exist before a jump to them can be added.
+  if (Status s = iptables_->restore(buildProxyRules({}, {}, {}, {}).restoreText); !s.ok()) {
+    return s;
+  }
+  if (Status s = ensureJumps(*iptables_); !s.ok()) return s;
+  auto nat = iptables_->save("nat");
+  if (!nat.ok()) return nat.status();
+  existingChains_ = perServiceChains(*nat);
+  services_.start();
+  slices_.start();
+  auto deadline = std::chrono::steady_clock::now() + options_.informerSyncTimeout;
+  for (client::Informer* inf : {&services_, &slices_}) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!inf->waitForSync(std::max(left, std::chrono::milliseconds(1)))) {
+      LOG_WARN("proxy: informers not synced after {} ms; rules follow once they are",
+               options_.informerSyncTimeout.count());
+      break;
+    }
+  }
+  runner_.start();
+  started_ = true;
+  LOG_INFO("proxy: syncing iptables rules for node {} ({})", options_.nodeName,
+           fmt::join(options_.nodeIPs, ", "));
+  return Status::Ok();
+}
+
+void ServiceProxy::stop() {
+  if (!started_) return;
+  runner_.stop();
+  services_.stop();
+  slices_.stop();
+  started_ = false;
+}
+
+bool ServiceProxy::syncRules() {
+  // Before both caches are filled, a sync would delete the rules of services not yet listed.
+  if (!services_.hasSynced() || !slices_.hasSynced()) return false;
+  auto t0 = std::chrono::steady_clock::now();
+  ProxyRules rules = buildProxyRules(services_.list(), slices_.list(),
+                                     RuleOptions{options_.clusterCIDR}, existingChains_);
+  auto t1 = std::chrono::steady_clock::now();
+  // Unchanged rules are rewritten only by the periodic repair.
+  if (rules.restoreText == lastApplied_ && t1 - lastApplyTime_ < options_.maxSyncInterval) {
+    return true;
+  }
+  Status s = iptables_->restore(rules.restoreText);
+  auto t2 = std::chrono::steady_clock::now();
+  std::lock_guard lock(statsMu_);
+  if (!s.ok()) {
+    ++stats_.failures;
+    LOG_ERROR("proxy: {}", s.message());
+    // Someone may have removed our jumps or chains; put them back before the retry.
+    lastApplied_.clear();
+    if (Status j = ensureJumps(*iptables_); !j.ok()) LOG_ERROR("proxy: {}", j.message());
+    auto nat = iptables_->save("nat");
+    if (nat.ok()) existingChains_ = perServiceChains(*nat);
+    return false;
+  }
+  existingChains_ = rules.natChains;
+  lastApplied_ = std::move(rules.restoreText);
+  lastApplyTime_ = t2;
+  ++stats_.syncs;
+  stats_.lastGenerate = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0);
+  stats_.lastRestore = std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1);
+  stats_.servicePorts = rules.servicePorts;
+  stats_.endpoints = rules.endpoints;
+  LOG_DEBUG("proxy: synced {} service ports, {} endpoints in {} us + {} us", rules.servicePorts,
+            rules.endpoints, stats_.lastGenerate.count(), stats_.lastRestore.count());
+  return true;
+}
+
+SyncStats ServiceProxy::stats() const {
+  std::lock_guard lock(statsMu_);
+  return stats_;
+}
+
+Status ServiceProxy::cleanup() {
+  stop();
+  lastApplied_.clear();
+  existingChains_.clear();
+  return cleanupProxyRules(*iptables_);
+}
+
+Status cleanupProxyRules(Iptables& iptables) {
+  for (const JumpRule& j : jumpRules()) {
+    if (Status s = iptables.deleteRule(j.table, j.chain, j.rule); !s.ok()) return s;
+  }
+  auto nat = iptables.save("nat");
+  if (!nat.ok()) return nat.status();
+  auto filter = iptables.save("filter");
+  if (!filter.ok()) return filter.status();
+  std::string text = deleteChainsText(ownedChains(*nat, "nat"), ownedChains(*filter, "filter"));
+  if (text.empty()) return Status::Ok();
+  return iptables.restore(text);
+}
+
+}  // namespace minik8s::proxy

@@ -1,0 +1,94 @@
+// ServiceProxy: the node's service proxy, kube-proxy in iptables mode. It watches Services and
+// EndpointSlices through informers and keeps the KUBE-* chains of the current network namespace
+// equal to buildProxyRules() of what it sees: one atomic `iptables-restore --noflush` per sync,
+// at most every minSyncInterval, within that of a change, and every maxSyncInterval anyway (to
+// repair rules someone else removed). On start it reads which of its chains exist (a previous run
+// left them) so the first sync rewrites them and deletes the stale ones; cleanup() removes every
+// chain and jump it adds (for `cluster down`).
+//
+// Thread-safety: start()/stop()/cleanup() from one owner thread; stats() from any thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "client/informer.h"
+#include "client/rest_client.h"
+#include "proxy/bounded_frequency_runner.h"
+#include "proxy/iptables.h"
+#include "proxy/proxy_rules.h"
+
+namespace minik8s::proxy {
+
+struct ProxyOptions {
+  std::string nodeName;
+  // The node's addresses. NodePorts answer on every local address (-m addrtype LOCAL), so these
+  // are only logged; they name the node in messages.
+  std::vector<std::string> nodeIPs;
+  std::string clusterCIDR = "10.244.0.0/16";
+  std::string iptablesPath = "iptables";
+  std::string iptablesRestorePath = "iptables-restore";
+  std::string iptablesSavePath = "iptables-save";
+  std::chrono::milliseconds minSyncInterval{100};
+  std::chrono::milliseconds maxSyncInterval{30000};
+  std::chrono::milliseconds retryInterval{1000};
+  std::chrono::milliseconds informerSyncTimeout{10000};
+};
+
+struct SyncStats {
+  int64_t syncs = 0;  // successful iptables-restore runs
+  int64_t failures = 0;
+  std::chrono::microseconds lastGenerate{0};  // building the document
+  std::chrono::microseconds lastRestore{0};   // running iptables-restore
+  int servicePorts = 0;
+  int endpoints = 0;
+};
+
+class ServiceProxy {
+ public:
+  ServiceProxy(client::RestClient& client, ProxyOptions options);
+  // For tests: a fake Iptables instead of the programs.
+  ServiceProxy(client::RestClient& client, ProxyOptions options,
+               std::unique_ptr<Iptables> iptables);
+  ~ServiceProxy();
+  ServiceProxy(const ServiceProxy&) = delete;
+  ServiceProxy& operator=(const ServiceProxy&) = delete;
+
+  // Installs the jumps from the built-in chains, starts the informers, waits for their first list
+  // (up to informerSyncTimeout) and starts syncing. Fails when iptables cannot be driven.
+  Status start();
+  void stop();
+  // Removes every rule and chain the proxy adds. Call after stop() (or without start()).
+  Status cleanup();
+
+  SyncStats stats() const;
+
+ private:
+  bool syncRules();
+
+  client::RestClient& client_;
+  ProxyOptions options_;
+  std::unique_ptr<Iptables> iptables_;
+  client::Informer services_;
+  client::Informer slices_;
+  BoundedFrequencyRunner runner_;
+  bool started_ = false;
+
+  // Owned by the sync thread (runner), read by start() before the runner starts.
+  std::set<std::string> existingChains_;
+  std::string lastApplied_;
+  std::chrono::steady_clock::time_point lastApplyTime_;
+
+  mutable std::mutex statsMu_;
+  SyncStats stats_;
+};
+
+// Removes the proxy's rules and chains from the current network namespace, whoever added them.
+Status cleanupProxyRules(Iptables& iptables);
+
+}  // namespace minik8s::proxy
