@@ -93,12 +93,12 @@ Status reconcileKubernetesService(Registry& registry, const KubernetesServiceSpe
                spec.clusterIP);
     }
     if (current->value("/spec/ports"_json_pointer, json()) != svc["spec"]["ports"]) {
-      auto up = registry.guaranteedUpdate(*services, kNamespace, kName,
-                                          [&](json cur) -> Result<json> {
-                                            cur["spec"]["ports"] = svc["spec"]["ports"];
-                                            cur["metadata"].erase("resourceVersion");
-                                            return cur;
-                                          });
+      auto up =
+          registry.guaranteedUpdate(*services, kNamespace, kName, [&](json cur) -> Result<json> {
+            cur["spec"]["ports"] = svc["spec"]["ports"];
+            cur["metadata"].erase("resourceVersion");
+            return cur;
+          });
       if (!up.ok()) return up.status();
     }
   } else if (current.status().code() == 404) {
@@ -109,22 +109,23 @@ Status reconcileKubernetesService(Registry& registry, const KubernetesServiceSpe
   }
 
   if (!routableIpv4(host)) {
-    LOG_INFO("advertised address {} is not a routable IPv4 address: the kubernetes service has "
-             "no endpoints (pass --advertise-address)",
-             host);
+    LOG_INFO(
+        "advertised address {} is not a routable IPv4 address: the kubernetes service has "
+        "no endpoints (pass --advertise-address)",
+        host);
     return Status::Ok();
   }
-  json ep = {{"apiVersion", "v1"},
-             {"kind", "Endpoints"},
-             {"metadata",
-              {{"name", kName},
-               {"namespace", kNamespace},
-               {"labels", {{"endpointslice.kubernetes.io/skip-mirror", "true"}}}}},
-             {"subsets",
-              json::array({{{"addresses", json::array({{{"ip", host}}})},
-                            {"ports", json::array({{{"name", "https"},
-                                                    {"port", port},
-                                                    {"protocol", "TCP"}}})}}})}};
+  json ep = {
+      {"apiVersion", "v1"},
+      {"kind", "Endpoints"},
+      {"metadata",
+       {{"name", kName},
+        {"namespace", kNamespace},
+        {"labels", {{"endpointslice.kubernetes.io/skip-mirror", "true"}}}}},
+      {"subsets",
+       json::array({{{"addresses", json::array({{{"ip", host}}})},
+                     {"ports",
+                      json::array({{{"name", "https"}, {"port", port}, {"protocol", "TCP"}}})}}})}};
   if (Status s = upsert(registry, *endpoints, ep, {"subsets"}); !s.ok()) return s;
   json slice = {
       {"apiVersion", "discovery.k8s.io/v1"},
@@ -134,8 +135,8 @@ Status reconcileKubernetesService(Registry& registry, const KubernetesServiceSpe
         {"namespace", kNamespace},
         {"labels", {{"kubernetes.io/service-name", kName}}}}},
       {"addressType", "IPv4"},
-      {"endpoints", json::array({{{"addresses", json::array({host})},
-                                  {"conditions", {{"ready", true}}}}})},
+      {"endpoints",
+       json::array({{{"addresses", json::array({host})}, {"conditions", {{"ready", true}}}}})},
       {"ports", json::array({{{"name", "https"}, {"port", port}, {"protocol", "TCP"}}})}};
   return upsert(registry, *slices, slice, {"addressType", "endpoints", "ports"});
 }

@@ -111,7 +111,8 @@ Result<Ipv4Range> Ipv4Range::parse(const std::string& cidr) {
     prefix = -1;
   }
   if (!ip || prefix < 0 || prefix > 32) {
-    return Status::BadRequest("not an IPv4 CIDR: " + cidr + " (IPv6 service ranges are not supported)");
+    return Status::BadRequest("not an IPv4 CIDR: " + cidr +
+                              " (IPv6 service ranges are not supported)");
   }
   Ipv4Range r;
   r.prefix = prefix;
@@ -179,9 +180,10 @@ void ServiceAllocator::giveBack(const std::string& key, const json& svc) {
   }
 }
 
-Result<uint64_t> ServiceAllocator::allocateFrom(
-    uint64_t lo, uint64_t dynamicLo, uint64_t hi, const std::string& prefix,
-    const std::function<std::string(uint64_t)>& keyOf, const json& svc, const std::string& what) {
+Result<uint64_t> ServiceAllocator::allocateFrom(uint64_t lo, uint64_t dynamicLo, uint64_t hi,
+                                                const std::string& prefix,
+                                                const std::function<std::string(uint64_t)>& keyOf,
+                                                const json& svc, const std::string& what) {
   std::random_device seed;
   std::mt19937_64 rng(seed());
   // Random picks in the dynamic band (explicit requests mostly use the low band, as in
@@ -234,8 +236,9 @@ Result<std::string> ServiceAllocator::allocateIP(const json& svc) {
 Result<int> ServiceAllocator::allocateNodePort(const json& svc) {
   const uint64_t lo = options_.nodePortMin, hi = options_.nodePortMax;
   const uint64_t band = lo + std::min<uint64_t>(std::max<uint64_t>(16, (hi - lo + 1) / 16), 128);
-  auto n = allocateFrom(lo, band, hi, kNodePortPrefix,
-                        [](uint64_t v) { return std::to_string(v); }, svc, "node port");
+  auto n = allocateFrom(
+      lo, band, hi, kNodePortPrefix, [](uint64_t v) { return std::to_string(v); }, svc,
+      "node port");
   if (!n.ok()) return n.status();
   return static_cast<int>(*n);
 }
@@ -263,9 +266,7 @@ class Taken {
 
 }  // namespace
 
-Status ServiceAllocator::allocate(json& svc) {
-  return allocateForUpdate(svc, json());
-}
+Status ServiceAllocator::allocate(json& svc) { return allocateForUpdate(svc, json()); }
 
 Status ServiceAllocator::allocateForUpdate(json& svc, const json& old) {
   if (!svc.is_object() || !svc.contains("spec") || !svc["spec"].is_object()) return Status::Ok();
@@ -342,9 +343,9 @@ Status ServiceAllocator::allocateForUpdate(json& svc, const json& old) {
       }
       Status s = take(kNodePortPrefix + std::to_string(nodePort), svc);
       if (s.code() == 409) {
-        return invalid(svc, field,
-                       "Invalid value: " + std::to_string(nodePort) +
-                           ": provided port is already allocated");
+        return invalid(
+            svc, field,
+            "Invalid value: " + std::to_string(nodePort) + ": provided port is already allocated");
       }
       if (!s.ok()) return s;
       taken.add(kNodePortPrefix + std::to_string(nodePort));

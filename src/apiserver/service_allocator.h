@@ -91,8 +91,8 @@ class ServiceAllocator {
   // taken.
   Result<uint64_t> allocateFrom(uint64_t lo, uint64_t dynamicLo, uint64_t hi,
                                 const std::string& prefix,
-                                const std::function<std::string(uint64_t)>& keyOf,
-                                const json& svc, const std::string& what);
+                                const std::function<std::string(uint64_t)>& keyOf, const json& svc,
+                                const std::string& what);
 
   storage::Store& store_;
   ServiceAllocatorOptions options_;

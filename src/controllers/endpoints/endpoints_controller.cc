@@ -1,0 +1,69 @@
+#include "controllers/endpoints/endpoints_controller.h"
+
+#include "controllers/endpoints/endpoint_builder.h"
+#include "controllers/endpoints/service_events.h"
+
+namespace minik8s::controllers {
+
+namespace {
+
+const client::Resource& kEndpoints = client::resources::kEndpoints;
+
+std::pair<std::string, std::string> splitKey(const std::string& key) {
+  auto slash = key.find('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+}  // namespace
+
+EndpointsController::EndpointsController(client::RestClient& rest, client::Informer& services,
+                                         client::Informer& pods, int workers)
+    : rest_(rest),
+      services_(services),
+      pods_(pods),
+      workers_(workers),
+      pool_(
+          queue_, [this](const std::string& k) { return sync(k); }, "endpoints") {
+  queueServicesOnChanges(services_, pods_, queue_);
+}
+
+EndpointsController::~EndpointsController() { stop(); }
+
+void EndpointsController::start() { pool_.start(workers_); }
+void EndpointsController::stop() { pool_.stop(); }
+
+Status EndpointsController::sync(const std::string& key) {
+  auto [ns, name] = splitKey(key);
+  auto svc = services_.get(key);
+  if (!svc) {
+    auto del = rest_.remove(kEndpoints, ns, name);
+    return del.ok() || del.status().code() == 404 ? Status::Ok() : del.status();
+  }
+  if (!hasSelector(*svc)) return Status::Ok();  // user-managed Endpoints
+
+  const json subsets = buildEndpointSubsets(*svc, podsOfNamespace(pods_, *svc));
+  const json labels = endpointLabels(*svc);
+  auto current = rest_.get(kEndpoints, ns, name);
+  if (!current.ok() && current.status().code() != 404) return current.status();
+  if (!current.ok()) {
+    json ep = {{"apiVersion", "v1"},
+               {"kind", "Endpoints"},
+               {"metadata", {{"name", name}, {"namespace", ns}, {"labels", labels}}},
+               {"subsets", subsets}};
+    auto created = rest_.create(kEndpoints, ns, ep);
+    // AlreadyExists: someone was quicker; the next sync compares.
+    return created.ok() ? Status::Ok() : created.status();
+  }
+  json have = current->value("subsets", json::array());
+  if (have.is_null()) have = json::array();
+  const json haveLabels = current->value("/metadata/labels"_json_pointer, json::object());
+  if (have == subsets && haveLabels == labels) return Status::Ok();
+  json ep = *current;
+  ep["subsets"] = subsets;
+  ep["metadata"]["labels"] = labels;
+  auto updated = rest_.update(kEndpoints, ep);  // resourceVersion set: Conflict retries later
+  return updated.ok() ? Status::Ok() : updated.status();
+}
+
+}  // namespace minik8s::controllers

@@ -1,0 +1,42 @@
+#include "controllers/endpoints/service_events.h"
+
+#include "controllers/endpoints/endpoint_builder.h"
+#include "controllers/replicaset/replicaset_controller.h"
+
+namespace minik8s::controllers {
+
+namespace {
+
+void queueSelecting(client::Informer& services, client::WorkQueue& queue, const json& pod) {
+  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  for (const auto& svc : services.byIndex("namespace", ns)) {
+    if (selectsPod(svc, pod)) queue.add(client::objectKey(svc));
+  }
+}
+
+}  // namespace
+
+void queueServicesOnChanges(client::Informer& services, client::Informer& pods,
+                            client::WorkQueue& queue) {
+  addNamespaceIndex(services);
+  addNamespaceIndex(pods);
+  services.addHandlers({[&queue](const json& s) { queue.add(client::objectKey(s)); },
+                        [&queue](const json&, const json& s) { queue.add(client::objectKey(s)); },
+                        [&queue](const json& s) { queue.add(client::objectKey(s)); }});
+  pods.addHandlers({[&](const json& p) { queueSelecting(services, queue, p); },
+                    [&](const json& oldPod, const json& p) {
+                      // Services that selected the old labels lose the pod.
+                      if (oldPod.value("/metadata/labels"_json_pointer, json()) !=
+                          p.value("/metadata/labels"_json_pointer, json())) {
+                        queueSelecting(services, queue, oldPod);
+                      }
+                      queueSelecting(services, queue, p);
+                    },
+                    [&](const json& p) { queueSelecting(services, queue, p); }});
+}
+
+std::vector<json> podsOfNamespace(client::Informer& pods, const json& svc) {
+  return pods.byIndex("namespace", svc.value("/metadata/namespace"_json_pointer, std::string()));
+}
+
+}  // namespace minik8s::controllers
