@@ -2,6 +2,8 @@
 
 #include "common/logging.h"
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/endpoints/endpoints_controller.h"
+#include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
@@ -16,6 +18,13 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
   replicaSets_ = std::make_unique<client::Informer>(rest_, res::kReplicaSets);
   deployments_ = std::make_unique<client::Informer>(rest_, res::kDeployments);
   addNamespaceIndex(*pods_);
+  if (options_.enableEndpoints) {
+    services_ = std::make_unique<client::Informer>(rest_, res::kServices);
+    endpointsController_ = std::make_unique<EndpointsController>(rest_, *services_, *pods_,
+                                                                 options_.workersPerController);
+    endpointSliceController_ = std::make_unique<EndpointSliceController>(
+        rest_, *services_, *pods_, options_.workersPerController);
+  }
   ReplicaSetControllerOptions rsOpts;
   rsOpts.workers = options_.workersPerController;
   replicaSetController_ =
@@ -56,6 +65,13 @@ Status ControllerManager::start() {
       return Status::Unavailable("controller-manager: node cache did not sync");
     nodeIpam_->start();
   }
+  if (services_) {
+    services_->start();
+    if (!services_->waitForSync(options_.syncTimeout))
+      return Status::Unavailable("controller-manager: service cache did not sync");
+    endpointsController_->start();
+    endpointSliceController_->start();
+  }
   replicaSetController_->start();
   deploymentController_->start();
   if (garbageCollector_) garbageCollector_->start();
@@ -70,6 +86,9 @@ void ControllerManager::stop() {
   replicaSetController_->stop();
   deploymentController_->stop();
   if (garbageCollector_) garbageCollector_->stop();
+  if (endpointsController_) endpointsController_->stop();
+  if (endpointSliceController_) endpointSliceController_->stop();
+  if (services_) services_->stop();
   if (nodeIpam_) nodeIpam_->stop();
   if (nodes_) nodes_->stop();
   for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->stop();

@@ -19,6 +19,8 @@ namespace minik8s::controllers {
 class ReplicaSetController;
 class DeploymentController;
 class GarbageCollector;
+class EndpointsController;
+class EndpointSliceController;
 class NodeIpamController;
 
 class ControllerManager {
@@ -26,6 +28,7 @@ class ControllerManager {
   struct Options {
     int workersPerController = 2;
     bool enableGarbageCollector = true;
+    bool enableEndpoints = true;  // Endpoints and EndpointSlice controllers
     bool enableNodeIpam = true;
     std::string clusterCidr = "10.244.0.0/16";  // pod network; nodes get /24 blocks of it
     std::chrono::milliseconds syncTimeout = std::chrono::seconds(30);
@@ -48,6 +51,9 @@ class ControllerManager {
   std::unique_ptr<ReplicaSetController> replicaSetController_;
   std::unique_ptr<DeploymentController> deploymentController_;
   std::unique_ptr<GarbageCollector> garbageCollector_;
+  std::unique_ptr<client::Informer> services_;
+  std::unique_ptr<EndpointsController> endpointsController_;
+  std::unique_ptr<EndpointSliceController> endpointSliceController_;
   std::unique_ptr<client::Informer> nodes_;
   std::unique_ptr<NodeIpamController> nodeIpam_;
   bool started_ = false;
