@@ -1,7 +1,7 @@
 #include "proxy/iptables.h"
 
+#include "common/command.h"
 #include "fmt/format.h"
-#include "proxy/command_runner.h"
 
 namespace minik8s::proxy {
 
@@ -23,35 +23,24 @@ std::vector<std::string> ruleCommand(const std::string& iptables, const std::str
 }  // namespace
 
 Status ExecIptables::restore(const std::string& rules) {
-  auto r = runCommand({paths_.iptablesRestore, "-w", "5", "--noflush"}, rules);
-  if (!r.ok()) return r.status();
-  if (r->exitCode != 0) {
-    return Status::Internal(fmt::format("iptables-restore failed (exit {}): {}", r->exitCode,
-                                        r->err.empty() ? r->out : r->err));
-  }
-  return Status::Ok();
+  auto r = runChecked({paths_.iptablesRestore, "-w", "5", "--noflush"}, rules);
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<std::string> ExecIptables::save(const std::string& table) {
-  auto r = runCommand({paths_.iptablesSave, "-t", table});
-  if (!r.ok()) return r.status();
-  if (r->exitCode != 0) {
-    return Status::Internal(
-        fmt::format("iptables-save -t {} failed (exit {}): {}", table, r->exitCode, r->err));
-  }
-  return std::move(r->out);
+  return runChecked({paths_.iptablesSave, "-t", table});
 }
 
 Status ExecIptables::ensureRule(const std::string& table, const std::string& chain,
                                 const std::vector<std::string>& rule) {
-  auto check = runCommand(ruleCommand(paths_.iptables, "-C", table, chain, rule));
+  auto check = runProgram(ruleCommand(paths_.iptables, "-C", table, chain, rule));
   if (!check.ok()) return check.status();
   if (check->exitCode == 0) return Status::Ok();
-  auto insert = runCommand(ruleCommand(paths_.iptables, "-I", table, chain, rule));
+  auto insert = runProgram(ruleCommand(paths_.iptables, "-I", table, chain, rule));
   if (!insert.ok()) return insert.status();
   if (insert->exitCode != 0) {
     return Status::Internal(
-        fmt::format("iptables -t {} -I {} failed: {}", table, chain, firstLine(insert->err)));
+        fmt::format("iptables -t {} -I {} failed: {}", table, chain, firstLine(insert->output)));
   }
   return Status::Ok();
 }
@@ -60,7 +49,7 @@ Status ExecIptables::deleteRule(const std::string& table, const std::string& cha
                                 const std::vector<std::string>& rule) {
   // -D removes one copy per call; stop at the first failure (no copy left, or no such chain).
   for (int i = 0; i < 100; ++i) {
-    auto del = runCommand(ruleCommand(paths_.iptables, "-D", table, chain, rule));
+    auto del = runProgram(ruleCommand(paths_.iptables, "-D", table, chain, rule));
     if (!del.ok()) return del.status();
     if (del->exitCode != 0) return Status::Ok();
   }

@@ -2,8 +2,8 @@
 // the iptables-restore / iptables-save / iptables programs of the current network namespace (the
 // agent runs inside its node's namespace); tests inject a fake.
 //
-// Implementations must be safe to call from one thread at a time (the proxy's sync thread, or
-// cleanup() after stop()).
+// Programs run through common/command.h. Implementations must be safe to call from one thread at a
+// time (the proxy's sync thread, or cleanup() after stop()).
 #pragma once
 
 #include <string>
