@@ -5,7 +5,9 @@
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/gc/garbage_collector.h"
+#include "controllers/hpa/hpa_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
+#include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
 namespace minik8s::controllers {
@@ -41,10 +43,29 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
                             {"Deployment", res::kDeployments, deployments_.get()}},
         options_.workersPerController);
   }
-  if (options_.enableNodeIpam) {
+  if (options_.enableNodeIpam || options_.enableNodeLifecycle) {
     nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
+  }
+  if (options_.enableNodeIpam) {
     nodeIpam_ = std::make_unique<NodeIpamController>(
         rest_, *nodes_, NodeIpamOptions{options_.clusterCidr, 24});
+  }
+  if (options_.enableHorizontalPodAutoscaler) {
+    hpas_ = std::make_unique<client::Informer>(rest_, res::kHpas);
+    metricsSource_ = std::make_unique<hpa::RestMetricsSource>(rest_);
+    hpa::HpaControllerOptions hOpts;
+    hOpts.syncPeriod = options_.hpaSyncPeriod;
+    hOpts.downscaleStabilization = options_.hpaDownscaleStabilization;
+    hpaController_ = std::make_unique<hpa::HorizontalPodAutoscalerController>(
+        rest_, *hpas_, *pods_, *metricsSource_, hOpts);
+  }
+  if (options_.enableNodeLifecycle) {
+    leases_ = std::make_unique<client::Informer>(rest_, res::kLeases, "kube-node-lease");
+    NodeLifecycleOptions nOpts;
+    nOpts.gracePeriod = options_.nodeMonitorGracePeriod;
+    nOpts.defaultTolerationSeconds = options_.podEvictionTimeout;
+    nodeLifecycle_ =
+        std::make_unique<NodeLifecycleController>(rest_, *nodes_, *pods_, *leases_, nOpts);
   }
 }
 
@@ -63,8 +84,16 @@ Status ControllerManager::start() {
     nodes_->start();
     if (!nodes_->waitForSync(options_.syncTimeout))
       return Status::Unavailable("controller-manager: node cache did not sync");
-    nodeIpam_->start();
+    if (nodeIpam_) nodeIpam_->start();
   }
+  for (auto* inf : {hpas_.get(), leases_.get()}) {
+    if (!inf) continue;
+    inf->start();
+    if (!inf->waitForSync(options_.syncTimeout))
+      return Status::Unavailable("controller-manager: hpa/lease cache did not sync");
+  }
+  if (hpaController_) hpaController_->start();
+  if (nodeLifecycle_) nodeLifecycle_->start();
   if (services_) {
     services_->start();
     if (!services_->waitForSync(options_.syncTimeout))
@@ -90,6 +119,11 @@ void ControllerManager::stop() {
   if (endpointSliceController_) endpointSliceController_->stop();
   if (services_) services_->stop();
   if (nodeIpam_) nodeIpam_->stop();
+  if (hpaController_) hpaController_->stop();
+  if (nodeLifecycle_) nodeLifecycle_->stop();
+  for (auto* inf : {hpas_.get(), leases_.get()}) {
+    if (inf) inf->stop();
+  }
   if (nodes_) nodes_->stop();
   for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->stop();
 }

@@ -22,6 +22,11 @@ class GarbageCollector;
 class EndpointsController;
 class EndpointSliceController;
 class NodeIpamController;
+class NodeLifecycleController;
+namespace hpa {
+class HorizontalPodAutoscalerController;
+class MetricsSource;
+}  // namespace hpa
 
 class ControllerManager {
  public:
@@ -32,6 +37,15 @@ class ControllerManager {
     bool enableNodeIpam = true;
     std::string clusterCidr = "10.244.0.0/16";  // pod network; nodes get /24 blocks of it
     std::chrono::milliseconds syncTimeout = std::chrono::seconds(30);
+    // HorizontalPodAutoscaler: --horizontal-pod-autoscaler-sync-period and
+    // --horizontal-pod-autoscaler-downscale-stabilization.
+    bool enableHorizontalPodAutoscaler = true;
+    std::chrono::milliseconds hpaSyncPeriod = std::chrono::seconds(15);
+    std::chrono::seconds hpaDownscaleStabilization = std::chrono::seconds(300);
+    // Node lifecycle: --node-monitor-grace-period and --pod-eviction-timeout.
+    bool enableNodeLifecycle = true;
+    std::chrono::seconds nodeMonitorGracePeriod = std::chrono::seconds(40);
+    std::chrono::seconds podEvictionTimeout = std::chrono::seconds(300);
   };
 
   ControllerManager(client::RestClient& rest, Options options);
@@ -56,6 +70,10 @@ class ControllerManager {
   std::unique_ptr<EndpointSliceController> endpointSliceController_;
   std::unique_ptr<client::Informer> nodes_;
   std::unique_ptr<NodeIpamController> nodeIpam_;
+  std::unique_ptr<client::Informer> hpas_, leases_;
+  std::unique_ptr<hpa::MetricsSource> metricsSource_;
+  std::unique_ptr<hpa::HorizontalPodAutoscalerController> hpaController_;
+  std::unique_ptr<NodeLifecycleController> nodeLifecycle_;
   bool started_ = false;
 };
 
