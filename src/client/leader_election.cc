@@ -102,8 +102,8 @@ void LeaderElector::observe(const std::string& holder) {
 bool LeaderElector::tryAcquireOrRenew() {
   const std::string now = formatRfc3339Micro(std::chrono::system_clock::now());
   const auto observedNow = config_.clock->now();
-  const int64_t durationSeconds = static_cast<int64_t>(
-      std::ceil(static_cast<double>(config_.leaseDuration.count()) / 1000.0));
+  const int64_t durationSeconds =
+      static_cast<int64_t>(std::ceil(static_cast<double>(config_.leaseDuration.count()) / 1000.0));
   auto existing = client_.get(resources::kLeases, config_.lockNamespace, config_.lockName);
   if (!existing.ok() && existing.status().code() != 404) {
     LOG_DEBUG("leader election: cannot read lease {}/{}: {}", config_.lockNamespace,

@@ -18,20 +18,20 @@ const WallClock::time_point kNow = WallClock::time_point(std::chrono::seconds(1'
 json pod(const std::string& name, int64_t cpuMilli = 1000, bool ready = true,
          std::chrono::seconds age = 3600s, std::chrono::seconds readyFor = 3500s,
          const std::string& phase = "Running") {
-  return {{"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec",
-           {{"containers",
-             {{{"name", "c"},
-               {"resources",
-                {{"requests",
-                  {{"cpu", std::to_string(cpuMilli) + "m"}, {"memory", "100Mi"}}}}}}}}}},
-          {"status",
-           {{"phase", phase},
-            {"startTime", formatRfc3339(kNow - age)},
-            {"conditions",
-             {{{"type", "Ready"},
-               {"status", ready ? "True" : "False"},
-               {"lastTransitionTime", formatRfc3339(kNow - readyFor)}}}}}}};
+  return {
+      {"metadata", {{"name", name}, {"namespace", "default"}}},
+      {"spec",
+       {{"containers",
+         {{{"name", "c"},
+           {"resources",
+            {{"requests", {{"cpu", std::to_string(cpuMilli) + "m"}, {"memory", "100Mi"}}}}}}}}}},
+      {"status",
+       {{"phase", phase},
+        {"startTime", formatRfc3339(kNow - age)},
+        {"conditions",
+         {{{"type", "Ready"},
+           {"status", ready ? "True" : "False"},
+           {"lastTransitionTime", formatRfc3339(kNow - readyFor)}}}}}}};
 }
 
 PodMetric sample(int64_t milli) { return {milli, kNow - 5s, 30s}; }
@@ -263,14 +263,16 @@ TEST(ScalingBehavior, DefaultScaleUpPoliciesCountRecentEvents) {
 }
 
 TEST(ScalingBehavior, SelectPolicyMinAndDisabled) {
-  ScalingRules up{0, SelectPolicy::kMin,
+  ScalingRules up{0,
+                  SelectPolicy::kMin,
                   {{ScalingPolicy::Type::kPods, 4, 60}, {ScalingPolicy::Type::kPercent, 100, 60}}};
   EXPECT_EQ(scaleUpLimit(10, {}, {}, up, kNow), 14);
   up.selectPolicy = SelectPolicy::kMax;
   EXPECT_EQ(scaleUpLimit(10, {}, {}, up, kNow), 20);
   up.selectPolicy = SelectPolicy::kDisabled;
   EXPECT_EQ(scaleUpLimit(10, {}, {}, up, kNow), 10);
-  ScalingRules down{0, SelectPolicy::kMax,
+  ScalingRules down{0,
+                    SelectPolicy::kMax,
                     {{ScalingPolicy::Type::kPods, 2, 60}, {ScalingPolicy::Type::kPercent, 50, 60}}};
   EXPECT_EQ(scaleDownLimit(10, {}, {}, down, kNow), 5);  // the biggest change
   down.selectPolicy = SelectPolicy::kMin;

@@ -43,8 +43,8 @@ class HpaControllerTest : public ::testing::Test {
     addNamespaceIndex(*pods);
     HpaControllerOptions opts;
     opts.now = [this] { return now; };
-    controller = std::make_unique<HorizontalPodAutoscalerController>(*rest, *hpas, *pods, metrics,
-                                                                      opts);
+    controller =
+        std::make_unique<HorizontalPodAutoscalerController>(*rest, *hpas, *pods, metrics, opts);
     hpas->start();
     pods->start();
     ASSERT_TRUE(hpas->waitForSync(5s));
@@ -90,15 +90,15 @@ class HpaControllerTest : public ::testing::Test {
     ASSERT_TRUE(rest->patch(res::kPods, "default", name, st, "merge", "status").ok());
   }
   void createHpa(json metrics, int minReplicas = 1, int maxReplicas = 10) {
-    json h = {{"apiVersion", "autoscaling/v2"},
-              {"kind", "HorizontalPodAutoscaler"},
-              {"metadata", {{"name", "web"}}},
-              {"spec",
-               {{"scaleTargetRef",
-                 {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}},
-                {"minReplicas", minReplicas},
-                {"maxReplicas", maxReplicas},
-                {"metrics", metrics}}}};
+    json h = {
+        {"apiVersion", "autoscaling/v2"},
+        {"kind", "HorizontalPodAutoscaler"},
+        {"metadata", {{"name", "web"}}},
+        {"spec",
+         {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}},
+          {"minReplicas", minReplicas},
+          {"maxReplicas", maxReplicas},
+          {"metrics", metrics}}}};
     auto r = rest->create(res::kHpas, "default", h);
     ASSERT_TRUE(r.ok()) << r.status().toString();
   }
@@ -214,8 +214,8 @@ TEST_F(HpaControllerTest, ScalesUpOnCpuWritesStatusAndRecordsAnEvent) {
   EXPECT_EQ(rescales[0]["involvedObject"]["name"], "web");
 
   // kubectl get hpa.
-  json row = api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"),
-                             now);
+  json row =
+      api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"), now);
   EXPECT_EQ(row[1], "Deployment/web");
   EXPECT_EQ(row[2], "cpu: 100%/50%");
 }
@@ -224,8 +224,8 @@ TEST_F(HpaControllerTest, TwoMetricsStabilizedScaleDownThenRescale) {
   createDeployment(2);
   createPod("web-a");
   createPod("web-b");
-  setSample("cpu", "web-a", 225);  // 45% of 500m: within tolerance of 50%
-  setSample("cpu", "web-b", 225);
+  setSample("cpu", "web-a", 100);  // 20% of 500m
+  setSample("cpu", "web-b", 100);
   setSample("memory", "web-a", 30LL * 1024 * 1024 * 1000);  // 30% of 100Mi
   setSample("memory", "web-b", 30LL * 1024 * 1024 * 1000);
   createHpa(json::array({cpuUtilization(50), memoryUtilization(70)}));
@@ -236,9 +236,9 @@ TEST_F(HpaControllerTest, TwoMetricsStabilizedScaleDownThenRescale) {
   EXPECT_EQ(st["desiredReplicas"], 2);
   EXPECT_FALSE(st.contains("lastScaleTime"));
   EXPECT_EQ(condition(st, "AbleToScale")["reason"], "ScaleDownStabilized");
-  json row = api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"),
-                             now);
-  EXPECT_EQ(row[2], "cpu: 45%/50%, memory: 30%/70%");
+  json row =
+      api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"), now);
+  EXPECT_EQ(row[2], "cpu: 20%/50%, memory: 30%/70%");
   EXPECT_TRUE(events("SuccessfulRescale").empty());
 
   now += 301s;
@@ -268,8 +268,8 @@ TEST_F(HpaControllerTest, MissingMetricsDisableScaling) {
   auto warnings = events("FailedGetResourceMetric");
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0]["type"], "Warning");
-  json row = api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"),
-                             now);
+  json row =
+      api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"), now);
   EXPECT_EQ(row[2], "cpu: <unknown>/50%");
   // The same failure again bumps the Event's count instead of adding one.
   ASSERT_TRUE(syncWhenCached(2).ok());

@@ -21,12 +21,12 @@ TEST(Tolerations, MatchingAndDefaults) {
   json unreachable = {{"key", kTaintNodeUnreachable}, {"effect", "NoExecute"}};
   EXPECT_TRUE(tolerates({{"operator", "Exists"}}, unreachable));
   EXPECT_TRUE(tolerates({{"key", kTaintNodeUnreachable}, {"operator", "Exists"}}, unreachable));
-  EXPECT_FALSE(tolerates({{"key", kTaintNodeUnreachable}, {"operator", "Exists"},
-                          {"effect", "NoSchedule"}},
-                         unreachable));
+  EXPECT_FALSE(
+      tolerates({{"key", kTaintNodeUnreachable}, {"operator", "Exists"}, {"effect", "NoSchedule"}},
+                unreachable));
   EXPECT_FALSE(tolerates({{"key", "other"}, {"operator", "Exists"}}, unreachable));
-  EXPECT_TRUE(tolerates({{"key", "k"}, {"value", "v"}}, {{"key", "k"}, {"value", "v"},
-                                                          {"effect", "NoSchedule"}}));
+  EXPECT_TRUE(tolerates({{"key", "k"}, {"value", "v"}},
+                        {{"key", "k"}, {"value", "v"}, {"effect", "NoSchedule"}}));
   EXPECT_FALSE(tolerates({{"key", "k"}, {"value", "w"}}, {{"key", "k"}, {"value", "v"}}));
 
   json pod = {{"spec", json::object()}};
@@ -35,9 +35,10 @@ TEST(Tolerations, MatchingAndDefaults) {
   // The DefaultTolerationSeconds default.
   EXPECT_EQ(evictionTime(pod, json::array({added}), 300s, kT0 + 1s), kT0 + 300s);
   // The pod's own toleration wins over the default.
-  pod["spec"]["tolerations"] = {
-      {{"key", kTaintNodeUnreachable}, {"operator", "Exists"}, {"effect", "NoExecute"},
-       {"tolerationSeconds", 10}}};
+  pod["spec"]["tolerations"] = {{{"key", kTaintNodeUnreachable},
+                                 {"operator", "Exists"},
+                                 {"effect", "NoExecute"},
+                                 {"tolerationSeconds", 10}}};
   EXPECT_EQ(evictionTime(pod, json::array({added}), 300s, kT0 + 1s), kT0 + 10s);
   // Tolerated forever.
   pod["spec"]["tolerations"] = {{{"operator", "Exists"}}};
@@ -45,11 +46,9 @@ TEST(Tolerations, MatchingAndDefaults) {
   // A NoExecute taint nothing tolerates: now.
   json custom = {{"key", "dedicated"}, {"value", "x"}, {"effect", "NoExecute"}};
   pod["spec"]["tolerations"] = json::array();
-  EXPECT_EQ(evictionTime(pod, json::array({custom}), 300s, kT0),
-            WallClock::time_point::min());
+  EXPECT_EQ(evictionTime(pod, json::array({custom}), 300s, kT0), WallClock::time_point::min());
   // NoSchedule only: never.
-  EXPECT_FALSE(evictionTime(pod, json::array({{{"key", "a"}, {"effect", "NoSchedule"}}}), 300s,
-                            kT0)
+  EXPECT_FALSE(evictionTime(pod, json::array({{{"key", "a"}, {"effect", "NoSchedule"}}}), 300s, kT0)
                    .has_value());
 }
 
@@ -58,10 +57,9 @@ class NodeLifecycleTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(apiServer.start().ok());
     rest = std::make_unique<client::RestClient>(apiServer.url());
-    rest->create(res::kNamespaces, "",
-                 {{"apiVersion", "v1"},
-                  {"kind", "Namespace"},
-                  {"metadata", {{"name", "kube-node-lease"}}}});
+    rest->create(
+        res::kNamespaces, "",
+        {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "kube-node-lease"}}}});
     nodes = std::make_unique<client::Informer>(*rest, res::kNodes);
     pods = std::make_unique<client::Informer>(*rest, res::kPods);
     leases = std::make_unique<client::Informer>(*rest, res::kLeases, "kube-node-lease");
@@ -121,8 +119,7 @@ class NodeLifecycleTest : public ::testing::Test {
                 {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
     ASSERT_TRUE(rest->create(res::kPods, "default", p).ok());
     json st = {{"status",
-                {{"phase", "Running"},
-                 {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
+                {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}};
     ASSERT_TRUE(rest->patch(res::kPods, "default", name, st, "merge", "status").ok());
   }
   template <typename F>
@@ -164,12 +161,17 @@ class NodeLifecycleTest : public ::testing::Test {
   }
   std::set<std::string> taintKeys() {
     std::set<std::string> out;
-    for (const auto& t : node()["spec"].value("taints", json::array())) {
+    for (const auto& t : node().value("/spec/taints"_json_pointer, json::array())) {
       out.insert(t["key"].get<std::string>() + ":" + t["effect"].get<std::string>());
     }
     return out;
   }
-  bool podExists(const std::string& name) { return rest->get(res::kPods, "default", name).ok(); }
+  // Not deleted yet. A pod bound to a node is deleted gracefully (its agent confirms), so an
+  // evicted pod may linger with a deletionTimestamp: that is gone for its ReplicaSet.
+  bool podExists(const std::string& name) {
+    auto p = rest->get(res::kPods, "default", name);
+    return p.ok() && !(*p)["metadata"].contains("deletionTimestamp");
+  }
 
   testing::InProcessApiServer apiServer;
   std::unique_ptr<client::RestClient> rest;

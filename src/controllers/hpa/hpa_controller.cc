@@ -60,9 +60,11 @@ struct HorizontalPodAutoscalerController::MetricsResult {
   std::string error;
 };
 
-HorizontalPodAutoscalerController::HorizontalPodAutoscalerController(
-    client::RestClient& rest, client::Informer& hpas, client::Informer& pods,
-    MetricsSource& metrics, HpaControllerOptions options)
+HorizontalPodAutoscalerController::HorizontalPodAutoscalerController(client::RestClient& rest,
+                                                                     client::Informer& hpas,
+                                                                     client::Informer& pods,
+                                                                     MetricsSource& metrics,
+                                                                     HpaControllerOptions options)
     : rest_(rest),
       hpas_(hpas),
       pods_(pods),
@@ -70,18 +72,17 @@ HorizontalPodAutoscalerController::HorizontalPodAutoscalerController(
       options_(std::move(options)),
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "horizontal-pod-autoscaler") {
-  hpas_.addHandlers(
-      {[this](const json& h) { queue_.add(client::objectKey(h)); },
-       [this](const json& oldHpa, const json& h) {
-         // Our own status writes come back as updates: only a spec change is news.
-         if (oldHpa.value("spec", json()) != h.value("spec", json())) {
-           queue_.add(client::objectKey(h));
-         }
-       },
-       [this](const json& h) {
-         std::lock_guard lock(mu_);
-         histories_.erase(client::objectKey(h));
-       }});
+  hpas_.addHandlers({[this](const json& h) { queue_.add(client::objectKey(h)); },
+                     [this](const json& oldHpa, const json& h) {
+                       // Our own status writes come back as updates: only a spec change is news.
+                       if (oldHpa.value("spec", json()) != h.value("spec", json())) {
+                         queue_.add(client::objectKey(h));
+                       }
+                     },
+                     [this](const json& h) {
+                       std::lock_guard lock(mu_);
+                       histories_.erase(client::objectKey(h));
+                     }});
 }
 
 HorizontalPodAutoscalerController::~HorizontalPodAutoscalerController() { stop(); }
@@ -189,9 +190,9 @@ Status HorizontalPodAutoscalerController::writeStatus(const json& hpa, const jso
 
 HorizontalPodAutoscalerController::MetricsResult
 HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, const json& scale,
-                                                            int32_t currentReplicas,
-                                                            json& conditions,
-                                                            WallClock::time_point now) {
+                                                             int32_t currentReplicas,
+                                                             json& conditions,
+                                                             WallClock::time_point now) {
   MetricsResult out;
   const std::string nowText = formatRfc3339(now);
   const std::string selectorText = scale.value("/status/selector"_json_pointer, std::string());
@@ -229,10 +230,10 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
         error = samples.status().message();
       } else if (target.contains("averageValue")) {
         auto goal = api::Quantity::fromJson(target["averageValue"]);
-        auto proposal =
-            goal.ok() ? replicasForAverageValue(currentReplicas, goal->milliValue(), resource,
-                                                pods, *samples, options_.calculator, now)
-                      : Result<ReplicaProposal>(goal.status());
+        auto proposal = goal.ok()
+                            ? replicasForAverageValue(currentReplicas, goal->milliValue(), resource,
+                                                      pods, *samples, options_.calculator, now)
+                            : Result<ReplicaProposal>(goal.status());
         if (!proposal.ok()) {
           error = "failed to get " + resource + " usage: " + proposal.status().message();
         } else {
@@ -246,9 +247,9 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
           }
         }
       } else if (target.contains("averageUtilization")) {
-        auto proposal = replicasForUtilization(
-            currentReplicas, target.value("averageUtilization", int64_t{0}), resource, pods,
-            *samples, options_.calculator, now);
+        auto proposal =
+            replicasForUtilization(currentReplicas, target.value("averageUtilization", int64_t{0}),
+                                   resource, pods, *samples, options_.calculator, now);
         if (!proposal.ok()) {
           error = "failed to get " + resource + " utilization: " + proposal.status().message();
         } else {
@@ -303,8 +304,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
     return out;
   }
   setCondition(conditions, "ScalingActive", "True", "ValidMetricFound",
-               "the HPA was able to successfully calculate a replica count from " +
-                   out.metricName,
+               "the HPA was able to successfully calculate a replica count from " + out.metricName,
                nowText);
   return out;
 }
@@ -328,10 +328,10 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
   json conditions = status.value("conditions", json::array());
 
   auto target = targetResource(ref);
-  Result<json> scale = target ? rest_.request("GET", target->path(ns, ref.value("name", ""),
-                                                                  "scale"))
-                              : Result<json>(Status::BadRequest(
-                                    "cannot scale a " + ref.value("kind", std::string("<none>"))));
+  Result<json> scale = target
+                           ? rest_.request("GET", target->path(ns, ref.value("name", ""), "scale"))
+                           : Result<json>(Status::BadRequest(
+                                 "cannot scale a " + ref.value("kind", std::string("<none>"))));
   if (!scale.ok()) {
     recordEvent(hpa, "Warning", "FailedGetScale", scale.status().message());
     setCondition(conditions, "AbleToScale", "False", "FailedGetScale",
@@ -339,8 +339,7 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
                      scale.status().message(),
                  nowText);
     status["conditions"] = conditions;
-    LOG_DEBUG("hpa {}: cannot get the scale of {}: {}", key, reference,
-              scale.status().message());
+    LOG_DEBUG("hpa {}: cannot get the scale of {}: {}", key, reference, scale.status().message());
     return writeStatus(hpa, status);
   }
   setCondition(conditions, "AbleToScale", "True", "SucceededGetScale",
@@ -379,16 +378,17 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
         status["currentMetrics"] = metricStatuses;
       }
       status["conditions"] = conditions;
-      LOG_DEBUG("hpa {}: failed to compute desired number of replicas based on listed metrics "
-                "for {}: {}",
-                key, reference, m.error);
+      LOG_DEBUG(
+          "hpa {}: failed to compute desired number of replicas based on listed metrics "
+          "for {}: {}",
+          key, reference, m.error);
       return writeStatus(hpa, status);
     }
     desired = m.replicas;
     if (desired > currentReplicas) rescaleReason = m.metricName + " above target";
     if (desired < currentReplicas) rescaleReason = "All metrics below target";
-    Normalized n = history->normalize(behavior, currentReplicas, desired, minReplicas,
-                                      maxReplicas, options_.downscaleStabilization, now);
+    Normalized n = history->normalize(behavior, currentReplicas, desired, minReplicas, maxReplicas,
+                                      options_.downscaleStabilization, now);
     setCondition(conditions, "AbleToScale", "True", n.ableToScaleReason, n.ableToScaleMessage,
                  nowText);
     setCondition(conditions, "ScalingLimited", n.scalingLimited ? "True" : "False",
@@ -406,10 +406,10 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
       recordEvent(hpa, "Warning", "FailedRescale",
                   "New size: " + std::to_string(desired) + "; reason: " + rescaleReason +
                       "; error: " + updated.status().message());
-      setCondition(conditions, "AbleToScale", "False", "FailedUpdateScale",
-                   "the HPA controller was unable to update the target scale: " +
-                       updated.status().message(),
-                   nowText);
+      setCondition(
+          conditions, "AbleToScale", "False", "FailedUpdateScale",
+          "the HPA controller was unable to update the target scale: " + updated.status().message(),
+          nowText);
       status["currentReplicas"] = currentReplicas;
       if (!metricStatuses.empty()) status["currentMetrics"] = metricStatuses;
       status["conditions"] = conditions;
@@ -417,10 +417,10 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
       // A conflict means the target moved under us: look again soon.
       return updated.status().code() == 409 ? updated.status() : w;
     }
-    setCondition(conditions, "AbleToScale", "True", "SucceededRescale",
-                 "the HPA controller was able to update the target scale to " +
-                     std::to_string(desired),
-                 nowText);
+    setCondition(
+        conditions, "AbleToScale", "True", "SucceededRescale",
+        "the HPA controller was able to update the target scale to " + std::to_string(desired),
+        nowText);
     recordEvent(hpa, "Normal", "SuccessfulRescale",
                 "New size: " + std::to_string(desired) + "; reason: " + rescaleReason);
     history->recordScale(behavior, currentReplicas, desired, now);

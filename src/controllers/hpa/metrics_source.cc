@@ -77,17 +77,16 @@ PodMetrics parsePodMetricsList(const json& list, const std::string& resource) {
   return out;
 }
 
-Result<PodMetrics> RestMetricsSource::podMetrics(const std::string& ns,
-                                                 const std::string& resource,
+Result<PodMetrics> RestMetricsSource::podMetrics(const std::string& ns, const std::string& resource,
                                                  const std::string& labelSelector) {
   std::string path = "/apis/metrics.k8s.io/v1beta1/namespaces/" + ns + "/pods";
   if (!labelSelector.empty()) path += "?labelSelector=" + http::percentEncode(labelSelector);
   auto list = rest_.request("GET", path);
   if (!list.ok()) {
-    return Status(list.status().code(), list.status().reason(),
-                  "unable to get metrics for resource " + resource +
-                      ": unable to fetch metrics from resource metrics API: " +
-                      list.status().message());
+    return Status(
+        list.status().code(), list.status().reason(),
+        "unable to get metrics for resource " + resource +
+            ": unable to fetch metrics from resource metrics API: " + list.status().message());
   }
   return parsePodMetricsList(*list, resource);
 }

@@ -131,8 +131,8 @@ PodGroups groupPods(const std::vector<json>& pods, const PodMetrics& metrics,
       if (!ready || !started) {
         unready = true;
       } else {
-        auto transition = timeField(*ready, "/lastTransitionTime"_json_pointer)
-                              .value_or(WallClock::time_point{});
+        auto transition =
+            timeField(*ready, "/lastTransitionTime"_json_pointer).value_or(WallClock::time_point{});
         bool readyFalse = ready->value("status", "") == "False";
         if (*started + config.cpuInitializationPeriod > now) {
           unready = readyFalse || metric->second.timestamp < transition + metric->second.window;
@@ -205,8 +205,7 @@ Result<ReplicaProposal> replicasForUtilization(int32_t currentReplicas, int64_t 
 
 Result<ReplicaProposal> replicasForAverageValue(int32_t currentReplicas, int64_t targetMilli,
                                                 const std::string& resource,
-                                                const std::vector<json>& pods,
-                                                PodMetrics metrics,
+                                                const std::vector<json>& pods, PodMetrics metrics,
                                                 const ReplicaCalculatorConfig& config,
                                                 WallClock::time_point now) {
   if (pods.empty()) {

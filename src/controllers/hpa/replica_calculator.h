@@ -60,8 +60,8 @@ Result<std::map<std::string, int64_t>> podRequests(const std::vector<json>& pods
 
 struct ReplicaProposal {
   int32_t replicas = 0;
-  int64_t utilization = 0;     // percent of requests (Utilization targets only)
-  int64_t averageMilli = 0;    // average usage per pod with a sample, milli units
+  int64_t utilization = 0;   // percent of requests (Utilization targets only)
+  int64_t averageMilli = 0;  // average usage per pod with a sample, milli units
 };
 
 // Utilization target: `targetUtilization` percent of the requests. `pods` are the pods the
@@ -75,8 +75,7 @@ Result<ReplicaProposal> replicasForUtilization(int32_t currentReplicas, int64_t 
 // AverageValue target: `targetMilli` per pod (milli units).
 Result<ReplicaProposal> replicasForAverageValue(int32_t currentReplicas, int64_t targetMilli,
                                                 const std::string& resource,
-                                                const std::vector<json>& pods,
-                                                PodMetrics metrics,
+                                                const std::vector<json>& pods, PodMetrics metrics,
                                                 const ReplicaCalculatorConfig& config,
                                                 WallClock::time_point now);
 

@@ -123,11 +123,10 @@ int32_t scaleDownLimit(int32_t current, const std::vector<ScaleEvent>& ups,
   for (const auto& p : rules.policies) {
     int32_t periodStart = current - changeWithinPeriod(p.periodSeconds, ups, now) +
                           changeWithinPeriod(p.periodSeconds, downs, now);
-    int32_t proposed =
-        p.type == ScalingPolicy::Type::kPods
-            ? periodStart - p.value
-            : static_cast<int32_t>(static_cast<double>(periodStart) *
-                                   (1.0 - static_cast<double>(p.value) / 100.0));
+    int32_t proposed = p.type == ScalingPolicy::Type::kPods
+                           ? periodStart - p.value
+                           : static_cast<int32_t>(static_cast<double>(periodStart) *
+                                                  (1.0 - static_cast<double>(p.value) / 100.0));
     result = pickMin ? std::max(result, proposed) : std::min(result, proposed);
   }
   return result;
@@ -185,8 +184,7 @@ int32_t ScalingHistory::stabilizeDownscale(int32_t desired, std::chrono::seconds
 }
 
 int32_t ScalingHistory::stabilizeWithBehavior(int32_t current, int32_t desired,
-                                              const Behavior& behavior,
-                                              WallClock::time_point now) {
+                                              const Behavior& behavior, WallClock::time_point now) {
   auto upCutoff = now - std::chrono::seconds(behavior.scaleUp.stabilizationWindowSeconds);
   auto downCutoff = now - std::chrono::seconds(behavior.scaleDown.stabilizationWindowSeconds);
   int32_t upRecommendation = desired, downRecommendation = desired;
@@ -224,8 +222,8 @@ LimitedReplicas ScalingHistory::limitWithBehavior(int32_t current, int32_t desir
     }
     if (desired > maximum) return {maximum, reason, message};
   } else if (desired < current) {
-    int32_t limit = std::min(
-        current, scaleDownLimit(current, scaleUps_, scaleDowns_, behavior.scaleDown, now));
+    int32_t limit =
+        std::min(current, scaleDownLimit(current, scaleUps_, scaleDowns_, behavior.scaleDown, now));
     int32_t minimum = minReplicas;
     std::string reason = "TooFewReplicas";
     std::string message = "the desired replica count is less than the minimum replica count";
@@ -283,8 +281,8 @@ Normalized ScalingHistory::normalize(const std::optional<Behavior>& behavior, in
   return out;
 }
 
-void ScalingHistory::recordScale(const std::optional<Behavior>& behavior, int32_t from,
-                                 int32_t to, WallClock::time_point now) {
+void ScalingHistory::recordScale(const std::optional<Behavior>& behavior, int32_t from, int32_t to,
+                                 WallClock::time_point now) {
   if (!behavior || from == to) return;
   if (to > from) {
     addEvent(scaleUps_, to - from, longestPeriod(behavior->scaleUp), now);

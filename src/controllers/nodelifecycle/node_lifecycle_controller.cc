@@ -42,8 +42,7 @@ bool tolerates(const json& toleration, const json& taint) {
   const std::string key = toleration.value("key", "");
   const std::string op = toleration.value("operator", "Equal");
   if (op == "Exists") return key.empty() || key == taint.value("key", "");
-  return key == taint.value("key", "") &&
-         toleration.value("value", "") == taint.value("value", "");
+  return key == taint.value("key", "") && toleration.value("value", "") == taint.value("value", "");
 }
 
 json effectiveTolerations(const json& pod, std::chrono::seconds defaultTolerationSeconds) {
@@ -89,9 +88,8 @@ std::optional<WallClock::time_point> evictionTime(const json& pod, const json& t
   return *since + std::chrono::seconds(*minSeconds);
 }
 
-NodeLifecycleController::NodeLifecycleController(client::RestClient& rest,
-                                                 client::Informer& nodes, client::Informer& pods,
-                                                 client::Informer& leases,
+NodeLifecycleController::NodeLifecycleController(client::RestClient& rest, client::Informer& nodes,
+                                                 client::Informer& pods, client::Informer& leases,
                                                  NodeLifecycleOptions options)
     : rest_(rest), nodes_(nodes), pods_(pods), leases_(leases), options_(std::move(options)) {
   pods_.addIndex("nodeName", [](const json& p) {
@@ -171,13 +169,13 @@ Status NodeLifecycleController::syncNode(const json& cachedNode, WallClock::time
       auto it = std::find_if(conds.begin(), conds.end(),
                              [&](const json& c) { return c.value("type", "") == type; });
       if (it == conds.end()) {
-        conds.push_back({{"type", type},
-                         {"status", "Unknown"},
-                         {"reason", "NodeStatusNeverUpdated"},
-                         {"message", "Kubelet never posted node status."},
-                         {"lastHeartbeatTime",
-                          node.value("/metadata/creationTimestamp"_json_pointer, nowText)},
-                         {"lastTransitionTime", nowText}});
+        conds.push_back(
+            {{"type", type},
+             {"status", "Unknown"},
+             {"reason", "NodeStatusNeverUpdated"},
+             {"message", "Kubelet never posted node status."},
+             {"lastHeartbeatTime", node.value("/metadata/creationTimestamp"_json_pointer, nowText)},
+             {"lastTransitionTime", nowText}});
       } else if (it->value("status", "") != "Unknown") {
         (*it)["status"] = "Unknown";
         (*it)["reason"] = "NodeStatusUnknown";
@@ -244,7 +242,8 @@ Status NodeLifecycleController::updateTaints(const json& node, const std::string
     changed = true;
   }
   if (!wantKey.empty() && !haveNoExecute) {
-    taints.push_back({{"key", wantKey}, {"effect", "NoExecute"}, {"timeAdded", formatRfc3339(now)}});
+    taints.push_back(
+        {{"key", wantKey}, {"effect", "NoExecute"}, {"timeAdded", formatRfc3339(now)}});
     changed = true;
   }
   if (!changed) return Status::Ok();
@@ -273,11 +272,10 @@ void NodeLifecycleController::evictPods(const json& node, WallClock::time_point 
     const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
     auto r = rest_.remove(res::kPods, ns, nameOf(pod));
     if (r.ok() || r.status().code() == 404) {
-      LOG_INFO("node-lifecycle: evicted pod {}/{} from node {} (NoExecute taint)", ns,
-               nameOf(pod), nameOf(node));
+      LOG_INFO("node-lifecycle: evicted pod {}/{} from node {} (NoExecute taint)", ns, nameOf(pod),
+               nameOf(node));
     } else {
-      LOG_WARN("node-lifecycle: cannot evict pod {}/{}: {}", ns, nameOf(pod),
-               r.status().message());
+      LOG_WARN("node-lifecycle: cannot evict pod {}/{}: {}", ns, nameOf(pod), r.status().message());
     }
   }
 }

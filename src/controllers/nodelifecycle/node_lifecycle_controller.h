@@ -53,9 +53,8 @@ class NodeLifecycleController {
  public:
   // `leases` watches namespace kube-node-lease. Adds the "nodeName" index to `pods`: construct
   // before the informers start.
-  NodeLifecycleController(client::RestClient& rest, client::Informer& nodes,
-                          client::Informer& pods, client::Informer& leases,
-                          NodeLifecycleOptions options = {});
+  NodeLifecycleController(client::RestClient& rest, client::Informer& nodes, client::Informer& pods,
+                          client::Informer& leases, NodeLifecycleOptions options = {});
   ~NodeLifecycleController();
 
   void start();  // the monitor loop
@@ -72,8 +71,7 @@ class NodeLifecycleController {
   };
   Status syncNode(const json& node, WallClock::time_point now);
   Status markPodsNotReady(const std::string& nodeName, WallClock::time_point now);
-  Status updateTaints(const json& node, const std::string& readyStatus,
-                      WallClock::time_point now);
+  Status updateTaints(const json& node, const std::string& readyStatus, WallClock::time_point now);
   void evictPods(const json& node, WallClock::time_point now);
 
   client::RestClient& rest_;
