@@ -2,16 +2,16 @@
 // creation, idempotence, restart back-off and CrashLoopBackOff, restart policies, adoption after
 // an agent restart, probes, image pulls, init containers, termination.
 #include <gtest/gtest.h>
-
-#include "fake_clock.h"
-#include "kubelet_fake_objects.h"
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
+#include "fake_clock.h"
 #include "kubelet/cri/fake_runtime.h"
 #include "kubelet/pod_sync.h"
 #include "kubelet/pod_util.h"
+#include "kubelet_fake_objects.h"
 
 namespace minik8s::kubelet {
 namespace {
@@ -22,6 +22,29 @@ namespace v1 = ::runtime::v1;
 using testing::FakeClock;
 
 using testing::MapObjects;
+
+// Keeps what the sync reported, in order.
+struct RecordedEvents : EventRecorder {
+  struct Event {
+    std::string fieldPath, type, reason, message;
+  };
+  void record(const json& pod, const std::string& fieldPath, const std::string& type,
+              const std::string& reason, const std::string& message) override {
+    EXPECT_EQ(pod["metadata"]["name"], "web");
+    all.push_back({fieldPath, type, reason, message});
+  }
+  std::vector<std::string> reasons() const {
+    std::vector<std::string> out;
+    for (const auto& e : all) out.push_back(e.reason);
+    return out;
+  }
+  const Event* find(const std::string& reason) const {
+    for (const auto& e : all)
+      if (e.reason == reason) return &e;
+    return nullptr;
+  }
+  std::vector<Event> all;
+};
 
 class PodSyncTest : public ::testing::Test {
  protected:
@@ -42,7 +65,8 @@ class PodSyncTest : public ::testing::Test {
     o.hostIP = "192.168.5.5";
     o.podLogRoot = root + "/logs";
     o.cgroupRoot = "/minik8s/node-1/kubepods";
-    syncer = std::make_unique<PodSyncer>(runtime, runtime, *volumes, objects, *probes, clock, o);
+    syncer = std::make_unique<PodSyncer>(runtime, runtime, *volumes, objects, *probes, clock, o,
+                                         &events);
   }
 
   json pod(const std::string& policy = "Always") {
@@ -91,6 +115,7 @@ class PodSyncTest : public ::testing::Test {
   std::unique_ptr<VolumeManager> volumes;
   std::unique_ptr<ProbeManager> probes;
   std::unique_ptr<PodSyncer> syncer;
+  RecordedEvents events;
 };
 
 TEST_F(PodSyncTest, CreatesSandboxAndContainerFromTheSpec) {
@@ -401,6 +426,108 @@ TEST_F(PodSyncTest, KillPodStopsWithGraceAndRemovesEverything) {
   EXPECT_TRUE(uids->empty());
   // Idempotent.
   EXPECT_TRUE(syncer->killPod("uid-1", 7).ok());
+}
+
+}  // namespace
+}  // namespace minik8s::kubelet
+
+namespace minik8s::kubelet {
+namespace {
+
+TEST_F(PodSyncTest, EventsOfAPodStart) {
+  json p = pod();
+  p["spec"]["containers"][0]["imagePullPolicy"] = "Always";
+  sync(p);
+  EXPECT_EQ(events.reasons(),
+            (std::vector<std::string>{"Pulling", "Pulled", "Created", "Started"}));
+  for (const auto& e : events.all) {
+    EXPECT_EQ(e.fieldPath, "spec.containers{app}");
+    EXPECT_EQ(e.type, "Normal");
+  }
+  EXPECT_EQ(events.all[0].message, "Pulling image \"busybox:1.36\"");
+  EXPECT_EQ(events.all[1].message.rfind("Successfully pulled image \"busybox:1.36\" in ", 0), 0u);
+  EXPECT_EQ(events.all[2].message, "Created container app");
+  EXPECT_EQ(events.all[3].message, "Started container app");
+  events.all.clear();
+  sync(p);  // nothing happens, nothing is reported
+  EXPECT_TRUE(events.all.empty());
+
+  runtime.addImage("busybox:1.36");
+  p["spec"]["containers"][0]["imagePullPolicy"] = "IfNotPresent";
+  ASSERT_TRUE(runtime.setContainerExited(runningId("app"), 1, "Error").ok());
+  sync(p);
+  ASSERT_NE(events.find("Pulled"), nullptr);
+  EXPECT_EQ(events.find("Pulled")->message,
+            "Container image \"busybox:1.36\" already present on machine");
+}
+
+TEST_F(PodSyncTest, EventsOfACrashLoop) {
+  json p = pod();
+  sync(p);
+  ASSERT_TRUE(runtime.setContainerExited(runningId("app"), 1, "Error").ok());
+  sync(p);  // restarted at once
+  EXPECT_EQ(events.find("BackOff"), nullptr);
+  ASSERT_TRUE(runtime.setContainerExited(runningId("app"), 1, "Error").ok());
+  sync(p);  // backing off
+  const auto* backoff = events.find("BackOff");
+  ASSERT_NE(backoff, nullptr);
+  EXPECT_EQ(backoff->type, "Warning");
+  EXPECT_EQ(backoff->fieldPath, "spec.containers{app}");
+  EXPECT_EQ(backoff->message, "Back-off restarting failed container app in pod web_default(uid-1)");
+}
+
+TEST_F(PodSyncTest, EventsOfALivenessKill) {
+  json p = pod();
+  p["spec"]["containers"][0]["livenessProbe"] = {{"exec", {{"command", {"cat", "/tmp/healthy"}}}},
+                                                 {"periodSeconds", 1},
+                                                 {"failureThreshold", 2}};
+  sync(p);
+  runtime.setExecSyncResult(runningId("app"), 1);
+  events.all.clear();
+  clock.advance(1s);
+  sync(p);
+  clock.advance(1s);
+  sync(p);
+  std::vector<std::string> want = {"Unhealthy", "Unhealthy", "Killing", "Created", "Started"};
+  auto got = events.reasons();
+  got.erase(std::remove(got.begin(), got.end(), "Pulled"), got.end());
+  got.erase(std::remove(got.begin(), got.end(), "Pulling"), got.end());
+  EXPECT_EQ(got, want);
+  const auto* unhealthy = events.find("Unhealthy");
+  ASSERT_NE(unhealthy, nullptr);
+  EXPECT_EQ(unhealthy->type, "Warning");
+  EXPECT_EQ(unhealthy->message.rfind("Liveness probe failed: ", 0), 0u) << unhealthy->message;
+  EXPECT_EQ(events.find("Killing")->message,
+            "Container app failed liveness probe, will be restarted");
+}
+
+TEST_F(PodSyncTest, EventsOfAFailedPullAndOfTermination) {
+  json p = pod();
+  runtime.setPullError("busybox:1.36", Status::Unavailable("registry unreachable"));
+  sync(p);
+  std::vector<std::string> msgs;
+  for (const auto& e : events.all)
+    if (e.reason == "Failed") msgs.push_back(e.message);
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_NE(msgs[0].find("Failed to pull image \"busybox:1.36\": "), std::string::npos);
+  EXPECT_NE(msgs[0].find("registry unreachable"), std::string::npos);
+  EXPECT_EQ(msgs[1], "Error: ErrImagePull");
+  events.all.clear();
+  clock.advance(1s);
+  sync(p);
+  EXPECT_EQ(events.reasons(), (std::vector<std::string>{"BackOff", "Failed"}));
+  EXPECT_EQ(events.all[0].message, "Back-off pulling image \"busybox:1.36\"");
+  EXPECT_EQ(events.all[1].message, "Error: ImagePullBackOff");
+
+  runtime.setPullError("busybox:1.36", Status::Ok());
+  clock.advance(60s);
+  sync(p);
+  ASSERT_FALSE(runningId("app").empty());
+  events.all.clear();
+  ASSERT_TRUE(syncer->killPod("uid-1", 3, &p).ok());
+  EXPECT_EQ(events.reasons(), (std::vector<std::string>{"Killing"}));
+  EXPECT_EQ(events.all[0].message, "Stopping container app");
+  EXPECT_EQ(events.all[0].fieldPath, "spec.containers{app}");
 }
 
 }  // namespace
