@@ -85,8 +85,9 @@ bool ServiceProxy::syncRules() {
   ProxyRules rules = buildProxyRules(services_.list(), slices_.list(),
                                      RuleOptions{options_.clusterCIDR}, existingChains_);
   auto t1 = std::chrono::steady_clock::now();
-  // Unchanged rules are rewritten only by the periodic repair.
-  if (rules.restoreText == lastApplied_ && t1 - lastApplyTime_ < options_.maxSyncInterval) {
+  // Unchanged rules are rewritten only by the periodic repair (a run maxSyncInterval after the
+  // last one; half of it tells such a run from one woken by an event).
+  if (rules.restoreText == lastApplied_ && t1 - lastApplyTime_ < options_.maxSyncInterval / 2) {
     return true;
   }
   Status s = iptables_->restore(rules.restoreText);

@@ -1,0 +1,208 @@
+// The proxy against the real iptables, in a private network namespace: the whole test process
+// unshares its network namespace before main (so nothing it does reaches the host's rules, and
+// nothing is left behind when it exits). Skipped when not root.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "client/rest_client.h"
+#include "common/command.h"
+#include "in_process_api_server.h"
+#include "proxy/iptables.h"
+#include "proxy/proxy_rules.h"
+#include "proxy/service_proxy.h"
+#include "proxy_test_objects.h"
+
+namespace minik8s::proxy {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::serviceObject;
+using testing::sliceObject;
+
+// Before any thread exists (static initialisation): a new network namespace with loopback up.
+bool enterPrivateNetns() {
+  ::signal(SIGPIPE, SIG_IGN);
+  if (::geteuid() != 0 || ::unshare(CLONE_NEWNET) != 0) return false;
+  auto up = runProgram({"ip", "link", "set", "lo", "up"});
+  return up.ok() && up->exitCode == 0;
+}
+const bool kInPrivateNetns = enterPrivateNetns();
+
+#define REQUIRE_NETNS() \
+  if (!kInPrivateNetns) GTEST_SKIP() << "needs root (a private network namespace)"
+
+std::string save(const std::string& table) {
+  ExecIptables ipt;
+  auto s = ipt.save(table);
+  EXPECT_TRUE(s.ok()) << s.status().toString();
+  return s.ok() ? *s : "";
+}
+
+template <typename F>
+bool eventually(F f, std::chrono::milliseconds timeout = 3s) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (f()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return f();
+}
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+TEST(ProxyIptablesNetnsTest, TheKernelAcceptsEveryKindOfRuleAndStaleChainsGo) {
+  REQUIRE_NETNS();
+  ExecIptables ipt;
+  auto web = serviceObject("ns", "web", "10.96.0.5", {{"http", 80, "TCP", 30080}}, "NodePort");
+  auto dns = serviceObject("ns", "dns", "10.96.0.10", {{"dns", 53, "UDP"}, {"dns-tcp", 53}});
+  auto sticky = serviceObject("ns", "sticky", "10.96.0.7", {{"", 80}});
+  sticky["spec"]["sessionAffinity"] = "ClientIP";
+  auto empty = serviceObject("ns", "empty", "10.96.0.8", {{"", 80, "TCP", 30081}}, "NodePort");
+  std::vector<json> slices{
+      sliceObject("ns", "web-1", "web", {{"10.244.1.2"}, {"10.244.2.2"}}, {{"http", 8080}}),
+      sliceObject("ns", "dns-1", "dns", {{"10.0.0.1"}}, {{"dns", 53, "UDP"}, {"dns-tcp", 53}}),
+      sliceObject("ns", "sticky-1", "sticky", {{"10.244.1.3"}, {"10.244.2.3"}}, {{"", 80}})};
+  ProxyRules first =
+      buildProxyRules({web, dns, sticky, empty}, slices, RuleOptions{"10.244.0.0/16"}, {});
+  auto firstRestore = ipt.restore(first.restoreText);
+  ASSERT_TRUE(firstRestore.ok()) << firstRestore.toString();
+  std::string nat = save("nat");
+  EXPECT_EQ(perServiceChains(nat), first.natChains);
+  EXPECT_TRUE(contains(nat, "--to-destination 10.244.1.2:8080"));
+  // iptables-save puts -s/-d/-p before the matches.
+  EXPECT_TRUE(contains(nat,
+                       "-p udp -m comment --comment \"ns/dns:dns\" -m udp -j DNAT "
+                       "--to-destination 10.0.0.1:53"));
+  EXPECT_TRUE(contains(nat, "--rcheck --seconds 10800 --reap"));
+  EXPECT_TRUE(
+      contains(save("filter"), "--dport 30081 -j REJECT --reject-with icmp-port-unreachable"));
+
+  // The sticky service goes: its chains are deleted by the next document, the others stay.
+  ProxyRules second =
+      buildProxyRules({web, dns, empty}, slices, RuleOptions{"10.244.0.0/16"}, first.natChains);
+  auto restored = ipt.restore(second.restoreText);
+  ASSERT_TRUE(restored.ok()) << restored.toString();
+  nat = save("nat");
+  EXPECT_EQ(perServiceChains(nat), second.natChains);
+  EXPECT_FALSE(contains(nat, "sticky"));
+  EXPECT_TRUE(contains(nat, "10.244.2.2:8080"));
+
+  ASSERT_TRUE(cleanupProxyRules(ipt).ok());
+  EXPECT_FALSE(contains(save("nat"), "KUBE-"));
+  EXPECT_FALSE(contains(save("filter"), "KUBE-"));
+}
+
+class ServiceProxyNetnsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!kInPrivateNetns) GTEST_SKIP() << "needs root (a private network namespace)";
+    ASSERT_TRUE(api.start().ok());
+    rest = std::make_unique<client::RestClient>(api.url());
+  }
+  void TearDown() override {
+    if (kInPrivateNetns) {
+      ExecIptables ipt;
+      EXPECT_TRUE(cleanupProxyRules(ipt).ok());
+    }
+    api.stop();
+  }
+  ProxyOptions options() {
+    ProxyOptions o;
+    o.nodeName = "node-a";
+    o.nodeIPs = {"192.168.50.2"};
+    return o;
+  }
+
+  minik8s::testing::InProcessApiServer api;
+  std::unique_ptr<client::RestClient> rest;
+};
+
+TEST_F(ServiceProxyNetnsTest, RulesFollowTheApiWithinASecondAndSurviveARestart) {
+  const auto& svcs = client::resources::kServices;
+  const auto& slices = client::resources::kEndpointSlices;
+  ASSERT_TRUE(
+      rest->create(svcs, "default", serviceObject("default", "web", "10.96.0.50", {{"http", 80}}))
+          .ok());
+  ASSERT_TRUE(rest->create(slices, "default",
+                           sliceObject("default", "web-1", "web", {{"10.244.1.5"}, {"10.244.2.5"}},
+                                       {{"http", 8080}}))
+                  .ok());
+  auto proxy = std::make_unique<ServiceProxy>(*rest, options());
+  ASSERT_TRUE(proxy->start().ok());
+  EXPECT_TRUE(eventually([] { return contains(save("nat"), "10.244.2.5:8080"); }));
+  std::string nat = save("nat");
+  EXPECT_TRUE(contains(nat,
+                       "-A PREROUTING -m comment --comment \"kubernetes service portals\" "
+                       "-j KUBE-SERVICES"));
+  EXPECT_TRUE(contains(nat,
+                       "-A OUTPUT -m comment --comment \"kubernetes service portals\" "
+                       "-j KUBE-SERVICES"));
+  EXPECT_TRUE(contains(nat,
+                       "-A POSTROUTING -m comment --comment \"kubernetes postrouting "
+                       "rules\" -j KUBE-POSTROUTING"));
+
+  // An endpoint removal is in the kernel within a second.
+  auto slice = rest->get(slices, "default", "web-1");
+  ASSERT_TRUE(slice.ok());
+  (*slice)["endpoints"].erase(1);
+  auto changedAt = std::chrono::steady_clock::now();
+  ASSERT_TRUE(rest->update(slices, *slice).ok());
+  EXPECT_TRUE(eventually([] { return !contains(save("nat"), "10.244.2.5:8080"); }, 1s));
+  EXPECT_LT(std::chrono::steady_clock::now() - changedAt, 1s);
+  EXPECT_TRUE(contains(save("nat"), "10.244.1.5:8080"));
+  EXPECT_GE(proxy->stats().syncs, 2);
+
+  // The proxy stops; meanwhile the service is deleted; a new proxy removes its chains.
+  proxy->stop();
+  proxy.reset();
+  std::string svcChain = serviceChainName("default/web:http", "tcp");
+  EXPECT_TRUE(contains(save("nat"), svcChain));
+  ASSERT_TRUE(rest->remove(svcs, "default", "web").ok());
+  ASSERT_TRUE(
+      rest->create(svcs, "default", serviceObject("default", "other", "10.96.0.51", {{"", 81}}))
+          .ok());
+  proxy = std::make_unique<ServiceProxy>(*rest, options());
+  ASSERT_TRUE(proxy->start().ok());
+  EXPECT_TRUE(eventually([] { return contains(save("filter"), "10.96.0.51/32"); }));
+  nat = save("nat");
+  EXPECT_FALSE(contains(nat, svcChain));
+  EXPECT_TRUE(perServiceChains(nat).empty()) << nat;
+  // The jumps were not duplicated by the second start.
+  size_t jumps = 0;
+  for (size_t p = nat.find("-A PREROUTING"); p != std::string::npos;
+       p = nat.find("-A PREROUTING", p + 1)) {
+    ++jumps;
+  }
+  EXPECT_EQ(jumps, 1u);
+
+  ASSERT_TRUE(proxy->cleanup().ok());
+  EXPECT_FALSE(contains(save("nat"), "KUBE-"));
+  EXPECT_FALSE(contains(save("filter"), "KUBE-"));
+}
+
+TEST_F(ServiceProxyNetnsTest, RulesRemovedBehindItsBackAreRepaired) {
+  ASSERT_TRUE(rest->create(client::resources::kServices, "default",
+                           serviceObject("default", "web", "10.96.0.52", {{"", 80}}))
+                  .ok());
+  ASSERT_TRUE(rest->create(client::resources::kEndpointSlices, "default",
+                           sliceObject("default", "web-1", "web", {{"10.244.1.9"}}, {{"", 80}}))
+                  .ok());
+  ProxyOptions o = options();
+  o.maxSyncInterval = 300ms;
+  ServiceProxy proxy(*rest, o);
+  ASSERT_TRUE(proxy.start().ok());
+  ASSERT_TRUE(eventually([] { return contains(save("nat"), "10.244.1.9:80"); }));
+  ASSERT_TRUE(runProgram({"iptables", "-t", "nat", "-F", "KUBE-SERVICES"}).ok());
+  EXPECT_FALSE(contains(save("nat"), "-A KUBE-SERVICES -d 10.96.0.52/32"));
+  EXPECT_TRUE(
+      eventually([] { return contains(save("nat"), "-A KUBE-SERVICES -d 10.96.0.52/32"); }, 2s));
+}
+
+}  // namespace
+}  // namespace minik8s::proxy
