@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "controllers/manager/controller_manager.h"
@@ -15,6 +16,8 @@ struct ControllerManagerFlags {
   int workers = 2;
   bool disableGc = false;
   std::string logLevel = "info";
+  bool leaderElect = true;
+  controllers::ControllerDurationFlags durations;
 };
 
 int runControllerManager(const ControllerManagerFlags& f) {
@@ -30,16 +33,35 @@ int runControllerManager(const ControllerManagerFlags& f) {
   controllers::ControllerManager::Options opts;
   opts.workersPerController = f.workers;
   opts.enableGarbageCollector = !f.disableGc;
-  controllers::ControllerManager manager(rest, opts);
-  Status s = manager.start();
-  if (!s.ok()) {
-    LOG_ERROR("{}", s.message());
-    return 1;
+  if (Status ds = f.durations.applyTo(opts); !ds.ok()) {
+    LOG_ERROR("{}", ds.message());
+    return 2;
+  }
+  std::unique_ptr<controllers::ControllerManager> manager;
+  auto startControllers = [&rest, &manager, opts] {
+    manager = std::make_unique<controllers::ControllerManager>(rest, opts);
+    Status s = manager->start();
+    if (!s.ok()) LOG_ERROR("{}", s.message());
+  };
+  auto stopControllers = [&manager] {
+    if (manager) manager->stop();
+    manager.reset();
+  };
+  std::unique_ptr<client::LeaderElector> elector;
+  if (f.leaderElect) {
+    // Only the holder of kube-system/kube-controller-manager reconciles.
+    elector = client::startLeaderElection(rest, "kube-controller-manager",
+                                          client::defaultLeaderIdentity(), startControllers,
+                                          stopControllers);
+  } else {
+    startControllers();
+    if (!manager) return 1;
   }
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down", sig);
-  manager.stop();
+  if (elector) elector->stop();
+  stopControllers();
   return 0;
 }
 
@@ -55,6 +77,22 @@ void addControllerManagerCommand(CLI::App& app) {
   cmd->add_flag("--disable-garbage-collector", flags->disableGc,
                 "Do not run the garbage collector");
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->add_flag("--leader-elect", flags->leaderElect,
+                "Reconcile only while holding Lease kube-system/kube-controller-manager")
+      ->capture_default_str();
+  cmd->add_option("--horizontal-pod-autoscaler-sync-period", flags->durations.hpaSyncPeriod,
+                  "How often HPAs are reconciled")
+      ->capture_default_str();
+  cmd->add_option("--horizontal-pod-autoscaler-downscale-stabilization",
+                  flags->durations.hpaDownscaleStabilization,
+                  "Window of recommendations an HPA scale-down waits for (default behavior)")
+      ->capture_default_str();
+  cmd->add_option("--node-monitor-grace-period", flags->durations.nodeMonitorGracePeriod,
+                  "Silence after which a node is marked Unknown")
+      ->capture_default_str();
+  cmd->add_option("--pod-eviction-timeout", flags->durations.podEvictionTimeout,
+                  "tolerationSeconds for pods without a not-ready/unreachable toleration")
       ->capture_default_str();
   cmd->callback([flags] { std::exit(runControllerManager(*flags)); });
 }

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "scheduler/scheduler.h"
@@ -14,6 +15,7 @@ struct SchedulerFlags {
   std::string server = "http://127.0.0.1:6443";
   std::string policy = "default";
   std::string logLevel = "info";
+  bool leaderElect = true;
 };
 
 int runScheduler(const SchedulerFlags& f) {
@@ -34,13 +36,30 @@ int runScheduler(const SchedulerFlags& f) {
   client::RestClient client(f.server);
   scheduler::SchedulerOptions options;
   options.policy = *policy;
-  scheduler::Scheduler sched(client, options);
-  sched.start();
+  std::unique_ptr<scheduler::Scheduler> sched;
+  auto startScheduler = [&client, &sched, options] {
+    sched = std::make_unique<scheduler::Scheduler>(client, options);
+    sched->start();
+  };
+  auto stopScheduler = [&sched] {
+    if (sched) sched->stop();
+    sched.reset();
+  };
+  std::unique_ptr<minik8s::client::LeaderElector> elector;
+  if (f.leaderElect) {
+    // Only the holder of kube-system/kube-scheduler binds pods.
+    elector = minik8s::client::startLeaderElection(client, "kube-scheduler",
+                                                   minik8s::client::defaultLeaderIdentity(),
+                                                   startScheduler, stopScheduler);
+  } else {
+    startScheduler();
+  }
   LOG_INFO("scheduling pods through {} with policy {}", f.server, f.policy);
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: stopping", sig);
-  sched.stop();
+  if (elector) elector->stop();
+  stopScheduler();
   return 0;
 }
 
@@ -55,6 +74,9 @@ void addSchedulerCommand(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"default", "round-robin", "random", "least-allocated"}));
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
+      ->capture_default_str();
+  cmd->add_flag("--leader-elect", flags->leaderElect,
+                "Schedule only while holding Lease kube-system/kube-scheduler")
       ->capture_default_str();
   cmd->callback([flags] { std::exit(runScheduler(*flags)); });
 }

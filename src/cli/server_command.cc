@@ -10,6 +10,7 @@
 #include "apiserver/api_server.h"
 #include "apiserver/join_token.h"
 #include "apiserver/kubeconfig.h"
+#include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "controllers/manager/controller_manager.h"
 #include "scheduler/scheduler.h"
@@ -32,6 +33,8 @@ struct ServerFlags {
   std::string token;      // node join token; default: <data-dir>/token, created at first start
   bool disableScheduler = false;
   bool disableControllers = false;
+  bool leaderElect = true;
+  controllers::ControllerDurationFlags durations;
 };
 
 int runServer(const ServerFlags& f) {
@@ -91,6 +94,11 @@ int runServer(const ServerFlags& f) {
   // The scheduler and the controllers are API clients like any other (they could run as their
   // own processes: `minik8s scheduler`, `minik8s controller-manager`); by default they run here.
   client::RestClient rest("http://127.0.0.1:" + std::to_string(server.port()));
+  // With --leader-elect (the default) each runs only while this server holds its Lease, so
+  // several servers on one datastore never both schedule or reconcile. The identity is stable
+  // across restarts so a restarted server takes its Lease back at once.
+  const std::string identity = client::defaultLeaderIdentity(address);
+  std::vector<std::unique_ptr<client::LeaderElector>> electors;
   std::unique_ptr<scheduler::Scheduler> sched;
   if (!f.disableScheduler) {
     auto policy = scheduler::parsePolicy(f.schedulerPolicy);
@@ -100,15 +108,43 @@ int runServer(const ServerFlags& f) {
     }
     scheduler::SchedulerOptions so;
     so.policy = *policy;
-    sched = std::make_unique<scheduler::Scheduler>(rest, so);
-    sched->start();
+    auto startScheduler = [&rest, &sched, so] {
+      sched = std::make_unique<scheduler::Scheduler>(rest, so);
+      sched->start();
+    };
+    auto stopScheduler = [&sched] {
+      if (sched) sched->stop();
+      sched.reset();
+    };
+    if (f.leaderElect) {
+      electors.push_back(client::startLeaderElection(rest, "kube-scheduler", identity,
+                                                     startScheduler, stopScheduler));
+    } else {
+      startScheduler();
+    }
   }
   std::unique_ptr<controllers::ControllerManager> cm;
   if (!f.disableControllers) {
-    cm = std::make_unique<controllers::ControllerManager>(rest, controllers::ControllerManager::Options{});
-    Status cs = cm->start();
-    if (!cs.ok()) LOG_ERROR("controller-manager did not start: {}", cs.toString());
-    else LOG_INFO("controller-manager: replicaset, deployment, garbage-collector started");
+    controllers::ControllerManager::Options cmOptions;
+    if (Status ds = f.durations.applyTo(cmOptions); !ds.ok()) {
+      LOG_ERROR("{}", ds.message());
+      return 2;
+    }
+    auto startControllers = [&rest, &cm, cmOptions] {
+      cm = std::make_unique<controllers::ControllerManager>(rest, cmOptions);
+      Status cs = cm->start();
+      if (!cs.ok()) LOG_ERROR("controller-manager did not start: {}", cs.toString());
+    };
+    auto stopControllers = [&cm] {
+      if (cm) cm->stop();
+      cm.reset();
+    };
+    if (f.leaderElect) {
+      electors.push_back(client::startLeaderElection(rest, "kube-controller-manager", identity,
+                                                     startControllers, stopControllers));
+    } else {
+      startControllers();
+    }
   }
   const std::string kubeconfig = f.dataDir + "/kubeconfig";
   s = apiserver::writeKubeconfig(kubeconfig, "http://" + address);
@@ -123,6 +159,7 @@ int runServer(const ServerFlags& f) {
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down", sig);
+  for (auto& e : electors) e->stop();  // stops what they started and releases the Leases
   if (cm) cm->stop();
   if (sched) sched->stop();
   server.stop();
@@ -158,6 +195,24 @@ void addServerCommand(CLI::App& app) {
                 "Do not run the scheduler in this process");
   cmd->add_flag("--disable-controllers", flags->disableControllers,
                 "Do not run the controllers in this process");
+  cmd->add_flag("--leader-elect", flags->leaderElect,
+                "Run the scheduler and controllers only while this server holds their Leases "
+                "(kube-system/kube-scheduler, kube-controller-manager); --leader-elect=false "
+                "to always run them")
+      ->capture_default_str();
+  cmd->add_option("--horizontal-pod-autoscaler-sync-period", flags->durations.hpaSyncPeriod,
+                  "How often HPAs are reconciled")
+      ->capture_default_str();
+  cmd->add_option("--horizontal-pod-autoscaler-downscale-stabilization",
+                  flags->durations.hpaDownscaleStabilization,
+                  "Window of recommendations an HPA scale-down waits for (default behavior)")
+      ->capture_default_str();
+  cmd->add_option("--node-monitor-grace-period", flags->durations.nodeMonitorGracePeriod,
+                  "Silence after which a node is marked Unknown")
+      ->capture_default_str();
+  cmd->add_option("--pod-eviction-timeout", flags->durations.podEvictionTimeout,
+                  "tolerationSeconds for pods without a not-ready/unreachable toleration")
+      ->capture_default_str();
   cmd->callback([flags] { std::exit(runServer(*flags)); });
 }
 

@@ -10,10 +10,27 @@
 
 namespace minik8s::client {
 
-std::string defaultLeaderIdentity() {
+std::string defaultLeaderIdentity(const std::string& suffix) {
   char host[256] = {0};
   if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
-  return std::string(host[0] ? host : "minik8s") + "_" + newUid();
+  return std::string(host[0] ? host : "minik8s") + "_" + (suffix.empty() ? newUid() : suffix);
+}
+
+std::unique_ptr<LeaderElector> startLeaderElection(RestClient& client, const std::string& lockName,
+                                                   const std::string& identity,
+                                                   std::function<void()> start,
+                                                   std::function<void()> stop) {
+  LeaderElectionConfig config;
+  config.lockName = lockName;
+  config.identity = identity;
+  config.onStartedLeading = std::move(start);
+  config.onStoppedLeading = std::move(stop);
+  config.onNewLeader = [lockName](const std::string& leader) {
+    LOG_INFO("leader election: {} is led by {}", lockName, leader);
+  };
+  auto elector = std::make_unique<LeaderElector>(client, std::move(config));
+  elector->start();
+  return elector;
 }
 
 LeaderElector::LeaderElector(RestClient& client, LeaderElectionConfig config)

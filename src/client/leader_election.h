@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -43,8 +44,17 @@ struct LeaderElectionConfig {
   const Clock* clock = &RealClock::instance();
 };
 
-// "hostname_<uuid>", as Kubernetes components name themselves.
-std::string defaultLeaderIdentity();
+// "hostname_<uuid>", as Kubernetes components name themselves; "hostname_<suffix>" when a
+// suffix is given (an identity that survives restarts).
+std::string defaultLeaderIdentity(const std::string& suffix = "");
+
+// Starts an elector for Lease kube-system/`lockName` that calls `start` when this process
+// becomes the leader and `stop` when it stops leading (for the commands that gate a component).
+std::unique_ptr<class LeaderElector> startLeaderElection(RestClient& client,
+                                                         const std::string& lockName,
+                                                         const std::string& identity,
+                                                         std::function<void()> start,
+                                                         std::function<void()> stop);
 
 class LeaderElector {
  public:

@@ -14,6 +14,33 @@ namespace minik8s::controllers {
 
 namespace res = client::resources;
 
+Result<std::chrono::milliseconds> parseDurationFlag(const std::string& flag,
+                                                    const std::string& value) {
+  bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+  if (digits) return std::chrono::milliseconds(std::stoll(value) * 1000);
+  if (auto d = hpa::parseGoDuration(value)) return *d;
+  return Status::BadRequest("invalid value \"" + value + "\" for " + flag +
+                            ": want a duration such as 15s, 5m0s or 1m30s");
+}
+
+Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) const {
+  using std::chrono::duration_cast;
+  using std::chrono::seconds;
+  auto sync = parseDurationFlag("--horizontal-pod-autoscaler-sync-period", hpaSyncPeriod);
+  auto window = parseDurationFlag("--horizontal-pod-autoscaler-downscale-stabilization",
+                                  hpaDownscaleStabilization);
+  auto grace = parseDurationFlag("--node-monitor-grace-period", nodeMonitorGracePeriod);
+  auto eviction = parseDurationFlag("--pod-eviction-timeout", podEvictionTimeout);
+  for (const auto* r : {&sync, &window, &grace, &eviction}) {
+    if (!r->ok()) return r->status();
+  }
+  options.hpaSyncPeriod = *sync;
+  options.hpaDownscaleStabilization = duration_cast<seconds>(*window);
+  options.nodeMonitorGracePeriod = duration_cast<seconds>(*grace);
+  options.podEvictionTimeout = duration_cast<seconds>(*eviction);
+  return Status::Ok();
+}
+
 ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     : rest_(rest), options_(options) {
   pods_ = std::make_unique<client::Informer>(rest_, res::kPods);
@@ -47,8 +74,8 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
   }
   if (options_.enableNodeIpam) {
-    nodeIpam_ = std::make_unique<NodeIpamController>(
-        rest_, *nodes_, NodeIpamOptions{options_.clusterCidr, 24});
+    nodeIpam_ = std::make_unique<NodeIpamController>(rest_, *nodes_,
+                                                     NodeIpamOptions{options_.clusterCidr, 24});
   }
   if (options_.enableHorizontalPodAutoscaler) {
     hpas_ = std::make_unique<client::Informer>(rest_, res::kHpas);

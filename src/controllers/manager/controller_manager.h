@@ -28,6 +28,10 @@ class HorizontalPodAutoscalerController;
 class MetricsSource;
 }  // namespace hpa
 
+// A duration flag as Kubernetes writes them ("15s", "5m0s", "1m30s"), or plain seconds ("40").
+Result<std::chrono::milliseconds> parseDurationFlag(const std::string& flag,
+                                                    const std::string& value);
+
 class ControllerManager {
  public:
   struct Options {
@@ -75,6 +79,16 @@ class ControllerManager {
   std::unique_ptr<hpa::HorizontalPodAutoscalerController> hpaController_;
   std::unique_ptr<NodeLifecycleController> nodeLifecycle_;
   bool started_ = false;
+};
+
+// The duration flags `minik8s server` and `minik8s controller-manager` share, as typed.
+struct ControllerDurationFlags {
+  std::string hpaSyncPeriod = "15s";               // --horizontal-pod-autoscaler-sync-period
+  std::string hpaDownscaleStabilization = "5m0s";  // ...-downscale-stabilization
+  std::string nodeMonitorGracePeriod = "40s";      // --node-monitor-grace-period
+  std::string podEvictionTimeout = "5m0s";         // --pod-eviction-timeout
+  // BadRequest naming the flag when a value does not parse.
+  Status applyTo(ControllerManager::Options& options) const;
 };
 
 }  // namespace minik8s::controllers
