@@ -76,7 +76,7 @@ spec:
     resources: {limits: {cpu: 200m, memory: 64Mi}}
   - name: hog  # holds ~24MiB in a shell variable, for kubectl top
     image: minik8s/busybox:1.35
-    command: ["sh", "-c", "x=$(head -c 25000000 /dev/zero | tr '\\0' a); sleep 3600"]
+    command: ["sh", "-c", "x=$(head -c 25000000 /dev/zero | tr '\\0' a); while :; do sleep 3600; done"]
 ---
 apiVersion: v1
 kind: Pod

@@ -1,6 +1,7 @@
 // The agent's HTTP API end to end on loopback: exec over WebSocket (v5 and v4 channel framing,
 // exit status, stdin, terminal resize) with commands run on the host, logs and stats.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -252,6 +253,31 @@ TEST(NodeStats, ParsesProcFiles) {
   auto now = readNodeStats(Clock::now());
   EXPECT_TRUE(now.usageCoreNanoSeconds.has_value());
   EXPECT_GT(now.workingSetBytes.value_or(0), 0u);
+}
+
+// runc exec on the runc state of the agent's own containerd (no output lost), ctr otherwise.
+TEST(CtrExecBackendTest, RuncExecWhenTheContainerStateIsFound) {
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("exec-backend-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "runc" / "k8s.io" / "abc");
+  std::ofstream(dir / "runc" / "k8s.io" / "abc" / "state.json") << "{}";
+  CtrExecBackend backend("unix://" + (dir / "containerd.sock").string());
+  EXPECT_EQ(backend.runcRoot(), (dir / "runc" / "k8s.io").string());
+  ExecSpec spec;
+  spec.containerId = "abc";
+  spec.command = {"cat", "/etc/hostname"};
+  EXPECT_EQ(backend.commandLine(spec, "e1"),
+            (std::vector<std::string>{"runc", "--root", backend.runcRoot(), "exec", "abc", "cat",
+                                      "/etc/hostname"}));
+  spec.tty = true;
+  EXPECT_EQ(backend.commandLine(spec, "e1")[4], "-t");
+  spec.containerId = "other";  // not in this runc root: through containerd's task API
+  spec.tty = false;
+  EXPECT_EQ(backend.commandLine(spec, "e1"),
+            (std::vector<std::string>{"ctr", "-a", "unix://" + (dir / "containerd.sock").string(),
+                                      "-n", "k8s.io", "tasks", "exec", "--exec-id", "e1", "other",
+                                      "cat", "/etc/hostname"}));
+  fs::remove_all(dir);
 }
 
 }  // namespace

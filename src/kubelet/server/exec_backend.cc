@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 
 #include "common/random.h"
@@ -185,8 +186,23 @@ CtrExecBackend::CtrExecBackend(std::string containerdAddress, std::string ctrPat
       ctrPath_(std::move(ctrPath)),
       namespace_(std::move(containerdNamespace)) {}
 
+std::string CtrExecBackend::runcRoot() const {
+  std::string socket = address_;
+  if (socket.rfind("unix://", 0) == 0) socket = socket.substr(7);
+  return (std::filesystem::path(socket).parent_path() / "runc" / namespace_).string();
+}
+
 std::vector<std::string> CtrExecBackend::commandLine(const ExecSpec& spec,
                                                      const std::string& execId) const {
+  std::error_code ec;
+  const std::string root = runcRoot();
+  if (std::filesystem::exists(root + "/" + spec.containerId + "/state.json", ec)) {
+    std::vector<std::string> argv = {"runc", "--root", root, "exec"};
+    if (spec.tty) argv.push_back("-t");
+    argv.push_back(spec.containerId);
+    argv.insert(argv.end(), spec.command.begin(), spec.command.end());
+    return argv;
+  }
   std::vector<std::string> argv = {ctrPath_, "-a",   address_,    "-n",  namespace_,
                                    "tasks",  "exec", "--exec-id", execId};
   if (spec.tty) argv.push_back("-t");
