@@ -5,6 +5,10 @@
 #include <net/if.h>
 #include <signal.h>
 
+#include <cstdio>
+#include <optional>
+#include <thread>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +21,10 @@
 #include "kubelet/runtime/containerd_supervisor.h"
 #include "kubelet/server/agent_server.h"
 #include "kubelet/stats_provider.h"
+#include "dns/cluster_dns.h"
+#include "dns/dns_endpoint.h"
+#include "network/network_agent.h"
+#include "proxy/service_proxy.h"
 
 namespace minik8s::cli {
 
@@ -32,6 +40,18 @@ struct AgentFlags {
   std::string registry = kubelet::runtime::kDefaultRegistry;
   std::string listen = "0.0.0.0:10250";
   std::string logLevel = "info";
+  std::string token;
+  std::string networkBackend;  // vxlan (default), host-gw or none
+  bool disableProxy = false;
+  bool disableDns = false;
+};
+
+// What node.yaml adds beyond the kubelet's options.
+struct NodeConfigExtras {
+  std::string name;
+  std::string token;
+  std::string networkBackend;
+  json taints = json::array();
 };
 
 // The first IPv4 address of an interface that is up and not loopback.
@@ -52,9 +72,10 @@ std::string detectHostIP() {
   return found.empty() ? "127.0.0.1" : found;
 }
 
-// node.yaml: labels (map), address, podCIDR, clusterDNS (list or string), clusterDomain,
-// maxPods, cgroupRoot.
-Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o) {
+// node.yaml: name, token, labels (map), taints (list of {key, value, effect}), address,
+// podCIDR, networkBackend, clusterDNS (list or string), clusterDomain, maxPods, cgroupRoot.
+Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
+                       NodeConfigExtras& extras) {
   std::ifstream in(path);
   if (!in) return Status::BadRequest("cannot read config file " + path);
   std::stringstream text;
@@ -64,6 +85,17 @@ Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o) {
   const json& c = *doc;
   if (!c.is_object()) return Status::BadRequest(path + ": expected a mapping");
   try {
+    if (c.contains("name")) extras.name = c["name"].get<std::string>();
+    if (c.contains("token")) extras.token = c["token"].get<std::string>();
+    if (c.contains("networkBackend")) extras.networkBackend = c["networkBackend"].get<std::string>();
+    if (c.contains("taints")) {
+      if (!c["taints"].is_array()) return Status::BadRequest(path + ": taints must be a list");
+      for (const auto& t : c["taints"]) {
+        if (!t.is_object() || !t.contains("key") || !t.contains("effect"))
+          return Status::BadRequest(path + ": every taint needs key and effect");
+        extras.taints.push_back(t);
+      }
+    }
     if (c.contains("labels") && c["labels"].is_object())
       for (const auto& [k, v] : c["labels"].items())
         o.nodeLabels[k] = v.is_string() ? v.get<std::string>() : v.dump();
@@ -84,18 +116,32 @@ Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o) {
   return Status::Ok();
 }
 
-int runAgent(const AgentFlags& f) {
-  initLogging(f.logLevel, "agent:" + f.nodeName);
+int runAgent(AgentFlags f) {
   kubelet::KubeletOptions opts;
-  opts.nodeName = f.nodeName;
-  opts.dataDir = f.dataDir.empty() ? "/var/lib/minik8s/agent-" + f.nodeName : f.dataDir;
+  NodeConfigExtras extras;
   if (!f.configFile.empty()) {
-    Status s = applyConfigFile(f.configFile, opts);
+    Status s = applyConfigFile(f.configFile, opts, extras);
     if (!s.ok()) {
-      LOG_ERROR("{}", s.message());
+      std::fprintf(stderr, "%s\n", s.message().c_str());
       return 1;
     }
   }
+  if (f.nodeName.empty()) f.nodeName = extras.name;
+  if (f.token.empty()) f.token = extras.token;
+  if (f.networkBackend.empty()) f.networkBackend = extras.networkBackend;
+  if (f.networkBackend.empty()) f.networkBackend = "vxlan";
+  initLogging(f.logLevel, "agent:" + f.nodeName);
+  if (f.nodeName.empty()) {
+    LOG_ERROR("the node needs a name: --node-name or `name:` in the config file");
+    return 1;
+  }
+  auto backend = network::parseOverlayBackend(f.networkBackend);
+  if (!backend.ok()) {
+    LOG_ERROR("{}", backend.status().message());
+    return 1;
+  }
+  opts.nodeName = f.nodeName;
+  opts.dataDir = f.dataDir.empty() ? "/var/lib/minik8s/agent-" + f.nodeName : f.dataDir;
   if (opts.hostIP.empty()) opts.hostIP = detectHostIP();
   std::error_code ec;
   std::filesystem::create_directories(opts.dataDir, ec);
@@ -110,6 +156,23 @@ int runAgent(const AgentFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  client::RestClient client(f.server);
+  if (!f.token.empty()) client.setBearerToken(f.token);
+  // Join: the server must answer and accept the token before anything starts.
+  for (int attempt = 0;; ++attempt) {
+    auto v = client.request("GET", "/version");
+    if (v.ok()) break;
+    if (v.status().code() == 401) {
+      LOG_ERROR("the server at {} refused the join token", f.server);
+      return 1;
+    }
+    if (attempt == 100) {
+      LOG_ERROR("the server at {} does not answer: {}", f.server, v.status().message());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+
   // The runtime: an existing CRI socket, or our own containerd.
   std::unique_ptr<kubelet::runtime::ContainerdSupervisor> containerd;
   std::string endpoint = f.runtimeEndpoint;
@@ -120,12 +183,7 @@ int runAgent(const AgentFlags& f) {
     co.netns = f.netns;
     co.registry = f.registry;
     containerd = std::make_unique<kubelet::runtime::ContainerdSupervisor>(co);
-    // Until the node network agent hands out pod CIDRs, a single node uses 10.244.0.0/24.
-    if (opts.podCIDR.empty()) opts.podCIDR = "10.244.0.0/24";
-    Status s =
-        kubelet::runtime::writeCniConfig(containerd->layout().cniConfDir(), opts.podCIDR, "cni0",
-                                         1500, true, containerd->layout().cniIpamDir());
-    if (s.ok()) s = containerd->start();
+    Status s = containerd->start();
     if (!s.ok()) {
       LOG_ERROR("cannot start containerd: {}", s.message());
       return 1;
@@ -139,7 +197,6 @@ int runAgent(const AgentFlags& f) {
     LOG_ERROR("container runtime at {} does not answer: {}", endpoint, s.message());
     return 1;
   }
-  client::RestClient client(f.server);
   // The Node advertises the port the agent API really listens on (daemonEndpoints).
   if (size_t colon = f.listen.rfind(':'); colon != std::string::npos) {
     try {
@@ -155,6 +212,55 @@ int runAgent(const AgentFlags& f) {
     LOG_ERROR("cannot start the kubelet: {}", s.toString());
     return 1;
   }
+  if (!extras.taints.empty()) {
+    auto r = client.patch(client::resources::kNodes, "", f.nodeName,
+                          json{{"spec", {{"taints", extras.taints}}}}, "merge");
+    if (!r.ok()) LOG_WARN("cannot set the node's taints: {}", r.status().message());
+  }
+  // The pod network: podCIDR from the node IPAM controller, CNI config, overlay routes.
+  std::unique_ptr<network::NetworkAgent> net;
+  {
+    network::NetworkAgentOptions no;
+    no.nodeName = f.nodeName;
+    no.overlay.backend = *backend;
+    no.overlay.underlayIp = opts.hostIP;
+    const int mtu = *backend == network::OverlayBackend::kVxlan ? no.overlay.mtu : 1500;
+    if (containerd) {
+      const auto& layout = containerd->layout();
+      no.configureCni = [&layout, mtu](const Ipv4Cidr& cidr) {
+        return kubelet::runtime::writeCniConfig(layout.cniConfDir(), cidr.toString(), "cni0", mtu,
+                                                true, layout.cniIpamDir());
+      };
+    }
+    net = std::make_unique<network::NetworkAgent>(client, no, network::realRunner());
+    s = net->start();
+    if (!s.ok()) {
+      LOG_ERROR("pod network: {}", s.message());
+      kubeletCore.stop();
+      return 1;
+    }
+  }
+  // Services: the iptables proxy and the node's cluster DNS server (kube-dns endpoint).
+  std::unique_ptr<proxy::ServiceProxy> serviceProxy;
+  if (!f.disableProxy) {
+    proxy::ProxyOptions po;
+    po.nodeName = f.nodeName;
+    po.nodeIPs = {opts.hostIP};
+    serviceProxy = std::make_unique<proxy::ServiceProxy>(client, po);
+    if (Status ps = serviceProxy->start(); !ps.ok()) LOG_ERROR("service proxy: {}", ps.message());
+  }
+  std::unique_ptr<dns::ClusterDns> clusterDns;
+  if (!f.disableDns) {
+    dns::DnsOptions dopts;
+    dopts.listenAddress = opts.hostIP;
+    dopts.dataDir = opts.dataDir + "/dns";
+    clusterDns = std::make_unique<dns::ClusterDns>(client, dopts);
+    if (Status ds = clusterDns->start(); !ds.ok()) {
+      LOG_ERROR("cluster DNS: {}", ds.message());
+    } else if (Status es = dns::ensureNodeDnsEndpoint(client, f.nodeName, opts.hostIP); !es.ok()) {
+      LOG_WARN("kube-dns endpoint: {}", es.message());
+    }
+  }
   // The agent's HTTP API (logs, exec, stats) on port 10250.
   kubelet::server::CtrExecBackend exec(endpoint);
   kubelet::CriStatsProvider stats(runtime, f.nodeName);
@@ -166,6 +272,9 @@ int runAgent(const AgentFlags& f) {
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down (containers keep running)", sig);
   agentServer.stop();
+  if (clusterDns) clusterDns->stop();
+  if (serviceProxy) serviceProxy->stop();
+  if (net) net->stop();
   kubeletCore.stop();
   if (containerd) containerd->stop();
   return 0;
@@ -177,12 +286,21 @@ void addAgentCommand(CLI::App& app) {
   auto flags = std::make_shared<AgentFlags>();
   CLI::App* cmd = app.add_subcommand("agent", "Run a node agent (kubelet) against a server");
   cmd->add_option("--server", flags->server, "API server URL (http://host:port)")->required();
-  cmd->add_option("--node-name", flags->nodeName, "Name of this node")->required();
+  cmd->add_option("--node-name", flags->nodeName, "Name of this node (or `name:` in --config)");
+  cmd->add_option("--token", flags->token,
+                  "The cluster's join token (the server's <data-dir>/token; or `token:` in --config)");
+  cmd->add_option("--network-backend", flags->networkBackend,
+                  "Pod network between nodes: vxlan (default), host-gw, or none");
+  cmd->add_flag("--disable-proxy", flags->disableProxy,
+                "Do not run the service proxy (it rewrites this namespace's iptables nat rules)");
+  cmd->add_flag("--disable-dns", flags->disableDns,
+                "Do not run the cluster DNS server (dnsmasq on the node address, port 53)");
   cmd->add_option("--data-dir", flags->dataDir,
                   "Agent state: containerd, pod volumes, logs (default /var/lib/minik8s/agent-"
                   "<node>)");
   cmd->add_option("--config", flags->configFile,
-                  "node.yaml: labels, address, podCIDR, clusterDNS, clusterDomain, maxPods");
+                  "node.yaml: name, token, labels, taints, address, podCIDR, networkBackend, "
+                  "clusterDNS, clusterDomain, maxPods");
   cmd->add_option("--container-runtime-endpoint", flags->runtimeEndpoint,
                   "Use this CRI socket instead of starting containerd");
   cmd->add_option("--netns", flags->netns,

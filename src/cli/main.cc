@@ -2,8 +2,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/agent_command.h"
+#include "cli/cluster_command.h"
 #include "cli/controller_manager_command.h"
 #include "cli/image_command.h"
+#include "cli/proxy_command.h"
 #include "cli/scheduler_command.h"
 #include "cli/server_command.h"
 
@@ -16,6 +18,8 @@ int main(int argc, char** argv) {
   minik8s::cli::addControllerManagerCommand(app);
   minik8s::cli::addImageCommand(app);
   minik8s::cli::addContainerdCommand(app);
+  minik8s::cli::addClusterCommand(app);
+  minik8s::cli::addProxyCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -93,7 +93,10 @@ int runServer(const ServerFlags& f) {
 
   // The scheduler and the controllers are API clients like any other (they could run as their
   // own processes: `minik8s scheduler`, `minik8s controller-manager`); by default they run here.
-  client::RestClient rest("http://127.0.0.1:" + std::to_string(server.port()));
+  // Reach our own listener: its host unless it listens on every address.
+  std::string selfHost = f.listen.substr(0, f.listen.rfind(':'));
+  if (selfHost.empty() || selfHost == "0.0.0.0") selfHost = "127.0.0.1";
+  client::RestClient rest("http://" + selfHost + ":" + std::to_string(server.port()));
   // With --leader-elect (the default) each runs only while this server holds its Lease, so
   // several servers on one datastore never both schedule or reconcile. The identity is stable
   // across restarts so a restarted server takes its Lease back at once.

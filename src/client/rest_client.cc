@@ -60,10 +60,16 @@ void RestClient::release(std::unique_ptr<http::Client> c) {
   if (pool_.size() < 8) pool_.push_back(std::move(c));
 }
 
+std::vector<std::pair<std::string, std::string>> RestClient::authHeaders() const {
+  if (bearerToken_.empty()) return {};
+  return {{"Authorization", "Bearer " + bearerToken_}};
+}
+
 Result<json> RestClient::request(const std::string& method, const std::string& path,
                                  const std::string& body, const std::string& contentType) {
   auto c = acquire();
-  std::vector<std::pair<std::string, std::string>> headers = {{"Accept", "application/json"}};
+  std::vector<std::pair<std::string, std::string>> headers = authHeaders();
+  headers.emplace_back("Accept", "application/json");
   if (!body.empty()) headers.emplace_back("Content-Type", contentType);
   auto res = c->request(method, path, body, headers);
   if (!res.ok()) return res.status();
@@ -187,7 +193,7 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
       if (!onEvent(ev)) return false;
     }
     return true;
-  });
+  }, authHeaders());
   if (!res.ok()) return res.status();
   if (res->status >= 300) return statusFromResponse(res->status, "");
   return failure;

@@ -69,6 +69,8 @@ class RestClient {
   ~RestClient();
 
   const std::string& baseUrl() const { return baseUrl_; }
+  // Sends `Authorization: Bearer <token>` with every request (call before first use).
+  void setBearerToken(std::string token) { bearerToken_ = std::move(token); }
 
   Result<json> get(const Resource& r, const std::string& ns, const std::string& name);
   Result<json> list(const Resource& r, const std::string& ns, const ListParams& params = {});
@@ -101,7 +103,10 @@ class RestClient {
   std::unique_ptr<http::Client> acquire();
   void release(std::unique_ptr<http::Client> c);
 
+  std::vector<std::pair<std::string, std::string>> authHeaders() const;
+
   std::string baseUrl_;
+  std::string bearerToken_;
   std::mutex mu_;
   std::vector<std::unique_ptr<http::Client>> pool_;
 };

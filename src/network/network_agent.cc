@@ -69,7 +69,9 @@ Status NetworkAgent::start() {
   Status s = overlay_.setUp(*cidr);
   if (!s.ok()) return s;
   LOG_INFO("network: node {} has podCIDR {} ({})", options_.nodeName, cidr->toString(),
-           options_.overlay.backend == OverlayBackend::kVxlan ? "vxlan" : "host-gw");
+           options_.overlay.backend == OverlayBackend::kVxlan    ? "vxlan"
+           : options_.overlay.backend == OverlayBackend::kHostGw ? "host-gw"
+                                                                 : "no overlay");
   thread_ = std::thread([this] { syncLoop(); });
   return Status::Ok();
 }

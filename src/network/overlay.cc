@@ -20,7 +20,8 @@ std::string netAddress(const Ipv4Cidr& c) { return formatIpv4(c.base); }
 Result<OverlayBackend> parseOverlayBackend(const std::string& name) {
   if (name == "vxlan") return OverlayBackend::kVxlan;
   if (name == "host-gw") return OverlayBackend::kHostGw;
-  return Status::BadRequest("unknown network backend \"" + name + "\" (vxlan or host-gw)");
+  if (name == "none") return OverlayBackend::kNone;
+  return Status::BadRequest("unknown network backend \"" + name + "\" (vxlan, host-gw or none)");
 }
 
 Runner realRunner() {
@@ -42,6 +43,7 @@ Result<std::string> Overlay::run(const std::vector<std::string>& argv) {
 }
 
 Status Overlay::setUp(const Ipv4Cidr& ownPodCidr) {
+  if (options_.backend == OverlayBackend::kNone) return Status::Ok();
   // Forwarding between cni0, the overlay and the underlay (per network namespace).
   std::ofstream("/proc/sys/net/ipv4/ip_forward") << "1";
   if (options_.backend == OverlayBackend::kVxlan) {
@@ -112,6 +114,7 @@ Result<std::set<std::string>> Overlay::ownedRoutes() {
 }
 
 Status Overlay::sync(const std::vector<PeerNode>& peers) {
+  if (options_.backend == OverlayBackend::kNone) return Status::Ok();
   const bool vxlan = options_.backend == OverlayBackend::kVxlan;
   const std::string& dev = options_.vxlanDevice;
   const std::string proto = std::to_string(kRouteProto);
@@ -172,6 +175,7 @@ Status Overlay::sync(const std::vector<PeerNode>& peers) {
 }
 
 Status Overlay::tearDown() {
+  if (options_.backend == OverlayBackend::kNone) return Status::Ok();
   auto owned = ownedRoutes();
   if (owned.ok())
     for (const auto& dst : *owned)

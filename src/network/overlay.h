@@ -26,8 +26,9 @@
 
 namespace minik8s::network {
 
-enum class OverlayBackend { kVxlan, kHostGw };
-Result<OverlayBackend> parseOverlayBackend(const std::string& name);  // "vxlan" or "host-gw"
+// kNone: a single node (or routes made by someone else): no device, no routes.
+enum class OverlayBackend { kVxlan, kHostGw, kNone };
+Result<OverlayBackend> parseOverlayBackend(const std::string& name);  // vxlan, host-gw, none
 
 // One other node as the overlay needs it.
 struct PeerNode {

@@ -1,0 +1,644 @@
+#include "cli/cluster_command.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "client/rest_client.h"
+#include "common/logging.h"
+#include "common/time_util.h"
+#include "dns/dns_endpoint.h"
+#include "kubelet/cri/grpc_runtime.h"
+#include "network/node_namespace.h"
+
+namespace minik8s::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct ClusterFlags {
+  std::string dataDir = "/var/lib/minik8s";
+  int nodes = 3;
+  std::string datastore;
+  std::string prefix = "mk8s";
+  std::string underlay = "172.29.0.0/24";
+  std::string networkBackend = "vxlan";
+  int apiPort = 6443;
+  int registryPort = 5000;
+  int timeoutSeconds = 180;
+  std::string nodeName;  // add-node / remove-node
+  bool purge = false;
+};
+
+// ---- processes ------------------------------------------------------------------------------
+
+std::string selfBinary() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/exe", ec).string();
+}
+
+// Starts argv in its own session with output appended to logFile; returns its PID.
+Result<pid_t> spawnDetached(const std::vector<std::string>& argv, const std::string& logFile) {
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) return Status::Internal("fork failed");
+  if (pid == 0) {
+    ::setsid();
+    int in = ::open("/dev/null", O_RDONLY);
+    int out = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (in >= 0) ::dup2(in, 0);
+    if (out >= 0) {
+      ::dup2(out, 1);
+      ::dup2(out, 2);
+    }
+    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+// The command line of a running process ("" when it is gone or a zombie).
+std::string cmdlineOf(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos || close + 2 >= line.size() || line[close + 2] == 'Z') return "";
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (char& c : cmd)
+    if (c == '\0') c = ' ';
+  return cmd;
+}
+
+// True when `pid` runs and its command line mentions `marker` (guards against PID reuse).
+bool ours(pid_t pid, const std::string& marker) {
+  if (pid <= 0) return false;
+  return cmdlineOf(pid).find(marker) != std::string::npos;
+}
+
+// For processes this invocation started: false once it has exited (reaps it).
+bool childAlive(pid_t pid) {
+  int status = 0;
+  return ::waitpid(pid, &status, WNOHANG) == 0;
+}
+
+void stopProcess(pid_t pid, const std::string& marker, std::chrono::milliseconds grace,
+                 int firstSignal = SIGTERM) {
+  if (!ours(pid, marker)) return;
+  ::kill(pid, firstSignal);
+  const auto deadline = Clock::now() + grace;
+  while (Clock::now() < deadline) {
+    if (!ours(pid, marker)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (ours(pid, marker)) ::kill(pid, SIGKILL);
+  for (int i = 0; i < 40 && ours(pid, marker); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+pid_t readPidFile(const std::string& path) {
+  std::ifstream in(path);
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+// ---- state ----------------------------------------------------------------------------------
+
+struct Layout {
+  ClusterFlags flags;
+  std::string dataDir;
+  std::unique_ptr<network::NodeNamespaces> ns;
+
+  std::string statePath() const { return dataDir + "/cluster.json"; }
+  std::string logDir() const { return dataDir + "/logs"; }
+  std::string serverDir() const { return dataDir + "/server"; }
+  std::string nodeDir(const std::string& n) const { return dataDir + "/nodes/" + n; }
+  std::string apiUrl() const {
+    return fmt::format("http://{}:{}", ns->gatewayIp(), flags.apiPort);
+  }
+  std::string registry() const { return fmt::format("{}:{}", ns->gatewayIp(), flags.registryPort); }
+  std::string kubeconfig() const { return dataDir + "/kubeconfig"; }
+};
+
+Result<Layout> makeLayout(const ClusterFlags& f) {
+  Layout l;
+  l.flags = f;
+  std::error_code ec;
+  fs::create_directories(f.dataDir, ec);
+  l.dataDir = fs::weakly_canonical(f.dataDir, ec).string();
+  auto subnet = parseCidr(f.underlay);
+  if (!subnet || subnet->prefix > 28)
+    return Status::BadRequest("--underlay must be an IPv4 network such as 172.29.0.0/24");
+  if (f.prefix.empty() || f.prefix.size() > 6)
+    return Status::BadRequest("--prefix must have 1 to 6 characters (it names links)");
+  network::UnderlayOptions uo;
+  uo.prefix = f.prefix;
+  uo.subnet = *subnet;
+  l.ns = std::make_unique<network::NodeNamespaces>(uo, network::realRunner());
+  return l;
+}
+
+json readState(const Layout& l) {
+  std::ifstream in(l.statePath());
+  if (!in) return json::object();
+  json j = json::parse(in, nullptr, false);
+  return j.is_object() ? j : json::object();
+}
+
+void writeState(const Layout& l, const json& state) {
+  const std::string tmp = l.statePath() + ".tmp";
+  std::ofstream(tmp, std::ios::trunc) << state.dump(2) << "\n";
+  fs::rename(tmp, l.statePath());
+}
+
+// ---- pieces -------------------------------------------------------------------------------
+
+bool waitFor(std::chrono::seconds timeout, const std::function<bool()>& done) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+bool fileContains(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return text.find(needle) != std::string::npos;
+}
+
+Result<pid_t> startRegistry(const Layout& l, json& state) {
+  const std::string log = l.logDir() + "/registry.log";
+  std::ofstream(log, std::ios::trunc).close();
+  auto pid = spawnDetached({selfBinary(), "image", "registry", "--data-dir", l.dataDir, "--listen",
+                            l.registry(), "--push-defaults"},
+                           log);
+  if (!pid.ok()) return pid;
+  state["registryPid"] = *pid;
+  writeState(l, state);
+  std::cout << "  registry on " << l.registry() << " (building the local images)..." << std::flush;
+  bool ready = waitFor(std::chrono::seconds(300), [&] {
+    return fileContains(log, "registry ready") || !childAlive(*pid);
+  });
+  if (!ready || !childAlive(*pid))
+    return Status::Unavailable("the registry did not start; see " + log);
+  std::cout << " ready\n";
+  return pid;
+}
+
+Result<pid_t> startServer(const Layout& l, json& state) {
+  const std::string log = l.logDir() + "/server.log";
+  std::vector<std::string> argv = {selfBinary(), "server", "--data-dir", l.serverDir(),
+                                   "--listen", fmt::format("{}:{}", l.ns->gatewayIp(), l.flags.apiPort),
+                                   "--advertise-address", l.ns->gatewayIp()};
+  if (!l.flags.datastore.empty()) {
+    argv.push_back("--datastore");
+    argv.push_back(l.flags.datastore);
+  }
+  auto pid = spawnDetached(argv, log);
+  if (!pid.ok()) return pid;
+  state["serverPid"] = *pid;
+  writeState(l, state);
+  client::RestClient rest(l.apiUrl());
+  bool ready = waitFor(std::chrono::seconds(60), [&] {
+    return rest.request("GET", "/version").ok() || !childAlive(*pid);
+  });
+  if (!ready || !childAlive(*pid))
+    return Status::Unavailable("the server did not start; see " + log);
+  std::error_code ec;
+  fs::copy_file(l.serverDir() + "/kubeconfig", l.kubeconfig(),
+                fs::copy_options::overwrite_existing, ec);
+  std::cout << "  server on " << l.apiUrl() << " ready\n";
+  return pid;
+}
+
+std::string joinToken(const Layout& l) {
+  std::ifstream in(l.serverDir() + "/token");
+  std::string t;
+  std::getline(in, t);
+  return t;
+}
+
+Result<pid_t> startNode(const Layout& l, const std::string& name, const std::string& ip) {
+  Status s = l.ns->addNode(name, ip);
+  if (!s.ok()) return s;
+  const std::string dir = l.nodeDir(name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  json config = {{"name", name},
+                 {"token", joinToken(l)},
+                 {"address", ip},
+                 {"networkBackend", l.flags.networkBackend},
+                 {"cgroupRoot", fmt::format("/minik8s/{}-{}/kubepods", l.flags.prefix, name)},
+                 {"labels", json::object()}};
+  // node.yaml is YAML; JSON is YAML too.
+  std::ofstream(dir + "/node.yaml", std::ios::trunc) << config.dump(2) << "\n";
+  ::chmod((dir + "/node.yaml").c_str(), 0600);
+  return spawnDetached({"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent",
+                        "--server", l.apiUrl(), "--config", dir + "/node.yaml", "--data-dir", dir,
+                        "--registry", l.registry(), "--listen", ip + ":10250"},
+                       l.logDir() + "/" + name + ".log");
+}
+
+// Node name -> "Ready" / "NotReady" / "" (absent), and whether it has a podCIDR.
+// Only a Ready condition written at or after `since` counts (a stored Node of an earlier run
+// says Ready until its agent writes again).
+std::map<std::string, std::pair<std::string, bool>> nodeStates(
+    client::RestClient& rest, std::chrono::system_clock::time_point since = {}) {
+  std::map<std::string, std::pair<std::string, bool>> out;
+  auto list = rest.list(client::resources::kNodes, "");
+  if (!list.ok()) return out;
+  for (const auto& n : (*list)["items"]) {
+    std::string ready = "NotReady";
+    for (const auto& c : n["status"].value("conditions", json::array())) {
+      if (c.value("type", "") != "Ready" || c.value("status", "") != "True") continue;
+      auto beat = parseRfc3339(c.value("lastHeartbeatTime", ""));
+      if (beat && *beat + std::chrono::seconds(1) >= since) ready = "Ready";
+    }
+    out[n["metadata"].value("name", "")] = {ready, !n["spec"].value("podCIDR", "").empty()};
+  }
+  return out;
+}
+
+bool waitNodesReady(const Layout& l, const std::vector<std::string>& names, Clock::time_point t0) {
+  client::RestClient rest(l.apiUrl());
+  std::set<std::string> reported;
+  const auto since = std::chrono::system_clock::now() -
+                     std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                         Clock::now() - t0);
+  bool all = waitFor(std::chrono::seconds(l.flags.timeoutSeconds), [&] {
+    auto states = nodeStates(rest, since);
+    bool done = true;
+    for (const auto& n : names) {
+      auto it = states.find(n);
+      const bool ok = it != states.end() && it->second.first == "Ready" && it->second.second;
+      if (ok && reported.insert(n).second) {
+        std::cout << fmt::format("  node {} Ready ({:.1f} s)\n", n,
+                                 std::chrono::duration<double>(Clock::now() - t0).count())
+                  << std::flush;
+      }
+      done = done && ok;
+    }
+    return done;
+  });
+  return all;
+}
+
+// Stops every pod sandbox of a node through its containerd, so no container outlives the node.
+void removeContainers(const std::string& nodeDir) {
+  const std::string sock = nodeDir + "/containerd/containerd.sock";
+  if (!fs::exists(sock)) return;
+  kubelet::cri::GrpcRuntime runtime("unix://" + sock);
+  if (!runtime.waitReady(std::chrono::seconds(3)).ok()) return;
+  auto sandboxes = runtime.listPodSandbox();
+  if (!sandboxes.ok()) return;
+  for (const auto& sb : *sandboxes) {
+    (void)runtime.stopPodSandbox(sb.id());
+    (void)runtime.removePodSandbox(sb.id());
+  }
+}
+
+// Processes whose command line mentions `marker` (shims of a node's containerd), by PID.
+std::vector<pid_t> processesMentioning(const std::string& marker) {
+  std::vector<pid_t> pids;
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string n = e.path().filename().string();
+    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = std::stoi(n);
+    if (pid == ::getpid()) continue;
+    if (cmdlineOf(pid).find(marker) != std::string::npos) pids.push_back(pid);
+  }
+  return pids;
+}
+
+void unmountUnder(const std::string& dir) {
+  std::ifstream in("/proc/mounts");
+  std::vector<std::string> targets;
+  std::string dev, target, rest;
+  while (in >> dev >> target && std::getline(in, rest))
+    if (target.rfind(dir + "/", 0) == 0) targets.push_back(target);
+  std::sort(targets.rbegin(), targets.rend());
+  for (const auto& t : targets) (void)runProgram({"umount", "-l", t});
+}
+
+void removeCgroups(const std::string& relative) {
+  for (const auto& ctl : fs::directory_iterator("/sys/fs/cgroup")) {
+    const fs::path root = ctl.path() / relative;
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) continue;
+    std::vector<fs::path> dirs;
+    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::end(it); it.increment(ec))
+      if (it->is_directory(ec)) dirs.push_back(it->path());
+    std::sort(dirs.rbegin(), dirs.rend());
+    for (const auto& d : dirs) ::rmdir(d.c_str());
+    ::rmdir(root.c_str());
+  }
+}
+
+// Everything a node had: its agent, its pods' containers, its containerd and shims, mounts,
+// cgroups and its network namespace.
+void tearDownNode(const Layout& l, const std::string& name, pid_t agentPid) {
+  const std::string dir = l.nodeDir(name);
+  // SIGKILL: a stopping agent would stop containerd, which is needed to remove the pods.
+  stopProcess(agentPid, dir, std::chrono::milliseconds(0), SIGKILL);
+  removeContainers(dir);
+  const pid_t containerd = readPidFile(dir + "/containerd/containerd.pid");
+  stopProcess(containerd, dir, std::chrono::seconds(5));
+  for (pid_t p : processesMentioning(dir + "/containerd/")) stopProcess(p, dir, std::chrono::seconds(1));
+  unmountUnder(dir);
+  removeCgroups(fmt::format("minik8s/{}-{}", l.flags.prefix, name));
+  (void)l.ns->removeNode(name);
+}
+
+int down(const Layout& l) {
+  json state = readState(l);
+  std::cout << "stopping the minik8s cluster in " << l.dataDir << "\n";
+  std::set<std::string> done;
+  for (const auto& n : state.value("nodes", json::array())) {
+    const std::string name = n.value("name", "");
+    tearDownNode(l, name, n.value("pid", 0));
+    done.insert(name);
+    std::cout << "  node " << name << " removed\n";
+  }
+  // Leftovers of a run whose state was lost: namespaces and node directories.
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(l.dataDir + "/nodes", ec)) {
+    const std::string name = e.path().filename().string();
+    if (done.count(name)) continue;
+    tearDownNode(l, name, 0);
+    done.insert(name);
+  }
+  for (const auto& nsName : l.ns->existingNodeNamespaces())
+    (void)l.ns->removeNode(nsName.substr(l.flags.prefix.size() + 1));
+  stopProcess(state.value("serverPid", 0), l.dataDir, std::chrono::seconds(10));
+  stopProcess(state.value("registryPid", 0), l.dataDir, std::chrono::seconds(10));
+  // Anything else started for this data directory (a PID lost in a crash of `up` itself).
+  for (pid_t p : processesMentioning(l.dataDir))
+    if (cmdlineOf(p).find(" cluster ") == std::string::npos)
+      stopProcess(p, l.dataDir, std::chrono::seconds(5));
+  (void)l.ns->tearDownUnderlay();
+  fs::remove(l.statePath(), ec);
+  if (l.flags.purge) {
+    unmountUnder(l.dataDir);
+    fs::remove_all(l.dataDir, ec);
+  }
+  std::cout << "minik8s cluster stopped" << (l.flags.purge ? " and its data removed" : "") << "\n";
+  return 0;
+}
+
+bool clusterRunning(const Layout& l, const json& state) {
+  if (state.empty() || !ours(state.value("serverPid", 0), l.dataDir) ||
+      !ours(state.value("registryPid", 0), l.dataDir))
+    return false;
+  for (const auto& n : state.value("nodes", json::array()))
+    if (!ours(n.value("pid", 0), l.dataDir)) return false;
+  return true;
+}
+
+int status(const Layout& l) {
+  json state = readState(l);
+  if (state.empty()) {
+    std::cout << "no minik8s cluster in " << l.dataDir << "\n";
+    return 1;
+  }
+  auto line = [&](const std::string& what, pid_t pid, const std::string& extra) {
+    std::cout << fmt::format("{:<16} {:<8} pid {:<8} {}\n", what,
+                             ours(pid, l.dataDir) ? "running" : "stopped", pid, extra);
+  };
+  line("server", state.value("serverPid", 0), l.apiUrl());
+  line("registry", state.value("registryPid", 0), l.registry());
+  client::RestClient rest(l.apiUrl());
+  auto nodes = nodeStates(rest);
+  for (const auto& n : state.value("nodes", json::array())) {
+    const std::string name = n.value("name", "");
+    auto it = nodes.find(name);
+    line("agent " + name, n.value("pid", 0),
+         fmt::format("{} netns {} node {}", n.value("ip", ""), l.ns->netnsName(name),
+                     it == nodes.end() ? "unknown" : it->second.first));
+  }
+  std::cout << "KUBECONFIG=" << l.kubeconfig() << "\n";
+  return clusterRunning(l, state) ? 0 : 1;
+}
+
+int up(const Layout& l) {
+  const auto t0 = Clock::now();
+  json state = readState(l);
+  if (clusterRunning(l, state)) {
+    std::cout << "a minik8s cluster is already running in " << l.dataDir << "\n";
+    return status(l);
+  }
+  if (!state.empty() || !l.ns->existingNodeNamespaces().empty()) {
+    std::cout << "cleaning up what an earlier run left behind\n";
+    down(l);
+  }
+  std::error_code ec;
+  fs::create_directories(l.logDir(), ec);
+  fs::create_directories(l.serverDir(), ec);
+  std::cout << fmt::format("starting a {}-node minik8s cluster in {} (underlay {}, {})\n",
+                           l.flags.nodes, l.dataDir, l.flags.underlay, l.flags.networkBackend);
+  Status s = l.ns->setUpUnderlay();
+  if (!s.ok()) {
+    std::cerr << "cannot set up the underlay: " << s.message() << "\n";
+    return 1;
+  }
+  state = {{"prefix", l.flags.prefix},          {"underlay", l.flags.underlay},
+           {"networkBackend", l.flags.networkBackend}, {"apiPort", l.flags.apiPort},
+           {"registryPort", l.flags.registryPort},      {"nodes", json::array()}};
+  writeState(l, state);
+  auto registry = startRegistry(l, state);
+  if (!registry.ok()) {
+    std::cerr << "\n" << registry.status().message() << "\n";
+    return 1;
+  }
+  state["registryPid"] = *registry;
+  writeState(l, state);
+  auto server = startServer(l, state);
+  if (!server.ok()) {
+    std::cerr << server.status().message() << "\n";
+    return 1;
+  }
+  state["serverPid"] = *server;
+  writeState(l, state);
+  std::vector<std::string> names;
+  for (int i = 1; i <= l.flags.nodes; ++i) {
+    const std::string name = "node-" + std::to_string(i);
+    const std::string ip = l.ns->nodeIp(i);
+    auto pid = startNode(l, name, ip);
+    if (!pid.ok()) {
+      std::cerr << "cannot start node " << name << ": " << pid.status().message() << "\n";
+      return 1;
+    }
+    state["nodes"].push_back({{"name", name}, {"ip", ip}, {"index", i}, {"pid", *pid}});
+    writeState(l, state);
+    names.push_back(name);
+  }
+  std::cout << "  waiting for " << names.size() << " nodes to be Ready\n" << std::flush;
+  if (!waitNodesReady(l, names, t0)) {
+    std::cerr << "nodes did not become Ready within " << l.flags.timeoutSeconds
+              << " s; see the logs in " << l.logDir() << "\n";
+    return 1;
+  }
+  std::cout << fmt::format(
+      "minik8s is up: {} nodes Ready in {:.1f} s.\n  export KUBECONFIG={}\n  kubectl get nodes -o "
+      "wide\n  minik8s cluster status|down --data-dir {}\n",
+      names.size(), std::chrono::duration<double>(Clock::now() - t0).count(), l.kubeconfig(),
+      l.dataDir);
+  return 0;
+}
+
+int addNode(const Layout& l) {
+  json state = readState(l);
+  if (!clusterRunning(l, state)) {
+    std::cerr << "no running cluster in " << l.dataDir << " (minik8s cluster up)\n";
+    return 1;
+  }
+  int index = 0;
+  std::set<std::string> names;
+  for (const auto& n : state["nodes"]) {
+    index = std::max(index, n.value("index", 0));
+    names.insert(n.value("name", ""));
+  }
+  ++index;
+  const std::string name = l.flags.nodeName.empty() ? "node-" + std::to_string(index) : l.flags.nodeName;
+  if (names.count(name)) {
+    std::cerr << "node " << name << " already exists\n";
+    return 1;
+  }
+  const auto t0 = Clock::now();
+  const std::string ip = l.ns->nodeIp(index);
+  auto pid = startNode(l, name, ip);
+  if (!pid.ok()) {
+    std::cerr << "cannot start node " << name << ": " << pid.status().message() << "\n";
+    return 1;
+  }
+  state["nodes"].push_back({{"name", name}, {"ip", ip}, {"index", index}, {"pid", *pid}});
+  writeState(l, state);
+  if (!waitNodesReady(l, {name}, t0)) {
+    std::cerr << "node " << name << " did not become Ready; see " << l.logDir() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+int removeNode(const Layout& l) {
+  json state = readState(l);
+  json kept = json::array();
+  bool found = false;
+  for (const auto& n : state.value("nodes", json::array())) {
+    if (n.value("name", "") != l.flags.nodeName) {
+      kept.push_back(n);
+      continue;
+    }
+    found = true;
+    client::RestClient rest(l.apiUrl());
+    tearDownNode(l, l.flags.nodeName, n.value("pid", 0));
+    // Its containers are gone: remove its pods at once (their controllers recreate them on the
+    // other nodes), then the Node, which frees its podCIDR.
+    client::ListParams onNode;
+    onNode.fieldSelector = "spec.nodeName=" + l.flags.nodeName;
+    if (auto pods = rest.list(client::resources::kPods, "", onNode); pods.ok())
+      for (const auto& p : (*pods)["items"])
+        (void)rest.remove(client::resources::kPods, p["metadata"].value("namespace", ""),
+                          p["metadata"].value("name", ""), json{{"gracePeriodSeconds", 0}});
+    (void)dns::removeNodeDnsEndpoint(rest, l.flags.nodeName);
+    (void)rest.remove(client::resources::kNodes, "", l.flags.nodeName);
+    std::error_code ec;
+    fs::remove_all(l.nodeDir(l.flags.nodeName), ec);
+  }
+  if (!found) {
+    std::cerr << "no node " << l.flags.nodeName << " in this cluster\n";
+    return 1;
+  }
+  state["nodes"] = kept;
+  writeState(l, state);
+  std::cout << "node " << l.flags.nodeName << " removed\n";
+  return 0;
+}
+
+int runCluster(const std::string& verb, const ClusterFlags& f) {
+  initLogging("warn", "cluster");
+  if (::geteuid() != 0) {
+    std::cerr << "minik8s cluster needs root (network namespaces, containerd)\n";
+    return 1;
+  }
+  auto l = makeLayout(f);
+  if (!l.ok()) {
+    std::cerr << l.status().message() << "\n";
+    return 1;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+  if (verb == "up") return up(*l);
+  if (verb == "down") return down(*l);
+  if (verb == "status") return status(*l);
+  if (verb == "add-node") return addNode(*l);
+  return removeNode(*l);
+}
+
+}  // namespace
+
+void addClusterCommand(CLI::App& app) {
+  auto f = std::make_shared<ClusterFlags>();
+  CLI::App* cluster =
+      app.add_subcommand("cluster", "A whole cluster on this machine: one network namespace per node");
+  cluster->require_subcommand(1);
+  auto common = [f](CLI::App* c) {
+    c->add_option("--data-dir", f->dataDir, "Where the cluster keeps its state")
+        ->capture_default_str();
+    c->add_option("--prefix", f->prefix, "Names of the bridge, namespaces and links (1-6 chars)")
+        ->capture_default_str();
+    c->add_option("--underlay", f->underlay, "The nodes' network; .1 is this host")
+        ->capture_default_str();
+  };
+  auto* upCmd = cluster->add_subcommand("up", "Start (or resume) the cluster and wait until Ready");
+  common(upCmd);
+  upCmd->add_option("--nodes", f->nodes, "Number of nodes")->capture_default_str();
+  upCmd->add_option("--datastore", f->datastore, "sqlite (default) or etcd://host:port[,...]");
+  upCmd->add_option("--network-backend", f->networkBackend, "vxlan or host-gw")
+      ->capture_default_str();
+  upCmd->add_option("--api-port", f->apiPort, "API server port")->capture_default_str();
+  upCmd->add_option("--registry-port", f->registryPort, "Cluster registry port")
+      ->capture_default_str();
+  upCmd->add_option("--timeout", f->timeoutSeconds, "Seconds to wait for the nodes")
+      ->capture_default_str();
+  upCmd->callback([f] { std::exit(runCluster("up", *f)); });
+  auto* downCmd = cluster->add_subcommand("down", "Stop the cluster and remove what it created");
+  common(downCmd);
+  downCmd->add_flag("--purge", f->purge, "Also delete the data directory");
+  downCmd->callback([f] { std::exit(runCluster("down", *f)); });
+  auto* statusCmd = cluster->add_subcommand("status", "Show the components and nodes");
+  common(statusCmd);
+  statusCmd->callback([f] { std::exit(runCluster("status", *f)); });
+  auto* add = cluster->add_subcommand("add-node", "Add a node to the running cluster");
+  common(add);
+  add->add_option("--name", f->nodeName, "Node name (default node-<n>)");
+  add->add_option("--timeout", f->timeoutSeconds, "Seconds to wait")->capture_default_str();
+  add->callback([f] { std::exit(runCluster("add-node", *f)); });
+  auto* remove = cluster->add_subcommand("remove-node", "Remove a node from the cluster");
+  common(remove);
+  remove->add_option("name", f->nodeName, "Node name")->required();
+  remove->callback([f] { std::exit(runCluster("remove-node", *f)); });
+}
+
+}  // namespace minik8s::cli

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# `minik8s cluster up` with 3 nodes (network namespaces, own containerd each), pods pinned to
+# every node reaching each other by pod IP across the VXLAN overlay, a 4th node added and
+# removed (its routes leave the others), and `cluster down` leaving nothing behind.
+source "$(dirname "$0")/lib.sh"
+set +e
+[[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
+
+# Fixed names so a crashed earlier run is found and removed first.
+CL_DIR=/tmp/minik8s-e2e-cluster
+CL_ARGS=(--data-dir "$CL_DIR" --prefix mkt1 --underlay 172.29.101.0/24)
+cluster() { "$MINIK8S_BIN" cluster "$1" "${CL_ARGS[@]}" "${@:2}"; }
+cluster down --purge >/dev/null 2>&1
+trap 'cluster down --purge >/dev/null 2>&1; cleanup' EXIT
+
+step "cluster up: 3 nodes Ready"
+start=$(date +%s.%N)
+cluster up --nodes 3 --api-port 6443 --registry-port 5000 --timeout 240 | tee "$E2E_DIR/up.log" ||
+  { tail -30 "$CL_DIR"/logs/*.log; exit 1; }
+echo "cluster up took $(echo "$(date +%s.%N) - $start" | bc) s"
+export KUBECONFIG="$CL_DIR/kubeconfig"
+out=$(kubectl get nodes -o wide)
+echo "$out"
+for n in 1 2 3; do expect_contains "$out" "node-$n   Ready" "node-$n Ready"; done
+expect_contains "$out" "172.29.101.2" "internal IP of node-1"
+cidrs=$(kubectl get nodes -o jsonpath='{range .items[*]}{.spec.podCIDR} {end}')
+expect_eq "$(echo $cidrs | tr ' ' '\n' | sort -u | wc -l)" "3" "three distinct podCIDRs"
+step "re-running up is harmless"
+out=$(cluster up); expect_contains "$out" "already running" "second up"
+
+# One web pod per node, pinned with nodeName / nodeSelector.
+web_pod() {  # name node
+  cat <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1, labels: {app: web}}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $2}
+  containers:
+  - name: web
+    image: minik8s/busybox:1.35
+    command: ["sh", "-c", "mkdir -p /www && echo hello from $1 > /www/index.html && exec httpd -f -p 8080 -h /www"]
+YAML
+}
+step "a pod on every node"
+for n in 1 2 3; do web_pod "web-$n" "node-$n" | kubectl apply -f - >/dev/null; done
+wait_for 120 bash -c "[[ \$(kubectl get pods -l app=web -o jsonpath='{.items[*].status.phase}') == 'Running Running Running' ]]" ||
+  kubectl get pods -o wide
+kubectl get pods -o wide
+declare -A IP
+for n in 1 2 3; do
+  IP[$n]=$(kubectl get pod "web-$n" -o jsonpath='{.status.podIP}')
+  node=$(kubectl get pod "web-$n" -o jsonpath='{.spec.nodeName}')
+  expect_eq "$node" "node-$n" "web-$n placed on node-$n"
+done
+
+step "every pod reaches the other two by pod IP (cross-node, VXLAN)"
+for a in 1 2 3; do for b in 1 2 3; do
+  [[ $a == "$b" ]] && continue
+  out=$(kubectl exec "web-$a" -- timeout 5 wget -q -O - "http://${IP[$b]}:8080/" 2>&1)
+  expect_eq "$out" "hello from web-$b" "web-$a -> web-$b (${IP[$b]})"
+done; done
+step "the source address is the pod's own (no masquerade between pods)"
+kubectl exec web-2 -- sh -c 'nc -l -p 9000 </dev/null >/dev/null 2>&1 &'
+kubectl exec web-1 -- sh -c "sleep 4 | nc ${IP[2]} 9000 >/dev/null 2>&1 &"
+wait_for 5 bash -c "kubectl exec web-2 -- netstat -tn | grep ':9000' | grep -q ESTABLISHED"
+out=$(kubectl exec web-2 -- netstat -tn | grep ':9000')
+expect_contains "$out" "${IP[1]}:" "web-2 sees web-1's pod IP as the source"
+step "a node reaches pods on other nodes"
+out=$(ip netns exec mkt1-node-1 timeout 5 wget -q -O - "http://${IP[3]}:8080/" 2>&1 ||
+      nsenter --net=/var/run/netns/mkt1-node-1 timeout 5 curl -s "http://${IP[3]}:8080/")
+expect_eq "$out" "hello from web-3" "node-1 namespace -> web-3"
+
+step "add a 4th node and reach it"
+cluster add-node --timeout 120 || tail -20 "$CL_DIR/logs/node-4.log"
+web_pod web-4 node-4 | kubectl apply -f - >/dev/null
+wait_for 90 bash -c "[[ \$(kubectl get pod web-4 -o jsonpath='{.status.phase}') == Running ]]"
+ip4=$(kubectl get pod web-4 -o jsonpath='{.status.podIP}')
+cidr4=$(kubectl get node node-4 -o jsonpath='{.spec.podCIDR}')
+out=$(kubectl exec web-1 -- timeout 5 wget -q -O - "http://$ip4:8080/" 2>&1)
+expect_eq "$out" "hello from web-4" "web-1 -> web-4"
+routes=$(ip -n mkt1-node-1 route show proto 107)
+expect_contains "$routes" "$cidr4" "node-1 has a route to node-4's pods"
+
+step "remove it: its routes leave the other nodes"
+cluster remove-node node-4
+wait_for 20 bash -c "! ip -n mkt1-node-1 route show proto 107 | grep -q '$cidr4'" ||
+  fail "node-1 still routes $cidr4"
+for n in 2 3; do
+  expect_not_contains "$(ip -n mkt1-node-$n route show proto 107)" "$cidr4" "node-$n route to $cidr4 gone"
+done
+must_fail kubectl get node node-4
+expect_not_contains "$(kubectl get pods)" "web-4" "web-4 gone with its node"
+
+step "cluster down leaves nothing behind"
+cluster down --purge
+expect_eq "$(ip netns list | grep -c '^mkt1-')" "0" "no node namespaces"
+expect_eq "$(ip -o link show | grep -c 'mkt1')" "0" "no links"
+expect_eq "$(iptables-save | grep -c 'minik8s mkt1')" "0" "no iptables rules"
+expect_eq "$(grep -c "$CL_DIR" /proc/mounts)" "0" "no mounts"
+expect_eq "$(pgrep -f "$CL_DIR" | wc -l)" "0" "no processes"
+expect_eq "$(ls /sys/fs/cgroup/memory/minik8s 2>/dev/null | grep -c '^mkt1-')" "0" "no cgroups"
+finish
