@@ -1,33 +1,15 @@
 #!/usr/bin/env bash
-# Starts a local minik8s control plane in the background (data in $MINIK8S_DATA_DIR, default
-# /var/lib/minik8s) and waits until it answers. `scripts/run-local.sh stop` stops it.
+# Starts (or resumes) a local 3-node minik8s cluster: the server and the cluster registry in this
+# network namespace, three nodes each in its own network namespace with its own containerd and
+# agent (`minik8s cluster up`). Data in $MINIK8S_DATA_DIR (default /var/lib/minik8s).
+# `scripts/run-local.sh stop` removes it again (`minik8s cluster down`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin="$here/build/bin/minik8s"
 data=${MINIK8S_DATA_DIR:-/var/lib/minik8s}
-port=${MINIK8S_PORT:-6443}
-pidfile="$data/server.pid"
-mkdir -p "$data"
-
-running() { [[ -f "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }
+nodes=${MINIK8S_NODES:-3}
 
 if [[ "${1:-start}" == "stop" ]]; then
-  if running; then kill "$(cat "$pidfile")"; echo "minik8s server stopped"; fi
-  rm -f "$pidfile"
-  exit 0
+  exec "$bin" cluster down --data-dir "$data"
 fi
-
-if running; then
-  echo "minik8s server already running (pid $(cat "$pidfile"))"
-else
-  nohup "$bin" server --data-dir "$data" --listen "127.0.0.1:$port" >"$data/server.log" 2>&1 &
-  echo $! >"$pidfile"
-  for _ in $(seq 1 100); do
-    curl -sf "http://127.0.0.1:$port/readyz" >/dev/null 2>&1 && break
-    running || { echo "minik8s server failed to start; see $data/server.log" >&2; exit 1; }
-    sleep 0.1
-  done
-fi
-echo "minik8s is up. Use it with:"
-echo "  export KUBECONFIG=$data/kubeconfig"
-echo "  kubectl get namespaces"
+exec "$bin" cluster up --data-dir "$data" --nodes "$nodes"
