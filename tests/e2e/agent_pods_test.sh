@@ -34,7 +34,7 @@ wait_for 120 grep -q "registry ready" "$E2E_DIR/registry.log"
 
 start_agent() {
   "$MINIK8S_BIN" agent --server "$SERVER_URL" --node-name node-1 --data-dir "$AGENT_DIR" \
-    --config "$E2E_DIR/node.yaml" --registry "127.0.0.1:$REG_PORT" \
+    --config "$E2E_DIR/node.yaml" --registry "127.0.0.1:$REG_PORT" --network-backend none --disable-proxy --disable-dns \
     --listen "127.0.0.1:$AGENT_PORT" >>"$E2E_DIR/agent.log" 2>&1 &
   AGENT_PID=$!
 }
