@@ -251,6 +251,7 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
                  {"token", joinToken(l)},
                  {"address", ip},
                  {"networkBackend", l.flags.networkBackend},
+                 {"clusterDNS", json::array({"10.96.0.10"})},
                  {"cgroupRoot", fmt::format("/minik8s/{}-{}/kubepods", l.flags.prefix, name)},
                  {"labels", json::object()}};
   // node.yaml is YAML; JSON is YAML too.

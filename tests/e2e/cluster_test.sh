@@ -6,19 +6,9 @@ source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
-# Fixed names so a crashed earlier run is found and removed first.
-CL_DIR=/tmp/minik8s-e2e-cluster
-CL_ARGS=(--data-dir "$CL_DIR" --prefix mkt1 --underlay 172.29.101.0/24)
-cluster() { "$MINIK8S_BIN" cluster "$1" "${CL_ARGS[@]}" "${@:2}"; }
-cluster down --purge >/dev/null 2>&1
-trap 'cluster down --purge >/dev/null 2>&1; cleanup' EXIT
-
 step "cluster up: 3 nodes Ready"
-start=$(date +%s.%N)
-cluster up --nodes 3 --api-port 6443 --registry-port 5000 --timeout 240 | tee "$E2E_DIR/up.log" ||
-  { tail -30 "$CL_DIR"/logs/*.log; exit 1; }
-echo "cluster up took $(echo "$(date +%s.%N) - $start" | bc) s"
-export KUBECONFIG="$CL_DIR/kubeconfig"
+start_cluster mkt1 172.29.101 3 || exit 1
+cluster() { cluster_cmd "$@"; }
 out=$(kubectl get nodes -o wide)
 echo "$out"
 for n in 1 2 3; do expect_contains "$out" "node-$n   Ready" "node-$n Ready"; done

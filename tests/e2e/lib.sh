@@ -114,3 +114,34 @@ finish() {
   if ((FAILURES > 0)); then echo "$FAILURES check(s) failed"; exit 1; fi
   echo "all checks passed"
 }
+
+# start_cluster NAME SUBNET [NODES] [extra `cluster up` flags...]: a whole cluster (`minik8s
+# cluster up`) with its own names: NAME (1-6 chars) prefixes its namespaces and links, SUBNET is
+# the underlay's first three octets (e.g. 172.29.102), the data dir is /tmp/minik8s-e2e-NAME, so a
+# crashed earlier run is found and removed first. Sets CL_DIR, CL_PREFIX, KUBECONFIG and
+# NODE_NS_<i>; the cluster is taken down (with --purge) on exit.
+start_cluster() {
+  CL_PREFIX=$1; CL_SUBNET=$2; local nodes=${3:-3}; shift 3 || shift $#
+  CL_DIR=/tmp/minik8s-e2e-$CL_PREFIX
+  CL_ARGS=(--data-dir "$CL_DIR" --prefix "$CL_PREFIX" --underlay "$CL_SUBNET.0/24")
+  "$MINIK8S_BIN" cluster down --purge "${CL_ARGS[@]}" >/dev/null 2>&1 || true
+  trap 'cluster_down_quiet; cleanup' EXIT
+  local start=$SECONDS
+  if ! "$MINIK8S_BIN" cluster up "${CL_ARGS[@]}" --nodes "$nodes" --timeout 240 "$@"; then
+    tail -n 30 "$CL_DIR"/logs/*.log
+    return 1
+  fi
+  echo "cluster up took $((SECONDS - start)) s"
+  export KUBECONFIG="$CL_DIR/kubeconfig"
+}
+cluster_cmd() { "$MINIK8S_BIN" cluster "$1" "${CL_ARGS[@]}" "${@:2}"; }
+cluster_down_quiet() {
+  if [[ -n "${CL_DIR:-}" ]]; then
+    if ((FAILURES > 0)); then
+      for f in "$CL_DIR"/logs/*.log; do echo "--- $f (tail)"; tail -n 15 "$f"; done 2>/dev/null
+    fi
+    "$MINIK8S_BIN" cluster down --purge "${CL_ARGS[@]}" >/dev/null 2>&1 || true
+  fi
+}
+# node_ns NODE: the network namespace name of a cluster node (for ip -n / nsenter).
+node_ns() { echo "$CL_PREFIX-$1"; }
