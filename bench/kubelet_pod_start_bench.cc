@@ -11,7 +11,7 @@
 // Reports p50/p99/max and ratios, plus the agent's VmRSS with 30 pods running. It needs root
 // (containerd), cleans up everything it started, and never fails on a time.
 //
-//   build/bin/kubelet_pod_start_bench [--pods N]
+//   (from the source root) build/bin/kubelet_pod_start_bench [--pods N] [--recipes images]
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -270,8 +270,12 @@ void report(const char* what, const std::vector<double>& ms, const Summary* base
 
 int main(int argc, char** argv) {
   int pods = 30;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::string recipes = "images";  // the image recipes of the source tree (run from its root)
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--pods") pods = std::atoi(argv[++i]);
+    if (std::string(argv[i]) == "--recipes") recipes = argv[++i];
+  }
+  recipes = std::filesystem::absolute(recipes).string();
   if (geteuid() != 0) {
     std::fprintf(stderr, "needs root (containerd)\n");
     return 1;
@@ -289,9 +293,10 @@ int main(int argc, char** argv) {
   pid_t server = spawn({bin, "server", "--data-dir", dir + "/server", "--listen",
                         "127.0.0.1:" + std::to_string(serverPort)},
                        dir + "/server.log");
-  pid_t registry = spawn({bin, "image", "registry", "--data-dir", dir + "/registry", "--listen",
-                          "127.0.0.1:" + std::to_string(registryPort), "--push-defaults"},
-                         dir + "/registry.log");
+  pid_t registry =
+      spawn({bin, "image", "registry", "--data-dir", dir + "/registry", "--listen",
+             "127.0.0.1:" + std::to_string(registryPort), "--push-defaults", "--recipes", recipes},
+            dir + "/registry.log");
   pid_t agent = -1;
   client::RestClient api(url);
   auto cleanup = [&] {
@@ -326,15 +331,33 @@ int main(int argc, char** argv) {
        waitFor(30s, [&] { return api.get(client::resources::kNamespaces, "", "default").ok(); });
   if (ok) {
     std::ofstream(dir + "/node.yaml") << "address: 127.0.0.1\n";
-    agent = spawn(
-        {bin, "agent", "--server", url, "--node-name", kNode, "--data-dir", agentDir, "--config",
-         dir + "/node.yaml", "--registry", "127.0.0.1:" + std::to_string(registryPort), "--listen",
-         "127.0.0.1:" + std::to_string(agentPort), "--log-level", "warn"},
-        dir + "/agent.log");
+    agent = spawn({bin,
+                   "agent",
+                   "--server",
+                   url,
+                   "--node-name",
+                   kNode,
+                   "--data-dir",
+                   agentDir,
+                   "--config",
+                   dir + "/node.yaml",
+                   "--registry",
+                   "127.0.0.1:" + std::to_string(registryPort),
+                   "--listen",
+                   "127.0.0.1:" + std::to_string(agentPort),
+                   "--log-level",
+                   "warn",
+                   "--network-backend",
+                   "none",
+                   "--disable-proxy",
+                   "--disable-dns"},
+                  dir + "/agent.log");
     ok = waitFor(60s, [&] { return api.get(client::resources::kNodes, "", kNode).ok(); });
   }
   if (!ok) {
-    std::fprintf(stderr, "the server, registry or agent did not start (logs in %s)\n", dir.c_str());
+    std::fprintf(stderr, "the server, registry or agent did not start; logs:\n");
+    for (const char* log : {"/server.log", "/registry.log", "/agent.log"})
+      std::fprintf(stderr, "--- %s\n%s\n", log, readFile(dir + log).c_str());
     cleanup();
     return 1;
   }
@@ -349,11 +372,25 @@ int main(int argc, char** argv) {
 
   std::printf("pod start latency, %d pods each, one node (containerd %s)\n", pods,
               runtime.version().ok() ? runtime.version()->runtime_version().c_str() : "?");
-  // Baseline: CRI alone.
+  // One after another, CRI and agent interleaved so that drift in the machine's load (it is
+  // shared) weighs on both alike.
   CriBaseline baseline(runtime, api, dir);
-  std::vector<double> criSeq, criPar(static_cast<size_t>(pods), -1);
-  for (int i = 0; i < pods; ++i) criSeq.push_back(baseline.startOne(i));
+  RunningWatcher watcher(url);
+  std::this_thread::sleep_for(500ms);  // the watch is open
+  auto measure = [&](const std::string& name, steady_clock::time_point created) -> double {
+    if (!waitFor(120s, [&] { return watcher.runningAt(name).has_value(); })) return -1;
+    return duration<double, std::milli>(*watcher.runningAt(name) - created).count();
+  };
+  std::vector<double> criSeq, criPar(static_cast<size_t>(pods), -1), agentSeq, agentPar;
+  for (int i = 0; i < pods; ++i) {
+    criSeq.push_back(baseline.startOne(i));
+    std::string name = "seq-" + std::to_string(i);
+    auto created = steady_clock::now();
+    if (!api.create(client::resources::kPods, "default", podObject(name)).ok()) continue;
+    agentSeq.push_back(measure(name, created));
+  }
   baseline.removeAll();
+  // All at once: CRI from 30 threads, latency from the common start.
   {
     std::vector<std::thread> threads;
     auto start = steady_clock::now();
@@ -364,28 +401,12 @@ int main(int argc, char** argv) {
         done[static_cast<size_t>(i)] = steady_clock::now();
       });
     for (auto& t : threads) t.join();
-    // Latency from the common start, as for pods created at once through the API.
     for (int i = 0; i < pods; ++i)
       criPar[static_cast<size_t>(i)] =
           duration<double, std::milli>(done[static_cast<size_t>(i)] - start).count();
   }
   baseline.removeAll();
   std::erase(criSeq, -1.0);
-
-  // Through the agent.
-  RunningWatcher watcher(url);
-  std::this_thread::sleep_for(500ms);  // the watch is open
-  auto measure = [&](const std::string& name, steady_clock::time_point created) -> double {
-    if (!waitFor(120s, [&] { return watcher.runningAt(name).has_value(); })) return -1;
-    return duration<double, std::milli>(*watcher.runningAt(name) - created).count();
-  };
-  std::vector<double> agentSeq, agentPar;
-  for (int i = 0; i < pods; ++i) {
-    std::string name = "seq-" + std::to_string(i);
-    auto created = steady_clock::now();
-    if (!api.create(client::resources::kPods, "default", podObject(name)).ok()) continue;
-    agentSeq.push_back(measure(name, created));
-  }
   long rssSeq = vmRssKiB(agent);
   {
     std::vector<std::string> names;
