@@ -100,6 +100,9 @@ YAML
 wait_for 60 bash -c "[[ \$(kubectl get pod crash -o jsonpath='{.status.containerStatuses[0].restartCount}') -ge 2 ]]"
 wait_for 30 bash -c "kubectl get pod crash | grep -q CrashLoopBackOff"
 out=$(kubectl logs crash --previous); expect_contains "$out" "dying" "logs --previous"
+out=$(kubectl describe pod crash)
+expect_contains "$out" "Back-off restarting failed container c in pod crash_default" "BackOff event"
+expect_contains "$out" "Started container c" "Started event"
 wait_for 60 bash -c "kubectl get pod oom -o jsonpath='{.status.containerStatuses[0].state.terminated.reason}' | grep -q OOMKilled"
 out=$(kubectl get pod oom -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')
 expect_eq "$out" "137" "OOM exit code"
