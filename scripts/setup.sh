@@ -13,6 +13,7 @@ PACKAGES=(
   etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps
   containerd runc containernetworking-plugins docker-registry busybox-static iptables
   dnsmasq-base  # cluster DNS: the binary only, no system service holding port 53
+  nginx  # the Dns gateway (host/path forwarding), run by each agent in its node namespace
 )
 
 missing=()

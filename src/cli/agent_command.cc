@@ -23,6 +23,7 @@
 #include "kubelet/stats_provider.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
+#include "dns/gateway.h"
 #include "network/network_agent.h"
 #include "proxy/service_proxy.h"
 
@@ -261,6 +262,19 @@ int runAgent(AgentFlags f) {
       LOG_WARN("kube-dns endpoint: {}", es.message());
     }
   }
+  // Dns objects: nginx on the node's port 80 behind 10.96.0.80; their hosts via cluster DNS.
+  std::unique_ptr<dns::DnsGateway> gateway;
+  if (!f.disableDns) {
+    dns::GatewayOptions gopts;
+    gopts.nodeName = f.nodeName;
+    gopts.listenAddress = opts.hostIP;
+    gopts.dataDir = opts.dataDir + "/gateway";
+    gopts.publishHosts = [dnsServer = clusterDns.get()](std::vector<dns::HostEntry> hosts) {
+      if (dnsServer) dnsServer->setExtraHosts(std::move(hosts));
+    };
+    gateway = std::make_unique<dns::DnsGateway>(client, gopts);
+    if (Status gs = gateway->start(); !gs.ok()) LOG_ERROR("dns gateway: {}", gs.message());
+  }
   // The agent's HTTP API (logs, exec, stats) on port 10250.
   kubelet::server::CtrExecBackend exec(endpoint);
   kubelet::CriStatsProvider stats(runtime, f.nodeName);
@@ -272,6 +286,7 @@ int runAgent(AgentFlags f) {
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: shutting down (containers keep running)", sig);
   agentServer.stop();
+  if (gateway) gateway->stop();
   if (clusterDns) clusterDns->stop();
   if (serviceProxy) serviceProxy->stop();
   if (net) net->stop();

@@ -19,6 +19,7 @@
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "dns/dns_endpoint.h"
+#include "dns/node_resolver.h"
 #include "kubelet/cri/grpc_runtime.h"
 #include "network/node_namespace.h"
 
@@ -244,6 +245,9 @@ std::string joinToken(const Layout& l) {
 Result<pid_t> startNode(const Layout& l, const std::string& name, const std::string& ip) {
   Status s = l.ns->addNode(name, ip);
   if (!s.ok()) return s;
+  // `ip netns exec` in the node resolves through the node's cluster DNS (Dns hosts too).
+  if (Status r = dns::writeNodeResolvConf(l.ns->netnsName(name), ip); !r.ok())
+    std::cerr << "node " << name << ": " << r.message() << "\n";
   const std::string dir = l.nodeDir(name);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -370,6 +374,9 @@ void tearDownNode(const Layout& l, const std::string& name, pid_t agentPid) {
   for (pid_t p : processesMentioning(dir + "/containerd/")) stopProcess(p, dir, std::chrono::seconds(1));
   unmountUnder(dir);
   removeCgroups(fmt::format("minik8s/{}-{}", l.flags.prefix, name));
+  // Node-level processes of the agent (dnsmasq, the gateway's nginx) outlive its SIGKILL.
+  for (pid_t p : processesMentioning(dir + "/")) stopProcess(p, dir, std::chrono::seconds(2));
+  dns::removeNodeResolvConf(l.ns->netnsName(name));
   (void)l.ns->removeNode(name);
 }
 

@@ -46,16 +46,23 @@ json dnsEndpointSliceObject(const std::string& nodeName, const std::string& node
 
 Status ensureNodeDnsEndpoint(client::RestClient& client, const std::string& nodeName,
                              const std::string& nodeIP) {
+  return ensureNodeServiceEndpoint(client, dnsServiceObject(),
+                                   dnsEndpointSliceObject(nodeName, nodeIP), nodeName);
+}
+
+Status ensureNodeServiceEndpoint(client::RestClient& client, const json& service, json desired,
+                                 const std::string& nodeName) {
   const auto& services = client::resources::kServices;
   const auto& slices = client::resources::kEndpointSlices;
-  auto svc = client.get(services, kDnsServiceNamespace, kDnsServiceName);
+  const std::string ns = service["metadata"].value("namespace", "");
+  const std::string sliceName = desired["metadata"].value("name", "");
+  auto svc = client.get(services, ns, service["metadata"].value("name", ""));
   if (!svc.ok()) {
     if (svc.status().code() != 404) return svc.status();
-    auto created = client.create(services, kDnsServiceNamespace, dnsServiceObject());
+    auto created = client.create(services, ns, service);
     if (!created.ok() && created.status().reason() != "AlreadyExists") return created.status();
   }
 
-  json desired = dnsEndpointSliceObject(nodeName, nodeIP);
   // Owned by the Node, so deleting the node deletes its DNS endpoint (garbage collector).
   auto node = client.get(client::resources::kNodes, "", nodeName);
   if (node.ok() && node->contains("metadata") && (*node)["metadata"].contains("uid")) {
@@ -65,10 +72,10 @@ Status ensureNodeDnsEndpoint(client::RestClient& client, const std::string& node
                                                {"uid", (*node)["metadata"]["uid"]}}};
   }
   for (int attempt = 0; attempt < 5; ++attempt) {
-    auto current = client.get(slices, kDnsServiceNamespace, sliceName(nodeName));
+    auto current = client.get(slices, ns, sliceName);
     if (!current.ok()) {
       if (current.status().code() != 404) return current.status();
-      auto created = client.create(slices, kDnsServiceNamespace, desired);
+      auto created = client.create(slices, ns, desired);
       if (created.ok()) return Status::Ok();
       if (created.status().reason() == "AlreadyExists") continue;
       return created.status();
@@ -80,7 +87,7 @@ Status ensureNodeDnsEndpoint(client::RestClient& client, const std::string& node
     if (same) return Status::Ok();
     if (updated.value("addressType", json()) != desired["addressType"]) {
       // addressType is immutable: replace the slice.
-      auto removed = client.remove(slices, kDnsServiceNamespace, sliceName(nodeName));
+      auto removed = client.remove(slices, ns, sliceName);
       if (!removed.ok() && removed.status().code() != 404) return removed.status();
       continue;
     }
@@ -96,8 +103,7 @@ Status ensureNodeDnsEndpoint(client::RestClient& client, const std::string& node
     if (put.ok()) return Status::Ok();
     if (put.status().code() != 409) return put.status();
   }
-  return Status::ConflictMessage(
-      fmt::format("endpointslice {}/{} kept changing", kDnsServiceNamespace, sliceName(nodeName)));
+  return Status::ConflictMessage(fmt::format("endpointslice {}/{} kept changing", ns, sliceName));
 }
 
 Status removeNodeDnsEndpoint(client::RestClient& client, const std::string& nodeName) {

@@ -26,6 +26,12 @@ json dnsEndpointSliceObject(const std::string& nodeName, const std::string& node
 // Creates the kube-dns Service if it is missing, then creates or updates this node's slice.
 Status ensureNodeDnsEndpoint(client::RestClient& client, const std::string& nodeName,
                              const std::string& nodeIP);
+// The general form, also used for the Dns gateway: creates `service` (a Service object with
+// metadata.namespace) if it is missing, then creates or updates `slice` (an EndpointSlice of it
+// naming one node), owned by Node `nodeName`.
+Status ensureNodeServiceEndpoint(client::RestClient& client, const json& service, json slice,
+                                 const std::string& nodeName);
+
 // Deletes this node's slice (OK when it is not there).
 Status removeNodeDnsEndpoint(client::RestClient& client, const std::string& nodeName);
 

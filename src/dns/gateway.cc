@@ -1,0 +1,267 @@
+#include "dns/gateway.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/logging.h"
+#include "common/time_util.h"
+#include "dns/dns_endpoint.h"
+#include "fmt/format.h"
+
+namespace minik8s::dns {
+
+namespace {
+
+constexpr const char* kComponent = "minik8s-gateway";
+
+std::string sliceName(const std::string& nodeName) {
+  return std::string(kGatewayServiceName) + "-" + nodeName;
+}
+
+json readyCondition(const json& status) {
+  for (const auto& c : status.value("conditions", json::array()))
+    if (c.value("type", "") == "Ready") return c;
+  return json();
+}
+
+}  // namespace
+
+json gatewayServiceObject() {
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", kGatewayServiceName},
+        {"namespace", kGatewayServiceNamespace},
+        {"labels", {{"app.kubernetes.io/name", kGatewayServiceName}}}}},
+      {"spec",
+       {{"type", "ClusterIP"},
+        {"clusterIP", kGatewayServiceIP},
+        {"ports", {{{"name", "http"}, {"port", 80}, {"protocol", "TCP"}, {"targetPort", 80}}}}}}};
+}
+
+json gatewayEndpointSliceObject(const std::string& nodeName, const std::string& nodeIP, int port) {
+  return {{"apiVersion", "discovery.k8s.io/v1"},
+          {"kind", "EndpointSlice"},
+          {"metadata",
+           {{"name", sliceName(nodeName)},
+            {"namespace", kGatewayServiceNamespace},
+            {"labels",
+             {{"kubernetes.io/service-name", kGatewayServiceName},
+              {"endpointslice.kubernetes.io/managed-by", "minik8s-agent"}}}}},
+          {"addressType", "IPv4"},
+          {"endpoints",
+           {{{"addresses", {nodeIP}},
+             {"nodeName", nodeName},
+             {"conditions", {{"ready", true}, {"serving", true}, {"terminating", false}}}}}},
+          {"ports", {{{"name", "http"}, {"port", port}, {"protocol", "TCP"}}}}};
+}
+
+DnsGateway::DnsGateway(client::RestClient& client, GatewayOptions options)
+    : client_(client),
+      options_(std::move(options)),
+      dnses_(client_, client::resources::kDnses),
+      services_(client_, client::resources::kServices),
+      nginx_(GatewayNginxConfig{options_.nginxPath, options_.dataDir}),
+      runner_([this] { return sync(); }, options_.minSyncInterval, options_.maxSyncInterval,
+              options_.retryInterval) {
+  client::EventHandlers poke{[this](const json&) { runner_.requestRun(); },
+                             [this](const json&, const json&) { runner_.requestRun(); },
+                             [this](const json&) { runner_.requestRun(); }};
+  dnses_.addHandlers(poke);
+  services_.addHandlers(poke);
+}
+
+DnsGateway::~DnsGateway() { stop(); }
+
+Status DnsGateway::start() {
+  if (started_) return Status::Ok();
+  if (options_.listenAddress.empty()) return Status::BadRequest("gateway: no listen address");
+  std::error_code ec;
+  std::filesystem::create_directories(options_.dataDir, ec);
+  if (ec) {
+    return Status::Internal(
+        fmt::format("gateway: cannot create {}: {}", options_.dataDir, ec.message()));
+  }
+  dnses_.start();
+  services_.start();
+  auto deadline = std::chrono::steady_clock::now() + options_.informerSyncTimeout;
+  for (client::Informer* inf : {&dnses_, &services_}) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (!inf->waitForSync(std::max(left, std::chrono::milliseconds(1)))) {
+      LOG_WARN("gateway: informers not synced after {} ms; routes follow once they are",
+               options_.informerSyncTimeout.count());
+      break;
+    }
+  }
+  // nginx starts on what is known now (maybe nothing): the port answers from the beginning.
+  GatewayPlan plan = planGateway(dnses_.list(), services_.list());
+  NginxSettings settings{options_.listenAddress, options_.port, options_.dataDir, options_.user};
+  std::string text = renderNginxConfig(plan, settings);
+  Status s = nginx_.writeConfig(text);
+  if (s.ok()) s = nginx_.start();
+  if (!s.ok()) {
+    dnses_.stop();
+    services_.stop();
+    return s;
+  }
+  written_ = text;
+  if (options_.publishEndpoint) {
+    Status es = ensureNodeServiceEndpoint(
+        client_, gatewayServiceObject(),
+        gatewayEndpointSliceObject(options_.nodeName, options_.listenAddress, options_.port),
+        options_.nodeName);
+    endpointPublished_ = es.ok();
+    if (!es.ok()) LOG_WARN("gateway endpoint: {} (retrying)", es.message());
+  }
+  runner_.start();
+  started_ = true;
+  LOG_INFO("gateway: nginx (pid {}) on {}:{} for {} host(s)", nginx_.pid(), options_.listenAddress,
+           options_.port, plan.hosts.size());
+  return Status::Ok();
+}
+
+void DnsGateway::stop() {
+  if (!started_) return;
+  runner_.stop();
+  dnses_.stop();
+  services_.stop();
+  nginx_.stop();
+  started_ = false;
+}
+
+int64_t DnsGateway::reloads() const {
+  std::lock_guard lock(mu_);
+  return reloads_;
+}
+
+bool DnsGateway::sync() {
+  if (!dnses_.hasSynced() || !services_.hasSynced()) return false;
+  bool ok = true;
+  GatewayPlan plan = planGateway(dnses_.list(), services_.list());
+  NginxSettings settings{options_.listenAddress, options_.port, options_.dataDir, options_.user};
+  std::string text = renderNginxConfig(plan, settings);
+  if (!nginx_.running()) {
+    LOG_WARN("gateway: nginx is not running; restarting it (log: {}/error.log)", options_.dataDir);
+    Status s = nginx_.writeConfig(text);
+    if (s.ok()) s = nginx_.start();
+    if (!s.ok()) {
+      LOG_ERROR("{}", s.message());
+      return false;
+    }
+    written_ = text;
+  } else if (text != written_) {
+    Status s = nginx_.writeConfig(text);
+    if (s.ok()) s = nginx_.reload();
+    if (!s.ok()) {
+      LOG_ERROR("{}", s.message());
+      return false;
+    }
+    written_ = text;
+    std::lock_guard lock(mu_);
+    ++reloads_;
+  }
+  if (options_.publishHosts && (!hostsPublished_ || plan.hosts != publishedHosts_)) {
+    std::vector<HostEntry> entries;
+    for (const auto& h : plan.hosts) entries.push_back({h, options_.gatewayIP});
+    options_.publishHosts(std::move(entries));
+    publishedHosts_ = plan.hosts;
+    hostsPublished_ = true;
+  }
+  if (options_.publishEndpoint && !endpointPublished_) {
+    Status es = ensureNodeServiceEndpoint(
+        client_, gatewayServiceObject(),
+        gatewayEndpointSliceObject(options_.nodeName, options_.listenAddress, options_.port),
+        options_.nodeName);
+    endpointPublished_ = es.ok();
+    if (!es.ok()) {
+      LOG_WARN("gateway endpoint: {}", es.message());
+      ok = false;
+    }
+  }
+  return syncStatuses(plan) && ok;
+}
+
+bool DnsGateway::syncStatuses(const GatewayPlan& plan) {
+  bool ok = true;
+  for (const auto& want : plan.statuses) {
+    auto current = dnses_.get(want.key);
+    if (!current) continue;
+    const json status = current->value("status", json::object());
+    const json cond = readyCondition(status);
+    const std::string wantStatus = want.ready ? "True" : "False";
+    const int64_t generation = (*current)["metadata"].value("generation", int64_t{0});
+    const bool same = cond.is_object() && cond.value("status", "") == wantStatus &&
+                      cond.value("reason", "") == want.reason &&
+                      cond.value("message", "") == want.message &&
+                      status.value("observedGeneration", int64_t{0}) == generation &&
+                      status.value("address", "") == options_.gatewayIP;
+    if (same) continue;
+    const bool transition = !cond.is_object() || cond.value("status", "") != wantStatus;
+    json updated = *current;
+    updated["status"] = {
+        {"observedGeneration", generation},
+        {"address", options_.gatewayIP},
+        {"conditions",
+         {{{"type", "Ready"},
+           {"status", wantStatus},
+           {"reason", want.reason},
+           {"message", want.message},
+           {"lastTransitionTime",
+            transition ? formatRfc3339(Clock::now()) : cond.value("lastTransitionTime", "")}}}}};
+    auto put = client_.update(client::resources::kDnses, updated, "status");
+    if (!put.ok()) {
+      // 409: another node's gateway wrote first (or the object moved on); look again later.
+      if (put.status().code() != 409 && put.status().code() != 404) {
+        LOG_WARN("gateway: status of dns {}: {}", want.key, put.status().message());
+      }
+      if (put.status().code() != 404) ok = false;
+      continue;
+    }
+    // The writer that changed the status tells the user why, once per change.
+    if (!want.ready) {
+      recordEvent(*current, "Warning", want.reason, want.message);
+    } else if (cond.is_object() && cond.value("status", "") == "False") {
+      recordEvent(*current, "Normal", want.reason, want.message);
+    }
+  }
+  return ok;
+}
+
+void DnsGateway::recordEvent(const json& dns, const std::string& type, const std::string& reason,
+                             const std::string& message) {
+  const json meta = dns.value("metadata", json::object());
+  const std::string ns = meta.value("namespace", "default");
+  const std::string name = meta.value("name", "");
+  const std::string now = formatRfc3339(Clock::now());
+  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  json event = {{"apiVersion", "v1"},
+                {"kind", "Event"},
+                {"metadata", {{"name", fmt::format("{}.{:x}", name, nanos)}, {"namespace", ns}}},
+                {"involvedObject",
+                 {{"apiVersion", "minik8s.io/v1"},
+                  {"kind", "Dns"},
+                  {"namespace", ns},
+                  {"name", name},
+                  {"uid", meta.value("uid", "")},
+                  {"resourceVersion", meta.value("resourceVersion", "")}}},
+                {"reason", reason},
+                {"message", message},
+                {"source", {{"component", kComponent}, {"host", options_.nodeName}}},
+                {"firstTimestamp", now},
+                {"lastTimestamp", now},
+                {"count", 1},
+                {"type", type},
+                {"reportingComponent", kComponent},
+                {"reportingInstance", options_.nodeName}};
+  auto created = client_.create(client::resources::kEvents, ns, event);
+  if (!created.ok()) {
+    LOG_WARN("gateway: cannot record event {} for dns {}/{}: {}", reason, ns, name,
+             created.status().message());
+  }
+}
+
+}  // namespace minik8s::dns
