@@ -15,7 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/api_balancer.h"
 #include "client/rest_client.h"
+#include "common/http_client.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "dns/dns_endpoint.h"
@@ -42,7 +44,14 @@ struct ClusterFlags {
   int timeoutSeconds = 180;
   std::string nodeName;  // add-node / remove-node
   bool purge = false;
+  std::vector<std::string> serverArgs;  // appended to the server's command line (tests)
+  bool ha = false;   // 3 etcd members, `servers` API servers, a balancer for kubectl
+  int servers = 2;   // API servers with --ha
 };
+
+// HA layout on the gateway address: etcd member i listens on 2379+2i (clients) and 2380+2i
+// (peers); the balancer takes --api-port and server i the port apiPort+1+i.
+constexpr int kEtcdMembers = 3;
 
 // ---- processes ------------------------------------------------------------------------------
 
@@ -133,8 +142,34 @@ struct Layout {
 
   std::string statePath() const { return dataDir + "/cluster.json"; }
   std::string logDir() const { return dataDir + "/logs"; }
-  std::string serverDir() const { return dataDir + "/server"; }
+  std::string serverDir(int i = 0) const {
+    return i == 0 ? dataDir + "/server" : fmt::format("{}/server-{}", dataDir, i);
+  }
+  int serverCount() const { return flags.ha ? flags.servers : 1; }
+  int serverPort(int i) const { return flags.ha ? flags.apiPort + 1 + i : flags.apiPort; }
+  std::string serverUrl(int i) const {
+    return fmt::format("http://{}:{}", ns->gatewayIp(), serverPort(i));
+  }
+  // Every API server, comma-separated: agents and this command fail over between them.
+  std::string serverUrls() const {
+    std::string urls;
+    for (int i = 0; i < serverCount(); ++i) urls += (i ? "," : "") + serverUrl(i);
+    return urls;
+  }
+  std::string etcdClientUrl(int i) const {
+    return fmt::format("http://{}:{}", ns->gatewayIp(), 2379 + 2 * i);
+  }
+  std::string etcdPeerUrl(int i) const {
+    return fmt::format("http://{}:{}", ns->gatewayIp(), 2380 + 2 * i);
+  }
+  std::string etcdDatastore() const {
+    std::string urls;
+    for (int i = 0; i < kEtcdMembers; ++i)
+      urls += (i ? "," : "") + etcdClientUrl(i).substr(7);  // host:port
+    return "etcd://" + urls;
+  }
   std::string nodeDir(const std::string& n) const { return dataDir + "/nodes/" + n; }
+  // What kubectl uses: the only server, or the balancer in front of them (--ha).
   std::string apiUrl() const {
     return fmt::format("http://{}:{}", ns->gatewayIp(), flags.apiPort);
   }
@@ -209,30 +244,148 @@ Result<pid_t> startRegistry(const Layout& l, json& state) {
   return pid;
 }
 
-Result<pid_t> startServer(const Layout& l, json& state) {
-  const std::string log = l.logDir() + "/server.log";
-  std::vector<std::string> argv = {selfBinary(), "server", "--data-dir", l.serverDir(),
-                                   "--listen", fmt::format("{}:{}", l.ns->gatewayIp(), l.flags.apiPort),
+std::string joinToken(const Layout& l);
+
+// Starts API server `index` (0 unless --ha) and waits until it answers.
+Result<pid_t> startServer(const Layout& l, json& state, int index = 0) {
+  const std::string log =
+      l.logDir() + (index == 0 ? std::string("/server.log") : fmt::format("/server-{}.log", index));
+  std::vector<std::string> argv = {selfBinary(), "server", "--data-dir", l.serverDir(index),
+                                   "--listen", fmt::format("{}:{}", l.ns->gatewayIp(), l.serverPort(index)),
                                    "--advertise-address", l.ns->gatewayIp()};
-  if (!l.flags.datastore.empty()) {
+  const std::string datastore = l.flags.ha ? l.etcdDatastore() : l.flags.datastore;
+  if (!datastore.empty()) {
     argv.push_back("--datastore");
-    argv.push_back(l.flags.datastore);
+    argv.push_back(datastore);
   }
+  // Every server accepts the same join token: the first one's.
+  if (index > 0) {
+    argv.push_back("--token");
+    argv.push_back(joinToken(l));
+  }
+  argv.insert(argv.end(), l.flags.serverArgs.begin(), l.flags.serverArgs.end());
   auto pid = spawnDetached(argv, log);
   if (!pid.ok()) return pid;
-  state["serverPid"] = *pid;
+  if (index == 0) state["serverPid"] = *pid;
+  if (!state["servers"].is_array()) state["servers"] = json::array();
+  while (static_cast<int>(state["servers"].size()) <= index) state["servers"].push_back(0);
+  state["servers"][index] = *pid;
   writeState(l, state);
-  client::RestClient rest(l.apiUrl());
+  client::RestClient rest(l.serverUrl(index));
   bool ready = waitFor(std::chrono::seconds(60), [&] {
     return rest.request("GET", "/version").ok() || !childAlive(*pid);
   });
   if (!ready || !childAlive(*pid))
     return Status::Unavailable("the server did not start; see " + log);
-  std::error_code ec;
-  fs::copy_file(l.serverDir() + "/kubeconfig", l.kubeconfig(),
-                fs::copy_options::overwrite_existing, ec);
-  std::cout << "  server on " << l.apiUrl() << " ready\n";
+  if (index == 0) {
+    // The kubeconfig names this server; with --ha it names the balancer in front of them all.
+    std::ifstream in(l.serverDir() + "/kubeconfig");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string own = l.serverUrl(0);
+    for (size_t at; l.flags.ha && (at = text.find(own)) != std::string::npos;)
+      text.replace(at, own.size(), l.apiUrl());
+    std::ofstream(l.kubeconfig() + ".tmp", std::ios::trunc) << text;
+    std::error_code ec;
+    fs::rename(l.kubeconfig() + ".tmp", l.kubeconfig(), ec);
+  }
+  std::cout << "  server on " << l.serverUrl(index) << " ready\n";
   return pid;
+}
+
+// ---- HA: etcd members and the balancer ------------------------------------------------------
+
+Result<pid_t> startEtcdMember(const Layout& l, int i) {
+  std::string cluster;
+  for (int m = 0; m < kEtcdMembers; ++m)
+    cluster += fmt::format("{}m{}={}", m ? "," : "", m, l.etcdPeerUrl(m));
+  const std::string dir = fmt::format("{}/etcd/m{}", l.dataDir, i);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  ::chmod(dir.c_str(), 0700);
+  // Slower heartbeats than etcd's defaults: on a loaded 2-core machine the defaults make
+  // members call needless elections.
+  return spawnDetached({"etcd", "--name", fmt::format("m{}", i), "--data-dir", dir,
+                        "--listen-client-urls", l.etcdClientUrl(i), "--advertise-client-urls",
+                        l.etcdClientUrl(i), "--listen-peer-urls", l.etcdPeerUrl(i),
+                        "--initial-advertise-peer-urls", l.etcdPeerUrl(i), "--initial-cluster",
+                        cluster, "--initial-cluster-state", "new", "--initial-cluster-token",
+                        "minik8s-" + l.flags.prefix, "--heartbeat-interval", "250",
+                        "--election-timeout", "2500"},
+                       fmt::format("{}/etcd-m{}.log", l.logDir(), i));
+}
+
+// True once every member says the cluster has a leader.
+bool waitEtcdHealthy(const Layout& l) {
+  return waitFor(std::chrono::seconds(60), [&] {
+    for (int i = 0; i < kEtcdMembers; ++i) {
+      http::Client c(l.etcdClientUrl(i));
+      auto r = c.get("/health");
+      if (!r.ok() || r->body.find("\"true\"") == std::string::npos) return false;
+    }
+    return true;
+  });
+}
+
+Result<pid_t> startBalancer(const Layout& l) {
+  const std::string log = l.logDir() + "/balancer.log";
+  std::vector<std::string> argv = {selfBinary(), "cluster", "balance", "--data-dir", l.dataDir,
+                                   "--listen",
+                                   fmt::format("{}:{}", l.ns->gatewayIp(), l.flags.apiPort)};
+  for (int i = 0; i < l.serverCount(); ++i) {
+    argv.push_back("--backend");
+    argv.push_back(l.serverUrl(i));
+  }
+  const auto before = fs::exists(log) ? fs::file_size(log) : 0;
+  auto pid = spawnDetached(argv, log);
+  if (!pid.ok()) return pid;
+  bool ready = waitFor(std::chrono::seconds(10), [&] {
+    std::ifstream in(log);
+    in.seekg(static_cast<std::streamoff>(before));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.find("ready") != std::string::npos || !childAlive(*pid);
+  });
+  if (!ready || !childAlive(*pid))
+    return Status::Unavailable("the API balancer did not start; see " + log);
+  std::cout << "  API balancer on " << l.apiUrl() << " for " << l.serverCount() << " servers\n";
+  return pid;
+}
+
+// The etcd members, servers and (with --ha) the balancer that are not running, started.
+Status startControlPlane(const Layout& l, json& state) {
+  if (l.flags.ha) {
+    if (!state["etcd"].is_array()) state["etcd"] = json::array();
+    bool started = false;
+    for (int i = 0; i < kEtcdMembers; ++i) {
+      while (static_cast<int>(state["etcd"].size()) <= i) state["etcd"].push_back(0);
+      if (ours(state["etcd"][i].get<pid_t>(), l.dataDir)) continue;
+      auto pid = startEtcdMember(l, i);
+      if (!pid.ok()) return pid.status();
+      state["etcd"][i] = *pid;
+      writeState(l, state);
+      started = true;
+    }
+    if (started) {
+      if (!waitEtcdHealthy(l)) return Status::Unavailable("etcd is not healthy; see the etcd logs");
+      std::cout << "  etcd: " << kEtcdMembers << " members healthy\n";
+    }
+  }
+  for (int i = 0; i < l.serverCount(); ++i) {
+    pid_t pid = 0;
+    if (state["servers"].is_array() && static_cast<int>(state["servers"].size()) > i)
+      pid = state["servers"][i].get<pid_t>();
+    else if (i == 0)
+      pid = state.value("serverPid", 0);
+    if (ours(pid, l.dataDir)) continue;
+    auto started = startServer(l, state, i);
+    if (!started.ok()) return started.status();
+  }
+  if (l.flags.ha && !ours(state.value("balancerPid", 0), l.dataDir)) {
+    auto pid = startBalancer(l);
+    if (!pid.ok()) return pid.status();
+    state["balancerPid"] = *pid;
+    writeState(l, state);
+  }
+  return Status::Ok();
 }
 
 std::string joinToken(const Layout& l) {
@@ -262,7 +415,7 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
   std::ofstream(dir + "/node.yaml", std::ios::trunc) << config.dump(2) << "\n";
   ::chmod((dir + "/node.yaml").c_str(), 0600);
   return spawnDetached({"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent",
-                        "--server", l.apiUrl(), "--config", dir + "/node.yaml", "--data-dir", dir,
+                        "--server", l.serverUrls(), "--config", dir + "/node.yaml", "--data-dir", dir,
                         "--registry", l.registry(), "--listen", ip + ":10250"},
                        l.logDir() + "/" + name + ".log");
 }
@@ -277,18 +430,19 @@ std::map<std::string, std::pair<std::string, bool>> nodeStates(
   if (!list.ok()) return out;
   for (const auto& n : (*list)["items"]) {
     std::string ready = "NotReady";
-    for (const auto& c : n["status"].value("conditions", json::array())) {
+    for (const auto& c : n.value("status", json::object()).value("conditions", json::array())) {
       if (c.value("type", "") != "Ready" || c.value("status", "") != "True") continue;
       auto beat = parseRfc3339(c.value("lastHeartbeatTime", ""));
       if (beat && *beat + std::chrono::seconds(1) >= since) ready = "Ready";
     }
-    out[n["metadata"].value("name", "")] = {ready, !n["spec"].value("podCIDR", "").empty()};
+    out[n.value("metadata", json::object()).value("name", "")] = {
+        ready, !n.value("spec", json::object()).value("podCIDR", "").empty()};
   }
   return out;
 }
 
 bool waitNodesReady(const Layout& l, const std::vector<std::string>& names, Clock::time_point t0) {
-  client::RestClient rest(l.apiUrl());
+  client::RestClient rest(l.serverUrls());
   std::set<std::string> reported;
   const auto since = std::chrono::system_clock::now() -
                      std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -400,7 +554,12 @@ int down(const Layout& l) {
   }
   for (const auto& nsName : l.ns->existingNodeNamespaces())
     (void)l.ns->removeNode(nsName.substr(l.flags.prefix.size() + 1));
+  stopProcess(state.value("balancerPid", 0), l.dataDir, std::chrono::seconds(2));
+  for (const auto& pid : state.value("servers", json::array()))
+    stopProcess(pid.get<pid_t>(), l.dataDir, std::chrono::seconds(10));
   stopProcess(state.value("serverPid", 0), l.dataDir, std::chrono::seconds(10));
+  for (const auto& pid : state.value("etcd", json::array()))
+    stopProcess(pid.get<pid_t>(), l.dataDir, std::chrono::seconds(10));
   stopProcess(state.value("registryPid", 0), l.dataDir, std::chrono::seconds(10));
   // Anything else started for this data directory (a PID lost in a crash of `up` itself).
   for (pid_t p : processesMentioning(l.dataDir))
@@ -422,7 +581,37 @@ bool clusterRunning(const Layout& l, const json& state) {
     return false;
   for (const auto& n : state.value("nodes", json::array()))
     if (!ours(n.value("pid", 0), l.dataDir)) return false;
+  for (const char* group : {"servers", "etcd"})
+    for (const auto& pid : state.value(group, json::array()))
+      if (!ours(pid.get<pid_t>(), l.dataDir)) return false;
+  if (l.flags.ha && !ours(state.value("balancerPid", 0), l.dataDir)) return false;
   return true;
+}
+
+// An earlier `up` whose nodes still exist: `up` then restarts only what is not running, so
+// running containers are kept (after a crash of the server, an agent or the whole host side).
+bool resumable(const Layout& l, const json& state) {
+  if (state.empty() || state.value("nodes", json::array()).empty()) return false;
+  const auto existing = l.ns->existingNodeNamespaces();
+  for (const auto& n : state["nodes"])
+    if (std::find(existing.begin(), existing.end(), l.ns->netnsName(n.value("name", ""))) ==
+        existing.end())
+      return false;
+  return true;
+}
+
+// The cluster's settings are those of its first `up` until `down`.
+void applySavedSettings(ClusterFlags& f, const json& state) {
+  f.apiPort = state.value("apiPort", f.apiPort);
+  f.registryPort = state.value("registryPort", f.registryPort);
+  f.networkBackend = state.value("networkBackend", f.networkBackend);
+  f.datastore = state.value("datastore", f.datastore);
+  f.ha = state.value("ha", f.ha);
+  f.servers = state.value("servers", json::array()).size() > 0
+                  ? static_cast<int>(state["servers"].size())
+                  : f.servers;
+  if (f.serverArgs.empty() && state.contains("serverArgs"))
+    f.serverArgs = state["serverArgs"].get<std::vector<std::string>>();
 }
 
 int status(const Layout& l) {
@@ -435,9 +624,15 @@ int status(const Layout& l) {
     std::cout << fmt::format("{:<16} {:<8} pid {:<8} {}\n", what,
                              ours(pid, l.dataDir) ? "running" : "stopped", pid, extra);
   };
-  line("server", state.value("serverPid", 0), l.apiUrl());
+  if (!l.flags.ha) line("server", state.value("serverPid", 0), l.apiUrl());
+  for (int i = 0; l.flags.ha && i < static_cast<int>(state.value("servers", json::array()).size());
+       ++i)
+    line(fmt::format("server {}", i), state["servers"][i].get<pid_t>(), l.serverUrl(i));
+  for (int i = 0; i < static_cast<int>(state.value("etcd", json::array()).size()); ++i)
+    line(fmt::format("etcd m{}", i), state["etcd"][i].get<pid_t>(), l.etcdClientUrl(i));
+  if (l.flags.ha) line("api balancer", state.value("balancerPid", 0), l.apiUrl());
   line("registry", state.value("registryPid", 0), l.registry());
-  client::RestClient rest(l.apiUrl());
+  client::RestClient rest(l.serverUrls());
   auto nodes = nodeStates(rest);
   for (const auto& n : state.value("nodes", json::array())) {
     const std::string name = n.value("name", "");
@@ -450,6 +645,50 @@ int status(const Layout& l) {
   return clusterRunning(l, state) ? 0 : 1;
 }
 
+// Restarts what of a resumable cluster is not running; running agents and containers are kept.
+int resume(const Layout& l, json& state, Clock::time_point t0) {
+  std::cout << "resuming the minik8s cluster in " << l.dataDir
+            << ": starting what is not running\n";
+  Status s = l.ns->setUpUnderlay();
+  if (!s.ok()) {
+    std::cerr << "cannot set up the underlay: " << s.message() << "\n";
+    return 1;
+  }
+  if (!ours(state.value("registryPid", 0), l.dataDir)) {
+    auto registry = startRegistry(l, state);
+    if (!registry.ok()) {
+      std::cerr << "\n" << registry.status().message() << "\n";
+      return 1;
+    }
+  }
+  s = startControlPlane(l, state);
+  if (!s.ok()) {
+    std::cerr << s.message() << "\n";
+    return 1;
+  }
+  std::vector<std::string> restarted;
+  for (auto& n : state["nodes"]) {
+    if (ours(n.value("pid", 0), l.dataDir)) continue;
+    const std::string name = n.value("name", "");
+    auto pid = startNode(l, name, n.value("ip", ""));
+    if (!pid.ok()) {
+      std::cerr << "cannot restart node " << name << ": " << pid.status().message() << "\n";
+      return 1;
+    }
+    n["pid"] = *pid;
+    writeState(l, state);
+    restarted.push_back(name);
+    std::cout << "  agent of " << name << " restarted\n";
+  }
+  if (!restarted.empty() && !waitNodesReady(l, restarted, t0)) {
+    std::cerr << "restarted nodes did not become Ready; see the logs in " << l.logDir() << "\n";
+    return 1;
+  }
+  std::cout << fmt::format("minik8s resumed in {:.1f} s\n",
+                           std::chrono::duration<double>(Clock::now() - t0).count());
+  return 0;
+}
+
 int up(const Layout& l) {
   const auto t0 = Clock::now();
   json state = readState(l);
@@ -457,6 +696,7 @@ int up(const Layout& l) {
     std::cout << "a minik8s cluster is already running in " << l.dataDir << "\n";
     return status(l);
   }
+  if (resumable(l, state)) return resume(l, state, t0);
   if (!state.empty() || !l.ns->existingNodeNamespaces().empty()) {
     std::cout << "cleaning up what an earlier run left behind\n";
     down(l);
@@ -464,8 +704,11 @@ int up(const Layout& l) {
   std::error_code ec;
   fs::create_directories(l.logDir(), ec);
   fs::create_directories(l.serverDir(), ec);
-  std::cout << fmt::format("starting a {}-node minik8s cluster in {} (underlay {}, {})\n",
-                           l.flags.nodes, l.dataDir, l.flags.underlay, l.flags.networkBackend);
+  std::cout << fmt::format("starting a {}-node minik8s cluster in {} (underlay {}, {}{})\n",
+                           l.flags.nodes, l.dataDir, l.flags.underlay, l.flags.networkBackend,
+                           l.flags.ha ? fmt::format(", HA: {} servers on 3 etcd members",
+                                                    l.serverCount())
+                                      : "");
   Status s = l.ns->setUpUnderlay();
   if (!s.ok()) {
     std::cerr << "cannot set up the underlay: " << s.message() << "\n";
@@ -473,7 +716,9 @@ int up(const Layout& l) {
   }
   state = {{"prefix", l.flags.prefix},          {"underlay", l.flags.underlay},
            {"networkBackend", l.flags.networkBackend}, {"apiPort", l.flags.apiPort},
-           {"registryPort", l.flags.registryPort},      {"nodes", json::array()}};
+           {"registryPort", l.flags.registryPort},      {"nodes", json::array()},
+           {"datastore", l.flags.datastore},            {"serverArgs", l.flags.serverArgs},
+           {"ha", l.flags.ha}};
   writeState(l, state);
   auto registry = startRegistry(l, state);
   if (!registry.ok()) {
@@ -482,13 +727,11 @@ int up(const Layout& l) {
   }
   state["registryPid"] = *registry;
   writeState(l, state);
-  auto server = startServer(l, state);
-  if (!server.ok()) {
-    std::cerr << server.status().message() << "\n";
+  s = startControlPlane(l, state);
+  if (!s.ok()) {
+    std::cerr << s.message() << "\n";
     return 1;
   }
-  state["serverPid"] = *server;
-  writeState(l, state);
   std::vector<std::string> names;
   for (int i = 1; i <= l.flags.nodes; ++i) {
     const std::string name = "node-" + std::to_string(i);
@@ -560,7 +803,7 @@ int removeNode(const Layout& l) {
       continue;
     }
     found = true;
-    client::RestClient rest(l.apiUrl());
+    client::RestClient rest(l.serverUrls());
     tearDownNode(l, l.flags.nodeName, n.value("pid", 0));
     // Its containers are gone: remove its pods at once (their controllers recreate them on the
     // other nodes), then the Node, which frees its podCIDR.
@@ -568,8 +811,9 @@ int removeNode(const Layout& l) {
     onNode.fieldSelector = "spec.nodeName=" + l.flags.nodeName;
     if (auto pods = rest.list(client::resources::kPods, "", onNode); pods.ok())
       for (const auto& p : (*pods)["items"])
-        (void)rest.remove(client::resources::kPods, p["metadata"].value("namespace", ""),
-                          p["metadata"].value("name", ""), json{{"gracePeriodSeconds", 0}});
+        (void)rest.remove(client::resources::kPods, p.value("metadata", json::object()).value("namespace", ""),
+                          p.value("metadata", json::object()).value("name", ""),
+                          json{{"gracePeriodSeconds", 0}});
     (void)dns::removeNodeDnsEndpoint(rest, l.flags.nodeName);
     (void)rest.remove(client::resources::kNodes, "", l.flags.nodeName);
     std::error_code ec;
@@ -597,6 +841,8 @@ int runCluster(const std::string& verb, const ClusterFlags& f) {
     return 1;
   }
   ::signal(SIGPIPE, SIG_IGN);
+  const json state = readState(*l);
+  if (!state.empty() && (verb != "up" || resumable(*l, state))) applySavedSettings(l->flags, state);
   if (verb == "up") return up(*l);
   if (verb == "down") return down(*l);
   if (verb == "status") return status(*l);
@@ -630,6 +876,12 @@ void addClusterCommand(CLI::App& app) {
       ->capture_default_str();
   upCmd->add_option("--timeout", f->timeoutSeconds, "Seconds to wait for the nodes")
       ->capture_default_str();
+  upCmd->add_option("--server-arg", f->serverArgs,
+                    "Extra server flag, repeatable (--server-arg=--log-level=debug)");
+  upCmd->add_flag("--ha", f->ha,
+                  "HA control plane: 3 etcd members, --servers API servers, a balancer on "
+                  "--api-port for kubectl");
+  upCmd->add_option("--servers", f->servers, "API servers with --ha")->capture_default_str();
   upCmd->callback([f] { std::exit(runCluster("up", *f)); });
   auto* downCmd = cluster->add_subcommand("down", "Stop the cluster and remove what it created");
   common(downCmd);
@@ -643,6 +895,14 @@ void addClusterCommand(CLI::App& app) {
   add->add_option("--name", f->nodeName, "Node name (default node-<n>)");
   add->add_option("--timeout", f->timeoutSeconds, "Seconds to wait")->capture_default_str();
   add->callback([f] { std::exit(runCluster("add-node", *f)); });
+  // Run by `up --ha` itself: the TCP balancer in front of the API servers.
+  auto balancer = std::make_shared<ApiBalancerOptions>();
+  auto* balance = cluster->add_subcommand("balance", "TCP balancer in front of the API servers");
+  balance->group("");  // internal
+  balance->add_option("--data-dir", f->dataDir, "The cluster's data dir (names the process)");
+  balance->add_option("--listen", balancer->listen, "host:port")->required();
+  balance->add_option("--backend", balancer->backends, "API server URL, repeatable")->required();
+  balance->callback([balancer] { std::exit(runApiBalancer(*balancer)); });
   auto* remove = cluster->add_subcommand("remove-node", "Remove a node from the cluster");
   common(remove);
   remove->add_option("name", f->nodeName, "Node name")->required();

@@ -12,11 +12,15 @@ NetworkAgent::NetworkAgent(client::RestClient& client, NetworkAgentOptions optio
   nodes_.addHandlers({[this](const json&) { markDirty(); },
                       [this](const json& a, const json& b) {
                         // Heartbeats change nothing the overlay uses: skip them cheaply.
+                        auto addresses = [](const json& n) {
+                          return n.value("status", json::object())
+                              .value("addresses", json::array());
+                        };
+                        auto deleting = [](const json& n) {
+                          return n.value("metadata", json::object()).contains("deletionTimestamp");
+                        };
                         if (a.value("spec", json::object()) != b.value("spec", json::object()) ||
-                            a["status"].value("addresses", json::array()) !=
-                                b["status"].value("addresses", json::array()) ||
-                            a["metadata"].contains("deletionTimestamp") !=
-                                b["metadata"].contains("deletionTimestamp"))
+                            addresses(a) != addresses(b) || deleting(a) != deleting(b))
                           markDirty();
                       },
                       [this](const json&) { markDirty(); }});

@@ -4,6 +4,12 @@
 
 namespace minik8s::controllers {
 
+namespace {
+std::string podCidrOf(const json& node) {
+  return node.value("spec", json::object()).value("podCIDR", "");
+}
+}  // namespace
+
 std::optional<Ipv4Cidr> firstFreeBlock(const Ipv4Cidr& range, int maskSize,
                                        const std::vector<Ipv4Cidr>& used) {
   const uint64_t count = subnetCount(range, maskSize);
@@ -24,7 +30,7 @@ NodeIpamController::NodeIpamController(client::RestClient& rest, client::Informe
       range_(parseCidr(options_.clusterCidr).value_or(Ipv4Cidr{0x0af40000, 16})),
       workers_(queue_, [this](const std::string& key) { return sync(key); }, "node-ipam") {
   auto enqueue = [this](const json& node) {
-    if (node["spec"].value("podCIDR", "").empty()) queue_.add(client::objectKey(node));
+    if (podCidrOf(node).empty()) queue_.add(client::objectKey(node));
   };
   nodes_.addHandlers({enqueue, [enqueue](const json&, const json& n) { enqueue(n); },
                       [this](const json& node) {
@@ -41,14 +47,14 @@ void NodeIpamController::stop() { workers_.stop(); }
 Status NodeIpamController::sync(const std::string& nodeName) {
   auto node = nodes_.get(nodeName);
   if (!node || isTerminating(*node)) return Status::Ok();
-  if (!(*node)["spec"].value("podCIDR", "").empty()) {
+  if (!podCidrOf(*node).empty()) {
     std::lock_guard lock(mu_);
     pending_.erase(nodeName);
     return Status::Ok();
   }
   std::vector<Ipv4Cidr> used;
   for (const auto& n : nodes_.list())
-    if (auto c = parseCidr(n["spec"].value("podCIDR", ""))) used.push_back(*c);
+    if (auto c = parseCidr(podCidrOf(n))) used.push_back(*c);
   std::optional<Ipv4Cidr> block;
   {
     std::lock_guard lock(mu_);
