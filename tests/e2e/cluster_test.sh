@@ -15,6 +15,12 @@ for n in 1 2 3; do expect_contains "$out" "node-$n   Ready" "node-$n Ready"; don
 expect_contains "$out" "172.29.101.2" "internal IP of node-1"
 cidrs=$(kubectl get nodes -o jsonpath='{range .items[*]}{.spec.podCIDR} {end}')
 expect_eq "$(echo $cidrs | tr ' ' '\n' | sort -u | wc -l)" "3" "three distinct podCIDRs"
+step "a node with a wrong join token is refused"
+out=$("$MINIK8S_BIN" agent --server "http://172.29.101.1:6443" --node-name intruder --token wrong \
+  --data-dir "$E2E_DIR/intruder" 2>&1); rc=$?
+expect_eq "$rc" "1" "agent with a wrong token exits"
+expect_contains "$out" "refused the join token" "why"
+must_fail kubectl get node intruder
 step "re-running up is harmless"
 out=$(cluster up); expect_contains "$out" "already running" "second up"
 
@@ -44,6 +50,10 @@ for n in 1 2 3; do
   expect_eq "$node" "node-$n" "web-$n placed on node-$n"
 done
 
+out=$(kubectl describe node node-2)
+expect_contains "$out" "PodCIDR:" "describe node: podCIDR"
+expect_contains "$out" "default                     web-2" "describe node: its pods"
+expect_contains "$out" "Allocated resources" "describe node: requests"
 step "every pod reaches the other two by pod IP (cross-node, VXLAN)"
 for a in 1 2 3; do for b in 1 2 3; do
   [[ $a == "$b" ]] && continue
