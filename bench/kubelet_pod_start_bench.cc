@@ -321,6 +321,12 @@ int main(int argc, char** argv) {
     if (madeCni0) std::system("ip link del cni0 2>/dev/null");
     stopProcess(registry, 3s);
     stopProcess(server, 5s);
+    // Whatever still runs from the private dir (a docker-registry whose parent died), and the
+    // node's cgroup tree (containerd leaves pod-level directories; rmdir removes only empty ones).
+    std::system(
+        ("for p in $(pgrep -f '" + dir + "'); do [ $p != $$ ] && kill -9 $p; done 2>/dev/null; " +
+         "find /sys/fs/cgroup/*/minik8s/" + kNode + " -depth -type d -exec rmdir {} + 2>/dev/null")
+            .c_str());
     std::filesystem::remove_all(dir);
   };
 

@@ -22,6 +22,8 @@ agent_cleanup() {
   for p in $(pgrep -f "containerd-shim.*$AGENT_DIR" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
   grep " $AGENT_DIR" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   [[ -n "${MADE_CNI0:-}" ]] && ip link del cni0 2>/dev/null || true
+  # The node's cgroup tree (rmdir removes only empty cgroups: nothing that still runs).
+  find /sys/fs/cgroup/*/minik8s/node-1 -depth -type d -exec rmdir {} + 2>/dev/null || true
 }
 trap 'rc=$?; agent_cleanup; (exit $rc); cleanup' EXIT  # keep the script's exit status
 ip link show cni0 >/dev/null 2>&1 || MADE_CNI0=1
