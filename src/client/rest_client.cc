@@ -40,24 +40,41 @@ Status statusFromResponse(int code, const std::string& body) {
   return Status(code, "Unknown", body.substr(0, 512));
 }
 
-RestClient::RestClient(std::string baseUrl) : baseUrl_(std::move(baseUrl)) {}
+RestClient::RestClient(std::string baseUrl) : baseUrl_(std::move(baseUrl)) {
+  size_t start = 0;
+  while (start <= baseUrl_.size()) {
+    size_t comma = baseUrl_.find(',', start);
+    if (comma == std::string::npos) comma = baseUrl_.size();
+    std::string url = baseUrl_.substr(start, comma - start);
+    if (!url.empty()) urls_.push_back(std::move(url));
+    start = comma + 1;
+  }
+  if (urls_.empty()) urls_.push_back(baseUrl_);
+}
 RestClient::~RestClient() = default;
 
-std::unique_ptr<http::Client> RestClient::acquire() {
+std::string RestClient::currentUrl() const { return urls_[current_.load() % urls_.size()]; }
+
+std::unique_ptr<http::Client> RestClient::acquire(size_t server) {
   {
     std::lock_guard lock(mu_);
-    if (!pool_.empty()) {
-      auto c = std::move(pool_.back());
+    while (!pool_.empty()) {
+      auto [owner, c] = std::move(pool_.back());
       pool_.pop_back();
-      return c;
+      if (owner == server) return std::move(c);
     }
   }
-  return std::make_unique<http::Client>(baseUrl_);
+  return std::make_unique<http::Client>(urls_[server]);
 }
 
-void RestClient::release(std::unique_ptr<http::Client> c) {
+void RestClient::release(size_t server, std::unique_ptr<http::Client> c) {
   std::lock_guard lock(mu_);
-  if (pool_.size() < 8) pool_.push_back(std::move(c));
+  if (pool_.size() < 8) pool_.emplace_back(server, std::move(c));
+}
+
+void RestClient::failOver(size_t failed) {
+  size_t expected = failed;
+  current_.compare_exchange_strong(expected, (failed + 1) % urls_.size());
 }
 
 std::vector<std::pair<std::string, std::string>> RestClient::authHeaders() const {
@@ -65,15 +82,35 @@ std::vector<std::pair<std::string, std::string>> RestClient::authHeaders() const
   return {{"Authorization", "Bearer " + bearerToken_}};
 }
 
+namespace {
+// A request may be sent again to another server when repeating it cannot apply it twice: a read,
+// or a request whose connection was never established.
+bool safeToRetryElsewhere(const std::string& method, const Status& failure) {
+  if (method == "GET") return true;
+  const std::string& m = failure.message();
+  return m.rfind("cannot connect", 0) == 0 || m.rfind("cannot resolve", 0) == 0;
+}
+}  // namespace
+
 Result<json> RestClient::request(const std::string& method, const std::string& path,
                                  const std::string& body, const std::string& contentType) {
-  auto c = acquire();
   std::vector<std::pair<std::string, std::string>> headers = authHeaders();
   headers.emplace_back("Accept", "application/json");
   if (!body.empty()) headers.emplace_back("Content-Type", contentType);
-  auto res = c->request(method, path, body, headers);
+  Result<http::Response> res = Status::Unavailable("no API server");
+  for (size_t attempt = 0; attempt < urls_.size(); ++attempt) {
+    const size_t server = current_.load() % urls_.size();
+    auto c = acquire(server);
+    res = c->request(method, path, body, headers);
+    if (res.ok()) {
+      release(server, std::move(c));
+      break;
+    }
+    if (urls_.size() == 1) return res.status();
+    failOver(server);
+    if (!safeToRetryElsewhere(method, res.status())) return res.status();
+  }
   if (!res.ok()) return res.status();
-  release(std::move(c));
   if (res->status >= 300) return statusFromResponse(res->status, res->body);
   if (res->body.empty()) return json();
   json j = json::parse(res->body, nullptr, false);
@@ -130,14 +167,14 @@ Result<json> RestClient::patch(const Resource& r, const std::string& ns, const s
   return request("PATCH", r.path(ns, name, subresource), patch.dump(), ct);
 }
 
-Result<json> RestClient::remove(const Resource& r, const std::string& ns,
-                                const std::string& name, const json& deleteOptions) {
+Result<json> RestClient::remove(const Resource& r, const std::string& ns, const std::string& name,
+                                const json& deleteOptions) {
   return request("DELETE", r.path(ns, name), deleteOptions.dump());
 }
 
 Result<json> RestClient::createSubresource(const Resource& r, const std::string& ns,
-                                           const std::string& name,
-                                           const std::string& subresource, const json& body) {
+                                           const std::string& name, const std::string& subresource,
+                                           const json& body) {
   return request("POST", r.path(ns, name, subresource), body.dump());
 }
 
@@ -159,7 +196,8 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
   std::string q = query(params);
   q += (q.empty() ? "?" : "&") + std::string("watch=true&allowWatchBookmarks=true");
   if (timeoutSeconds > 0) q += "&timeoutSeconds=" + std::to_string(timeoutSeconds);
-  http::Client c(baseUrl_);
+  const size_t server = current_.load() % urls_.size();
+  http::Client c(urls_[server]);
   if (canceller) {
     std::lock_guard lock(canceller->mu_);
     if (canceller->cancelled_) return Status::Ok();
@@ -175,26 +213,33 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
   } unregister{canceller};
   std::string pending;
   Status failure;
-  auto res = c.stream("GET", r.path(ns) + q, [&](std::string_view chunk) {
-    pending.append(chunk);
-    size_t nl;
-    while ((nl = pending.find('\n')) != std::string::npos) {
-      std::string line = pending.substr(0, nl);
-      pending.erase(0, nl + 1);
-      if (line.empty()) continue;
-      json j = json::parse(line, nullptr, false);
-      if (!j.is_object()) continue;
-      WatchEvent ev{j.value("type", ""), j.value("object", json::object())};
-      if (ev.type == "ERROR") {
-        failure = Status(ev.object.value("code", 500), ev.object.value("reason", "Unknown"),
-                         ev.object.value("message", ""));
-        return false;
-      }
-      if (!onEvent(ev)) return false;
-    }
-    return true;
-  }, authHeaders());
-  if (!res.ok()) return res.status();
+  auto res = c.stream(
+      "GET", r.path(ns) + q,
+      [&](std::string_view chunk) {
+        pending.append(chunk);
+        size_t nl;
+        while ((nl = pending.find('\n')) != std::string::npos) {
+          std::string line = pending.substr(0, nl);
+          pending.erase(0, nl + 1);
+          if (line.empty()) continue;
+          json j = json::parse(line, nullptr, false);
+          if (!j.is_object()) continue;
+          WatchEvent ev{j.value("type", ""), j.value("object", json::object())};
+          if (ev.type == "ERROR") {
+            failure = Status(ev.object.value("code", 500), ev.object.value("reason", "Unknown"),
+                             ev.object.value("message", ""));
+            return false;
+          }
+          if (!onEvent(ev)) return false;
+        }
+        return true;
+      },
+      authHeaders());
+  if (!res.ok()) {
+    // Unless cancelled, the next watch (or request) goes to the next server.
+    if (urls_.size() > 1 && !(canceller && canceller->cancelled())) failOver(server);
+    return res.status();
+  }
   if (res->status >= 300) return statusFromResponse(res->status, "");
   return failure;
 }

@@ -4,8 +4,15 @@
 // Objects are JSON (nlohmann::json) in their API form. A failed call returns the server's
 // Status (code, reason, message) so callers can tell NotFound from Conflict. Thread-safe: each
 // thread gets its own keep-alive connection from a small pool.
+//
+// Failover (HA control planes): the base URL may list several API servers separated by commas.
+// Requests go to the current one; when it cannot be reached the client moves to the next for
+// every thread, and retries there the requests that are safe to repeat (GETs, and any request
+// whose connection was refused, so it never reached a server). Watches are not retried here:
+// the caller's next watch (an informer relists and rewatches) goes to the new server.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -32,8 +39,8 @@ struct Resource {
 // Well-known resources.
 namespace resources {
 extern const Resource kPods, kNodes, kNamespaces, kServices, kEndpoints, kEvents, kConfigMaps,
-    kSecrets, kServiceAccounts, kLeases, kDeployments, kReplicaSets, kHpas, kJobs,
-    kEndpointSlices, kDnses;
+    kSecrets, kServiceAccounts, kLeases, kDeployments, kReplicaSets, kHpas, kJobs, kEndpointSlices,
+    kDnses;
 }  // namespace resources
 
 struct ListParams {
@@ -65,10 +72,12 @@ class WatchCanceller {
 
 class RestClient {
  public:
+  // "http://host:port", or several separated by commas (tried in order, see above).
   explicit RestClient(std::string baseUrl);
   ~RestClient();
 
-  const std::string& baseUrl() const { return baseUrl_; }
+  const std::string& baseUrl() const { return baseUrl_; }  // as given (all servers)
+  std::string currentUrl() const;                          // the server in use now
   // Sends `Authorization: Bearer <token>` with every request (call before first use).
   void setBearerToken(std::string token) { bearerToken_ = std::move(token); }
 
@@ -83,9 +92,8 @@ class RestClient {
   Result<json> remove(const Resource& r, const std::string& ns, const std::string& name,
                       const json& deleteOptions = json::object());
   // POST to a subresource (binding, eviction).
-  Result<json> createSubresource(const Resource& r, const std::string& ns,
-                                 const std::string& name, const std::string& subresource,
-                                 const json& body);
+  Result<json> createSubresource(const Resource& r, const std::string& ns, const std::string& name,
+                                 const std::string& subresource, const json& body);
 
   // Streams watch events until `onEvent` returns false, the server ends the watch (timeout),
   // the connection fails or `canceller` (optional) is cancelled. An ERROR event (such as 410
@@ -100,15 +108,20 @@ class RestClient {
                        const std::string& contentType = "application/json");
 
  private:
-  std::unique_ptr<http::Client> acquire();
-  void release(std::unique_ptr<http::Client> c);
+  // A connection to urls_[server] (pooled connections to other servers are dropped).
+  std::unique_ptr<http::Client> acquire(size_t server);
+  void release(size_t server, std::unique_ptr<http::Client> c);
+  // Server `failed` did not answer: move on to the next one (unless another thread already did).
+  void failOver(size_t failed);
 
   std::vector<std::pair<std::string, std::string>> authHeaders() const;
 
   std::string baseUrl_;
+  std::vector<std::string> urls_;  // baseUrl_ split at commas; never empty
+  std::atomic<size_t> current_{0};
   std::string bearerToken_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<http::Client>> pool_;
+  std::vector<std::pair<size_t, std::unique_ptr<http::Client>>> pool_;  // (server, connection)
 };
 
 // Builds the failure Status from an error response body (a meta/v1 Status) and its code.
