@@ -18,9 +18,17 @@ std::string sliceName(const std::string& nodeName) {
   return std::string(kGatewayServiceName) + "-" + nodeName;
 }
 
+// obj[key] when it is an object, else {} (a stored status may be null).
+json objectField(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : json::object();
+}
+
 json readyCondition(const json& status) {
-  for (const auto& c : status.value("conditions", json::array()))
-    if (c.value("type", "") == "Ready") return c;
+  auto conditions = status.find("conditions");
+  if (conditions == status.end() || !conditions->is_array()) return json();
+  for (const auto& c : *conditions)
+    if (c.is_object() && c.value("type", "") == "Ready") return c;
   return json();
 }
 
@@ -137,6 +145,16 @@ int64_t DnsGateway::reloads() const {
 }
 
 bool DnsGateway::sync() {
+  try {
+    return syncOnce();
+  } catch (const json::exception& e) {
+    // Objects come validated from the API server; this only guards against a missed case.
+    LOG_ERROR("gateway: sync failed on an unexpected object: {}", e.what());
+    return false;
+  }
+}
+
+bool DnsGateway::syncOnce() {
   if (!dnses_.hasSynced() || !services_.hasSynced()) return false;
   bool ok = true;
   GatewayPlan plan = planGateway(dnses_.list(), services_.list());
@@ -188,21 +206,19 @@ bool DnsGateway::syncStatuses(const GatewayPlan& plan) {
   for (const auto& want : plan.statuses) {
     auto current = dnses_.get(want.key);
     if (!current) continue;
-    const json status = current->value("status", json::object());
+    const json status = objectField(*current, "status");
     const json cond = readyCondition(status);
     const std::string wantStatus = want.ready ? "True" : "False";
-    const int64_t generation = (*current)["metadata"].value("generation", int64_t{0});
+    const int64_t generation = objectField(*current, "metadata").value("generation", int64_t{0});
     const bool same = cond.is_object() && cond.value("status", "") == wantStatus &&
                       cond.value("reason", "") == want.reason &&
                       cond.value("message", "") == want.message &&
-                      status.value("observedGeneration", int64_t{0}) == generation &&
-                      status.value("address", "") == options_.gatewayIP;
+                      status.value("observedGeneration", int64_t{0}) == generation;
     if (same) continue;
     const bool transition = !cond.is_object() || cond.value("status", "") != wantStatus;
     json updated = *current;
     updated["status"] = {
         {"observedGeneration", generation},
-        {"address", options_.gatewayIP},
         {"conditions",
          {{{"type", "Ready"},
            {"status", wantStatus},
@@ -231,7 +247,7 @@ bool DnsGateway::syncStatuses(const GatewayPlan& plan) {
 
 void DnsGateway::recordEvent(const json& dns, const std::string& type, const std::string& reason,
                              const std::string& message) {
-  const json meta = dns.value("metadata", json::object());
+  const json meta = objectField(dns, "metadata");
   const std::string ns = meta.value("namespace", "default");
   const std::string name = meta.value("name", "");
   const std::string now = formatRfc3339(Clock::now());

@@ -73,6 +73,7 @@ class DnsGateway {
 
  private:
   bool sync();
+  bool syncOnce();
   // Brings each Dns object's status to `plan`'s; false when an update must be retried.
   bool syncStatuses(const GatewayPlan& plan);
   void recordEvent(const json& dns, const std::string& type, const std::string& reason,

@@ -11,9 +11,20 @@ namespace minik8s::dns {
 
 namespace {
 
+// obj[key] when it is an object, else {}.
+json objectField(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : json::object();
+}
+
+std::string stringField(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 std::string keyOf(const json& obj) {
-  const json meta = obj.value("metadata", json::object());
-  return meta.value("namespace", "") + "/" + meta.value("name", "");
+  const json meta = objectField(obj, "metadata");
+  return stringField(meta, "namespace") + "/" + stringField(meta, "name");
 }
 
 // "ip:port" of `service`'s port `port`, or the reason it has none.
@@ -28,13 +39,17 @@ Upstream upstreamOf(const std::map<std::string, json>& services, const std::stri
   auto it = services.find(ns + "/" + name);
   if (it == services.end())
     return {"", "ServiceNotFound", fmt::format("service {}/{} not found", ns, name)};
-  const json spec = it->second.value("spec", json::object());
-  const std::string ip = spec.value("clusterIP", "");
+  const json spec = objectField(it->second, "spec");
+  const std::string ip = stringField(spec, "clusterIP");
   if (ip.empty() || ip == "None")
     return {"", "ServiceHeadless",
             fmt::format("service {}/{} has no cluster IP (headless)", ns, name)};
-  for (const auto& p : spec.value("ports", json::array())) {
-    if (p.value("port", 0) == port && p.value("protocol", "TCP") == "TCP")
+  const json ports = spec.value("ports", json::array());
+  for (const auto& p : ports.is_array() ? ports : json::array()) {
+    if (!p.is_object()) continue;
+    const json number = p.value("port", json());
+    const std::string protocol = p.contains("protocol") ? stringField(p, "protocol") : "TCP";
+    if (number.is_number_integer() && number.get<int>() == port && protocol == "TCP")
       return {fmt::format("{}:{}", ip, port), "", ""};
   }
   return {"", "ServicePortNotFound",
@@ -68,20 +83,17 @@ GatewayPlan planGateway(const std::vector<json>& dnses, const std::vector<json>&
   for (const auto& dns : sorted) {
     DnsForwardingStatus st;
     st.key = keyOf(dns);
-    const std::string ns = dns.value("metadata", json::object()).value("namespace", "");
-    const json spec = dns.value("spec", json::object());
-    const json hostJson = spec.value("host", json());
-    const std::string host = hostJson.is_string() ? hostJson.get<std::string>() : "";
+    const std::string ns = stringField(objectField(dns, "metadata"), "namespace");
+    const json spec = objectField(dns, "spec");
+    const std::string host = stringField(spec, "host");
     std::vector<std::string> problems;
     std::vector<std::string> forwarded;
     if (!host.empty()) plan.hosts.push_back(host);
     const json paths = spec.value("paths", json::array());
     for (const auto& entry : paths.is_array() ? paths : json::array()) {
       if (!entry.is_object()) continue;
-      const json pathJson = entry.value("path", json());
-      const std::string rawPath = pathJson.is_string() ? pathJson.get<std::string>() : "";
-      const json svcJson = entry.value("serviceName", json());
-      const std::string service = svcJson.is_string() ? svcJson.get<std::string>() : "";
+      const std::string rawPath = stringField(entry, "path");
+      const std::string service = stringField(entry, "serviceName");
       const json portJson = entry.value("servicePort", json());
       const int port = portJson.is_number_integer() ? portJson.get<int>() : 0;
       auto fail = [&](const std::string& reason, const std::string& message) {
