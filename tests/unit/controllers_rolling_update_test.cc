@@ -68,6 +68,13 @@ TEST(ScaleDownOldTest, UnhealthyOldReplicasGoFirstAndOldestFirst) {
   EXPECT_EQ(scaleDownOldReplicaSets({{2, 2}, {2, 2}}, {2, 2}, 4, 0), std::vector<int64_t>({0, 2}));
 }
 
+TEST(ScaleDownOldTest, StaleStatusAboveSpecCountsNoAvailability) {
+  // replicas 6, maxUnavailable 1: the old RS was just lowered to 5 but its status still says 6
+  // available; new RS 2 with 1 available. Really available once the RS acts: 5 + 1 = 6, so one
+  // more old pod may go (old 4), not two (which would leave 4 < 5 available).
+  EXPECT_EQ(scaleDownOldReplicaSets({{5, 6}}, {2, 1}, 6, 1), std::vector<int64_t>({4}));
+}
+
 TEST(PodTemplateHashTest, StableSafeAndSensitive) {
   json t = {{"metadata", {{"labels", {{"app", "web"}}}}},
             {"spec", {{"containers", {{{"name", "c"}, {"image", "nginx:1"}}}}}}};

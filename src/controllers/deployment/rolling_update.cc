@@ -29,12 +29,15 @@ std::vector<int64_t> scaleDownOldReplicaSets(const std::vector<ReplicaSetCounts>
                                              const ReplicaSetCounts& newOne, int64_t replicas,
                                              int64_t maxUnavailable) {
   std::vector<int64_t> spec;
-  int64_t oldPods = 0, allPods = newOne.specReplicas, available = newOne.availableReplicas;
+  // A ReplicaSet's status may still count pods its (just lowered) spec is about to delete: such
+  // pods are not worth any availability, or two syncs in a row would scale down twice for them.
+  int64_t oldPods = 0, allPods = newOne.specReplicas;
+  int64_t available = std::min(newOne.availableReplicas, newOne.specReplicas);
   for (const auto& rs : oldOnes) {
     spec.push_back(rs.specReplicas);
     oldPods += rs.specReplicas;
     allPods += rs.specReplicas;
-    available += rs.availableReplicas;
+    available += std::min(rs.availableReplicas, rs.specReplicas);
   }
   if (oldPods == 0) return spec;
   const int64_t minAvailable = replicas - maxUnavailable;
