@@ -277,5 +277,45 @@ TEST_F(ProxyTest, MetricsApiComputesRatesAcrossScrapes) {
             "PodMetrics");
 }
 
+TEST_F(ProxyTest, MetricsApiNodeCpuFromQueriesUnderASecondApart) {
+  addNode("n1", 10250);
+  // The node's /proc/stat figures carry no rate of their own: `kubectl top node` twice in a row
+  // (500 ms apart) must still show one, not 0.
+  auto at = [](int64_t ms, uint64_t cpu) {
+    std::string t = formatRfc3339Micro(Clock::time_point(std::chrono::milliseconds(ms)));
+    return json{{"node",
+                 {{"nodeName", "n1"},
+                  {"cpu", {{"time", t}, {"usageCoreNanoSeconds", cpu}}},
+                  {"memory", {{"time", t}, {"workingSetBytes", 1024 * 1024}}}}},
+                {"pods", json::array()}};
+  };
+  std::vector<json> scrapes = {at(1'000'000, 0), at(1'000'500, 250'000'000),
+                               at(1'000'600, 260'000'000)};
+  size_t next = 0;
+  MetricsApi metrics(registry, [&](const NodeEndpoint&) -> Result<json> { return scrapes[next]; });
+  auto nodeCpu = [&] {
+    http::Request req;
+    req.method = "GET";
+    req.path = "/apis/metrics.k8s.io/v1beta1/nodes/n1";
+    struct Capture : http::ResponseWriter {
+      void send(http::Response r) override { resp = std::move(r); }
+      bool beginStream(int, std::vector<std::pair<std::string, std::string>>) override {
+        return false;
+      }
+      bool write(std::string_view) override { return false; }
+      void end() override {}
+      bool clientGone() override { return false; }
+      http::Response resp;
+    } w;
+    EXPECT_TRUE(metrics.handle(req, w));
+    return json::parse(w.resp.body)["usage"]["cpu"].get<std::string>();
+  };
+  EXPECT_EQ(nodeCpu(), "0n");  // nothing to compare with yet
+  next = 1;
+  EXPECT_EQ(nodeCpu(), "500000000n");  // 250 ms of cpu in 500 ms
+  next = 2;
+  EXPECT_EQ(nodeCpu(), "433333333n");  // from the oldest reading: 260 ms in 600 ms
+}
+
 }  // namespace
 }  // namespace minik8s::apiserver
