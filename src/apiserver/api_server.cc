@@ -11,6 +11,7 @@
 #include "apiserver/discovery.h"
 #include "apiserver/kubernetes_service.h"
 #include "apiserver/node_proxy.h"
+#include "common/json_depth.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
@@ -358,6 +359,11 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
         options_.bearerTokens.end()) {
       return sendError(w, Status::Unauthorized("invalid bearer token"));
     }
+  }
+  if (const std::string ct = req.header("Content-Type"); !req.body.empty() &&
+      ct.find("protobuf") == std::string::npos && ct.find("yaml") == std::string::npos) {
+    // Hostile input: every handler below parses JSON bodies and walks them recursively.
+    if (Status depth = checkJsonDepth(req.body); !depth.ok()) return sendError(w, depth);
   }
   if (p == "/version" || p == "/version/") return w.send(jsonResponse(200, versionInfo()));
   if (p == "/healthz" || p == "/livez" || p == "/readyz") {

@@ -1,5 +1,7 @@
 #include "client/rest_client.h"
 
+#include "client/watch_event_decoder.h"
+
 namespace minik8s::client {
 
 namespace resources {
@@ -211,37 +213,17 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
       w->client_ = nullptr;
     }
   } unregister{canceller};
-  std::string pending;
-  Status failure;
+  WatchEventDecoder decoder;
   auto res = c.stream(
       "GET", r.path(ns) + q,
-      [&](std::string_view chunk) {
-        pending.append(chunk);
-        size_t nl;
-        while ((nl = pending.find('\n')) != std::string::npos) {
-          std::string line = pending.substr(0, nl);
-          pending.erase(0, nl + 1);
-          if (line.empty()) continue;
-          json j = json::parse(line, nullptr, false);
-          if (!j.is_object()) continue;
-          WatchEvent ev{j.value("type", ""), j.value("object", json::object())};
-          if (ev.type == "ERROR") {
-            failure = Status(ev.object.value("code", 500), ev.object.value("reason", "Unknown"),
-                             ev.object.value("message", ""));
-            return false;
-          }
-          if (!onEvent(ev)) return false;
-        }
-        return true;
-      },
-      authHeaders());
+      [&](std::string_view chunk) { return decoder.feed(chunk, onEvent); }, authHeaders());
   if (!res.ok()) {
     // Unless cancelled, the next watch (or request) goes to the next server.
     if (urls_.size() > 1 && !(canceller && canceller->cancelled())) failOver(server);
     return res.status();
   }
   if (res->status >= 300) return statusFromResponse(res->status, "");
-  return failure;
+  return decoder.failure();
 }
 
 }  // namespace minik8s::client

@@ -2,11 +2,16 @@
 //
 // The server runs one thread per connection (keep-alive supported), which keeps long-lived
 // streams (watch, logs -f) simple: a handler writes chunks from its own thread and a slow client
-// only ever blocks itself. HttpServer is thread-safe; a ResponseWriter belongs to one request and
-// is used from the handler's thread only.
+// only ever blocks itself. Hostile clients are bounded by ServerLimits: body and header size
+// (413/431 with a Status), open connections (429 beyond the bound), and read/write deadlines so a
+// slow or silent client cannot hold a thread; a running handler itself (a watch) has no deadline.
+// HttpServer is thread-safe; a ResponseWriter belongs to one request and is used from the
+// handler's thread only.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,9 +32,9 @@ struct CaseInsensitiveLess {
 };
 
 struct Request {
-  std::string method;  // "GET", "POST", ...
-  std::string target;  // raw request target: path?query
-  std::string path;    // percent-decoded path
+  std::string method;                             // "GET", "POST", ...
+  std::string target;                             // raw request target: path?query
+  std::string path;                               // percent-decoded path
   std::multimap<std::string, std::string> query;  // decoded query parameters
   std::map<std::string, std::string, CaseInsensitiveLess> headers;
   std::string body;
@@ -56,7 +61,8 @@ class ResponseWriter {
   virtual ~ResponseWriter() = default;
   virtual void send(Response response) = 0;
   // Starts a chunked response; then write() chunks and finally end().
-  virtual bool beginStream(int status, std::vector<std::pair<std::string, std::string>> headers) = 0;
+  virtual bool beginStream(int status,
+                           std::vector<std::pair<std::string, std::string>> headers) = 0;
   virtual bool write(std::string_view chunk) = 0;  // false once the client is gone
   virtual void end() = 0;
   // True when the peer closed its side (checked without blocking).
@@ -68,9 +74,21 @@ class ResponseWriter {
 
 using Handler = std::function<void(const Request&, ResponseWriter&)>;
 
+// Defaults follow kube-apiserver (3 MiB bodies, 1 MiB headers, 32 s to send the headers, 90 s
+// idle keep-alive).
+struct ServerLimits {
+  size_t maxBodyBytes = 3 * 1024 * 1024;            // larger: 413 RequestEntityTooLarge
+  size_t maxHeaderBytes = 1024 * 1024;              // larger: 431
+  size_t maxConnections = 1024;                     // beyond: 429 TooManyRequests and close
+  std::chrono::milliseconds headerTimeout{32'000};  // from the first byte (or the accept)
+  std::chrono::milliseconds bodyTimeout{60'000};    // to receive the whole body
+  std::chrono::milliseconds idleTimeout{90'000};    // between requests on a keep-alive connection
+  std::chrono::milliseconds writeTimeout{60'000};   // per response write or stream chunk
+};
+
 class Server {
  public:
-  explicit Server(Handler handler);
+  explicit Server(Handler handler, ServerLimits limits = {});
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

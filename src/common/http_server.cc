@@ -1,11 +1,15 @@
-#include <utility>
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <cerrno>
 #include <condition_variable>
+#include <limits>
+#include <sstream>
+#include <utility>
 
 #include "common/http.h"
 #include "common/logging.h"
@@ -19,7 +23,8 @@ using tcp = asio::ip::tcp;
 
 bool CaseInsensitiveLess::operator()(const std::string& a, const std::string& b) const {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) < std::tolower(static_cast<unsigned char>(y));
+    return std::tolower(static_cast<unsigned char>(x)) <
+           std::tolower(static_cast<unsigned char>(y));
   });
 }
 
@@ -117,11 +122,45 @@ std::multimap<std::string, std::string> parseQuery(std::string_view query) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+constexpr int64_t kNoDeadline = std::numeric_limits<int64_t>::max();
+
+// One accepted connection. Blocking Beast reads and writes have no timeout of their own, so each
+// blocking step arms a deadline and the server's watchdog shuts the socket down once it passes:
+// the blocked call then fails and the connection's thread ends.
+struct Connection {
+  explicit Connection(asio::io_context& io) : socket(io) {}
+  tcp::socket socket;
+  std::atomic<int64_t> deadline{kNoDeadline};  // steady_clock ticks
+
+  void arm(std::chrono::milliseconds d) {
+    deadline = (Clock::now() + d).time_since_epoch().count();
+  }
+  void disarm() { deadline = kNoDeadline; }
+};
+
+// Arms a connection's deadline for one blocking step.
+class DeadlineScope {
+ public:
+  DeadlineScope(Connection& c, std::chrono::milliseconds d) : c_(c) { c_.arm(d); }
+  ~DeadlineScope() { c_.disarm(); }
+  DeadlineScope(const DeadlineScope&) = delete;
+  DeadlineScope& operator=(const DeadlineScope&) = delete;
+
+ private:
+  Connection& c_;
+};
+
 // One connection's writer: either a whole response or a chunked stream.
 class ConnectionWriter : public ResponseWriter {
  public:
-  ConnectionWriter(tcp::socket& socket, unsigned version, bool keepAlive)
-      : socket_(socket), version_(version), keepAlive_(keepAlive) {}
+  ConnectionWriter(Connection& conn, unsigned version, bool keepAlive,
+                   std::chrono::milliseconds writeTimeout)
+      : conn_(conn),
+        socket_(conn.socket),
+        version_(version),
+        keepAlive_(keepAlive),
+        writeTimeout_(writeTimeout) {}
 
   void send(Response response) override {
     if (done_) return;
@@ -131,7 +170,10 @@ class ConnectionWriter : public ResponseWriter {
     res.keep_alive(keepAlive_);
     res.prepare_payload();
     beast::error_code ec;
-    bhttp::write(socket_, res, ec);
+    {
+      DeadlineScope deadline(conn_, writeTimeout_);
+      bhttp::write(socket_, res, ec);
+    }
     if (ec) keepAlive_ = false;
     done_ = true;
   }
@@ -144,7 +186,10 @@ class ConnectionWriter : public ResponseWriter {
     res.keep_alive(keepAlive_);
     bhttp::response_serializer<bhttp::empty_body> sr{res};
     beast::error_code ec;
-    bhttp::write_header(socket_, sr, ec);
+    {
+      DeadlineScope deadline(conn_, writeTimeout_);
+      bhttp::write_header(socket_, sr, ec);
+    }
     streaming_ = true;
     done_ = true;
     if (ec) broken_ = true;
@@ -155,7 +200,10 @@ class ConnectionWriter : public ResponseWriter {
     if (!streaming_ || broken_) return false;
     if (chunk.empty()) return true;
     beast::error_code ec;
-    asio::write(socket_, bhttp::make_chunk(asio::buffer(chunk.data(), chunk.size())), ec);
+    {
+      DeadlineScope deadline(conn_, writeTimeout_);
+      asio::write(socket_, bhttp::make_chunk(asio::buffer(chunk.data(), chunk.size())), ec);
+    }
     if (ec) broken_ = true;
     return !broken_;
   }
@@ -163,7 +211,10 @@ class ConnectionWriter : public ResponseWriter {
   void end() override {
     if (!streaming_ || broken_) return;
     beast::error_code ec;
-    asio::write(socket_, bhttp::make_chunk_last(), ec);
+    {
+      DeadlineScope deadline(conn_, writeTimeout_);
+      asio::write(socket_, bhttp::make_chunk_last(), ec);
+    }
     if (ec) broken_ = true;
     streaming_ = false;
   }
@@ -190,38 +241,124 @@ class ConnectionWriter : public ResponseWriter {
   bool taken() const { return taken_; }
 
  private:
+  Connection& conn_;
   tcp::socket& socket_;
   unsigned version_;
   bool keepAlive_;
+  std::chrono::milliseconds writeTimeout_;
   bool done_ = false;
   bool streaming_ = false;
   bool broken_ = false;
   bool taken_ = false;
 };
 
+// The Status a request that broke a limit or the HTTP syntax gets; OK for a plain disconnect or
+// a timeout (nobody is listening for an answer then).
+Status requestReadFailure(const beast::error_code& ec, const ServerLimits& limits) {
+  if (ec == bhttp::error::body_limit) {
+    return Status(413, "RequestEntityTooLarge",
+                  "Request entity too large: limit is " + std::to_string(limits.maxBodyBytes));
+  }
+  if (ec == bhttp::error::header_limit) {
+    return Status(
+        431, "RequestHeaderFieldsTooLarge",
+        "Request header fields too large: limit is " + std::to_string(limits.maxHeaderBytes));
+  }
+  if (ec.category() == bhttp::make_error_code(bhttp::error::bad_method).category() &&
+      ec != bhttp::error::end_of_stream && ec != bhttp::error::partial_message) {
+    return Status::BadRequest("malformed HTTP request: " + ec.message());
+  }
+  return Status::Ok();
+}
+
+// A complete "Connection: close" response with a Status body, for answers written outside a
+// handler (limits).
+std::string rawErrorResponse(const Status& s) {
+  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(s.code()), 11};
+  res.set(bhttp::field::content_type, "application/json");
+  if (s.code() == 429) res.set(bhttp::field::retry_after, "1");
+  res.body() = s.toJson().dump();
+  res.keep_alive(false);
+  res.prepare_payload();
+  std::ostringstream out;
+  out << res;
+  return out.str();
+}
+
 }  // namespace
 
 struct Server::Impl {
   Handler handler;
+  ServerLimits limits;
   asio::io_context io;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::thread acceptThread;
+  std::thread watchdogThread;
   std::mutex mu;
-  std::condition_variable cv;
-  std::set<std::shared_ptr<tcp::socket>> connections;
+  std::condition_variable cv;          // an active connection ended
+  std::condition_variable watchdogCv;  // stopping
+  std::set<std::shared_ptr<Connection>> connections;
+  // Refused or failed connections kept a moment after their answer, so that closing them with
+  // unread input does not reset the answer away; the watchdog drains and closes them.
+  std::vector<std::pair<std::shared_ptr<Connection>, Clock::time_point>> lingering;
   int active = 0;
   std::atomic<bool> stopping{false};
 
-  void serve(std::shared_ptr<tcp::socket> socket) {
+  // Answers a request that cannot be served and closes the connection gracefully: the peer may
+  // still be sending a body we will not read.
+  void refuse(Connection& conn, const Status& s) {
+    const std::string raw = rawErrorResponse(s);
+    beast::error_code ec;
+    {
+      DeadlineScope deadline(conn, limits.writeTimeout);
+      asio::write(conn.socket, asio::buffer(raw), ec);
+    }
+    if (ec) return;
+    conn.socket.shutdown(tcp::socket::shutdown_send, ec);
+    // Drain what the client still sends, bounded in bytes and time.
+    DeadlineScope deadline(conn, std::min(limits.bodyTimeout, std::chrono::milliseconds(5000)));
+    std::vector<char> sink(64 * 1024);
+    size_t drained = 0;
+    while (drained < limits.maxBodyBytes * 4 + sink.size()) {
+      size_t n = conn.socket.read_some(asio::buffer(sink), ec);
+      if (ec) break;
+      drained += n;
+    }
+  }
+
+  // Waits for the next request on a keep-alive connection; false when idle for too long or closed.
+  bool awaitNextRequest(Connection& conn) {
+    pollfd p{conn.socket.native_handle(), POLLIN, 0};
+    for (;;) {
+      int r = ::poll(&p, 1, static_cast<int>(limits.idleTimeout.count()));
+      if (r < 0 && errno == EINTR) continue;
+      return r > 0 && !stopping;
+    }
+  }
+
+  void serve(std::shared_ptr<Connection> conn) {
+    tcp::socket* socket = &conn->socket;
     beast::flat_buffer buffer;
     bool released = false;
-    for (;;) {
+    for (bool first = true;; first = false) {
+      if (!first && buffer.size() == 0 && !awaitNextRequest(*conn)) break;
       bhttp::request_parser<bhttp::string_body> parser;
-      parser.body_limit(64 * 1024 * 1024);
-      parser.header_limit(1024 * 1024);
+      parser.body_limit(limits.maxBodyBytes);
+      parser.header_limit(static_cast<std::uint32_t>(limits.maxHeaderBytes));
       beast::error_code ec;
-      bhttp::read(*socket, buffer, parser, ec);
-      if (ec) break;
+      {
+        // The header deadline counts from the accept (first request) or the first byte.
+        DeadlineScope deadline(*conn, limits.headerTimeout);
+        bhttp::read_header(*socket, buffer, parser, ec);
+      }
+      if (!ec && !parser.is_done()) {
+        DeadlineScope deadline(*conn, limits.bodyTimeout);
+        bhttp::read(*socket, buffer, parser, ec);
+      }
+      if (ec) {
+        if (Status s = requestReadFailure(ec, limits); !s.ok() && !stopping) refuse(*conn, s);
+        break;
+      }
       auto& msg = parser.get();
       Request req;
       req.method = std::string(msg.method_string());
@@ -236,7 +373,7 @@ struct Server::Impl {
       auto ep = socket->remote_endpoint(rec);
       if (!rec) req.remoteAddress = ep.address().to_string();
 
-      ConnectionWriter writer(*socket, msg.version(), msg.keep_alive());
+      ConnectionWriter writer(*conn, msg.version(), msg.keep_alive(), limits.writeTimeout);
       try {
         handler(req, writer);
       } catch (const std::exception& e) {
@@ -259,31 +396,81 @@ struct Server::Impl {
       // The handler owns the file descriptor now.
       socket->release();
     }
-    connections.erase(socket);
+    connections.erase(conn);
     --active;
     cv.notify_all();
   }
 
+  // Over the connection bound: answer 429 without a thread and let the watchdog close it.
+  void refuseOverLimit(std::shared_ptr<Connection> conn) {
+    const std::string raw = rawErrorResponse(
+        Status::TooManyRequests("too many open connections (limit " +
+                                std::to_string(limits.maxConnections) + "), retry later"));
+    const int fd = conn->socket.native_handle();
+    ssize_t sent = ::send(fd, raw.data(), raw.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    (void)sent;
+    ::shutdown(fd, SHUT_WR);
+    std::lock_guard lock(mu);
+    if (lingering.size() >= 64) return;  // closed right away by the destructor
+    lingering.emplace_back(std::move(conn), Clock::now() + std::chrono::seconds(1));
+  }
+
   void acceptLoop() {
     while (!stopping) {
-      auto socket = std::make_shared<tcp::socket>(io);
+      auto conn = std::make_shared<Connection>(io);
       beast::error_code ec;
-      acceptor->accept(*socket, ec);
+      acceptor->accept(conn->socket, ec);
       if (ec) {
         if (stopping) break;
+        // Out of descriptors (EMFILE) and similar: do not spin.
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
         continue;
       }
-      socket->set_option(tcp::no_delay(true), ec);
-      std::lock_guard lock(mu);
-      connections.insert(socket);
-      ++active;
-      std::thread([this, socket] { serve(socket); }).detach();
+      conn->socket.set_option(tcp::no_delay(true), ec);
+      {
+        std::lock_guard lock(mu);
+        if (static_cast<size_t>(active) < limits.maxConnections) {
+          connections.insert(conn);
+          ++active;
+          std::thread([this, conn] { serve(conn); }).detach();
+          continue;
+        }
+      }
+      refuseOverLimit(std::move(conn));
     }
+  }
+
+  // Enforces the connections' deadlines and closes lingering refused connections.
+  void watchdogLoop() {
+    auto tick = std::min({limits.headerTimeout, limits.bodyTimeout, limits.writeTimeout}) / 4;
+    tick = std::clamp(tick, std::chrono::milliseconds(5), std::chrono::milliseconds(500));
+    std::unique_lock lock(mu);
+    while (!stopping) {
+      watchdogCv.wait_for(lock, tick);
+      const auto now = Clock::now();
+      const int64_t nowTicks = now.time_since_epoch().count();
+      for (auto& c : connections) {
+        int64_t d = c->deadline.load();
+        if (d <= nowTicks && c->deadline.compare_exchange_strong(d, kNoDeadline)) {
+          ::shutdown(c->socket.native_handle(), SHUT_RDWR);
+        }
+      }
+      std::erase_if(lingering, [&](auto& entry) {
+        char sink[4096];
+        ssize_t n;
+        while ((n = ::recv(entry.first->socket.native_handle(), sink, sizeof sink, MSG_DONTWAIT)) >
+               0) {
+        }
+        return n == 0 || entry.second <= now;
+      });
+    }
+    lingering.clear();
   }
 };
 
-Server::Server(Handler handler) : impl_(std::make_unique<Impl>()) {
+Server::Server(Handler handler, ServerLimits limits) : impl_(std::make_unique<Impl>()) {
   impl_->handler = std::move(handler);
+  impl_->limits = limits;
 }
 
 Server::~Server() { stop(); }
@@ -315,6 +502,7 @@ Status Server::start(const std::string& listenAddress) {
   port_ = acceptor->local_endpoint().port();
   impl_->acceptor = std::move(acceptor);
   impl_->acceptThread = std::thread([this] { impl_->acceptLoop(); });
+  impl_->watchdogThread = std::thread([this] { impl_->watchdogLoop(); });
   return Status::Ok();
 }
 
@@ -326,10 +514,13 @@ void Server::stop() {
   impl_->acceptor->close(ec);
   if (impl_->acceptThread.joinable()) impl_->acceptThread.join();
   std::unique_lock lock(impl_->mu);
-  for (auto& s : impl_->connections) {
-    ::shutdown(s->native_handle(), SHUT_RDWR);
+  for (auto& c : impl_->connections) {
+    ::shutdown(c->socket.native_handle(), SHUT_RDWR);
   }
   impl_->cv.wait_for(lock, std::chrono::seconds(10), [&] { return impl_->active == 0; });
+  impl_->watchdogCv.notify_all();
+  lock.unlock();
+  if (impl_->watchdogThread.joinable()) impl_->watchdogThread.join();
 }
 
 }  // namespace minik8s::http

@@ -1,0 +1,34 @@
+// Resource quantities ("500m", "1.5Gi", "1e3"): parsing never crashes or overflows, a parsed
+// quantity prints a canonical form that parses back to an equal value with the same text, and
+// comparisons agree with the milli values they saturate to.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "api/quantity.h"
+#include "fuzz_check.h"
+
+using minik8s::api::Quantity;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  auto q = Quantity::parse(text);
+  if (!q.ok()) {
+    FUZZ_CHECK(q.status().code() == 400);
+    return 0;
+  }
+  const std::string printed = q->toString();
+  auto back = Quantity::parse(printed);
+  FUZZ_CHECK(back.ok());
+  FUZZ_CHECK(back->compare(*q) == 0);
+  FUZZ_CHECK(back->toString() == printed);
+  FUZZ_CHECK(q->compare(*q) == 0);
+  const int64_t milli = q->milliValue();
+  const int64_t value = q->value();
+  FUZZ_CHECK((milli > 0) == (q->sign() > 0) || milli == 0);
+  FUZZ_CHECK((value >= 0) == (q->sign() >= 0) || value == 0);
+  Quantity fromMilli = Quantity::fromMilli(milli);
+  FUZZ_CHECK(fromMilli.milliValue() == milli);
+  (void)Quantity::fromJson(minik8s::json(std::string(text)));
+  return 0;
+}
