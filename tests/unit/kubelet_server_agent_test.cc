@@ -269,8 +269,8 @@ TEST(CtrExecBackendTest, RuncExecWhenTheContainerStateIsFound) {
   EXPECT_EQ(backend.commandLine(spec, "e1"),
             (std::vector<std::string>{"runc", "--root", backend.runcRoot(), "exec", "abc", "cat",
                                       "/etc/hostname"}));
-  spec.tty = true;
-  EXPECT_EQ(backend.commandLine(spec, "e1")[4], "-t");
+  spec.tty = true;  // terminals go through ctr
+  EXPECT_EQ(backend.commandLine(spec, "e1")[0], "ctr");
   spec.containerId = "other";  // not in this runc root: through containerd's task API
   spec.tty = false;
   EXPECT_EQ(backend.commandLine(spec, "e1"),

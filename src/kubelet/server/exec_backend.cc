@@ -196,10 +196,10 @@ std::vector<std::string> CtrExecBackend::commandLine(const ExecSpec& spec,
                                                      const std::string& execId) const {
   std::error_code ec;
   const std::string root = runcRoot();
-  if (std::filesystem::exists(root + "/" + spec.containerId + "/state.json", ec)) {
-    std::vector<std::string> argv = {"runc", "--root", root, "exec"};
-    if (spec.tty) argv.push_back("-t");
-    argv.push_back(spec.containerId);
+  // Terminals keep the ctr path: runc's own foreground console echoed a stray ^@ at the start
+  // of a session, and interactive sessions do not race with a fast exit.
+  if (!spec.tty && std::filesystem::exists(root + "/" + spec.containerId + "/state.json", ec)) {
+    std::vector<std::string> argv = {"runc", "--root", root, "exec", spec.containerId};
     argv.insert(argv.end(), spec.command.begin(), spec.command.end());
     return argv;
   }

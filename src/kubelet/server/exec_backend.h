@@ -6,13 +6,13 @@
 // compression. `ctr tasks exec` reaches the same containerd task API (same namespaces, cgroup,
 // rootfs, user and environment as the container) with plain pipes or a terminal, which is what
 // the session needs. CtrExecBackend does that; but ctr cancels its output copy when the process
-// exits, so under load the last output of a short command can be lost. When the container's runc
-// state is where the agent's own containerd keeps it (<socket dir>/runc/<namespace>/<id>),
-// CtrExecBackend therefore runs `runc exec` on it instead: the process inherits the pipes or the
-// terminal directly (same namespaces, cgroups, user, env and cwd from the container's spec), so
-// nothing is copied and nothing lost; tests use LocalExecBackend (the command runs on
-// the host) to pin the protocol without containerd. Implementations are thread-safe; an
-// ExecProcess is driven by one session.
+// exits, so under load the last output of a short command can be lost. So for commands without
+// a terminal, when the container's runc state is where the agent's own containerd keeps it
+// (<socket dir>/runc/<namespace>/<id>), CtrExecBackend runs `runc exec` on it instead: the
+// process inherits the pipes directly (same namespaces, cgroups, user, env and cwd from the
+// container's spec), so nothing is copied and nothing lost. Tests use LocalExecBackend (the
+// command runs on the host) to pin the protocol without containerd. Implementations are
+// thread-safe; an ExecProcess is driven by one session.
 #pragma once
 
 #include <cstdint>
@@ -65,7 +65,8 @@ class CtrExecBackend : public ExecBackend {
   CtrExecBackend(std::string containerdAddress, std::string ctrPath = "ctr",
                  std::string containerdNamespace = "k8s.io");
   Result<std::unique_ptr<ExecProcess>> start(const ExecSpec& spec) override;
-  // `runc exec` when the container's runc state exists (see above), else `ctr tasks exec`.
+  // `runc exec` without a terminal when the container's runc state exists (see above), else
+  // `ctr tasks exec`.
   std::vector<std::string> commandLine(const ExecSpec& spec, const std::string& execId) const;
   // Where containerd's runc shim keeps its containers' state for this address and namespace.
   std::string runcRoot() const;
