@@ -54,10 +54,17 @@ expect_contains "$(kubectl get hpa burn)" "%/50%" "TARGETS shows a cpu percentag
 
 step "kubectl top shows real figures"
 wait_for 30 bash -c "kubectl top node --no-headers | grep -q node-3"
+sleep 1  # the first query has no earlier reading to take a cpu rate from
 top=$(kubectl top node --no-headers)
 echo "$top"
-expect_eq "$(awk '$2 ~ /^[0-9]+m$/ && $4 ~ /^[1-9][0-9]*Mi$/ {n++} END {print n+0}' <<<"$top")" "3" \
-  "three nodes with cpu in millicores and non-zero memory"
+expect_eq "$(awk '$2 ~ /^[1-9][0-9]*m$/ && $4 ~ /^[1-9][0-9]*Mi$/ {n++} END {print n+0}' <<<"$top")" \
+  "3" "three nodes with non-zero cpu and memory"
+top=$(kubectl top node --no-headers)  # at once again: still a real rate
+expect_eq "$(awk '$2 ~ /^[1-9][0-9]*m$/ {n++} END {print n+0}' <<<"$top")" "3" \
+  "non-zero node cpu on a query right after another"
+top=$(kubectl top pod --no-headers)
+echo "$top"
+expect_contains "$top" "$burner" "kubectl top pod lists the burner"
 
 step "load: the HPA scales burn up to 4 within a minute"
 kubectl exec "$burner" -- touch /tmp/burn || fail "could not start the load"
@@ -68,8 +75,11 @@ until [[ $(spec_replicas burn) == 4 ]] || ((SECONDS - t0 > 60)); do
   sleep 1
 done
 expect_eq "$(spec_replicas burn)" "4" "burn replicas within a minute of load"
-echo "scaled to $(spec_replicas burn) in $((SECONDS - t0)) s; TARGETS under load: $seen"
-[[ -n "$seen" ]] || fail "TARGETS never showed the load above 50%"
+echo "scaled to $(spec_replicas burn) in $((SECONDS - t0)) s; TARGETS above target seen: '$seen'"
+# One burning pod (~200m) over four pods' requests (400m): TARGETS shows that real load.
+wait_for 20 bash -c "kubectl get hpa burn --no-headers | grep -Eq 'cpu: ([3-9][0-9]|[1-9][0-9][0-9]+)%/50%'" ||
+  fail "TARGETS does not show the load: $(targets burn)"
+echo "TARGETS with 4 replicas: $(targets burn)"
 top=$(kubectl top pod "$burner" --no-headers)
 echo "top: $top"
 cpu=$(awk '{print $2}' <<<"$top"); cpu=${cpu%m}
