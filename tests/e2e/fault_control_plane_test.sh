@@ -10,7 +10,7 @@ set +e
 DOWN_SECONDS=${DOWN_SECONDS:-8}
 
 step "a 2-node cluster, a 2-replica web Deployment behind a Service, a prober on node-1"
-start_cluster ha 172.29.106 2 || exit 1
+start_fault_cluster ha 172.29.106 2 || exit 1
 web_app web 2 || fail "web endpoints"
 start_prober node-1 "http://$WEB_CIP/"
 sleep 2

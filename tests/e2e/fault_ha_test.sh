@@ -12,7 +12,7 @@ set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
 step "cluster up --ha: 3 etcd members, 2 servers, 2 nodes"
-start_cluster ha2 172.29.107 2 --ha || exit 1
+start_fault_cluster ha2 172.29.107 2 --ha || exit 1
 out=$(cluster_cmd status)
 echo "$out"
 expect_contains "$out" "server 1" "a second server"

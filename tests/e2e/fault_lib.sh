@@ -90,3 +90,12 @@ pod_containers() {
 
 # elapsed SINCE: seconds (one decimal) since SINCE (a `date +%s.%N` value).
 elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+# start_cluster with an EXIT trap that keeps the script's exit status: lib.sh's trap runs
+# cluster_down_quiet before cleanup, whose `$?` is then cluster_down_quiet's (0), not ours.
+start_fault_cluster() {
+  local rc=0
+  start_cluster "$@" || rc=1
+  trap 'fault_rc=$?; cluster_down_quiet; (exit $fault_rc); cleanup' EXIT
+  return $rc
+}

@@ -10,7 +10,7 @@ set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
 step "a 2-node cluster, web on both nodes, a prober on node-1"
-start_cluster ha 172.29.106 2 || exit 1
+start_fault_cluster ha 172.29.106 2 || exit 1
 web_app web 2 || fail "web endpoints"
 start_prober node-1 "http://$WEB_CIP/"
 before=$(pod_containers app=web)

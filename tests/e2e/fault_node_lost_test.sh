@@ -11,7 +11,7 @@ GRACE=${GRACE:-15s}  # above the 10 s node Lease renewal
 EVICTION=${EVICTION:-3s}
 
 step "a 3-node cluster (grace $GRACE, eviction $EVICTION), web on every node, a prober on node-1"
-start_cluster ha 172.29.106 3 --server-arg=--node-monitor-grace-period=$GRACE \
+start_fault_cluster ha 172.29.106 3 --server-arg=--node-monitor-grace-period=$GRACE \
   --server-arg=--pod-eviction-timeout=$EVICTION || exit 1
 web_app web 3 || fail "web endpoints"
 before=$(pod_containers app=web)
