@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/quantity.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "common/yaml_json.h"
@@ -74,7 +75,8 @@ std::string detectHostIP() {
 }
 
 // node.yaml: name, token, labels (map), taints (list of {key, value, effect}), address,
-// podCIDR, networkBackend, clusterDNS (list or string), clusterDomain, maxPods, cgroupRoot.
+// podCIDR, networkBackend, capacity (map of quantities), clusterDNS (list or string),
+// clusterDomain, maxPods, cgroupRoot.
 Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
                        NodeConfigExtras& extras) {
   std::ifstream in(path);
@@ -95,6 +97,16 @@ Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
         if (!t.is_object() || !t.contains("key") || !t.contains("effect"))
           return Status::BadRequest(path + ": every taint needs key and effect");
         extras.taints.push_back(t);
+      }
+    }
+    if (c.contains("capacity")) {
+      if (!c["capacity"].is_object())
+        return Status::BadRequest(path + ": capacity must be a mapping such as {cpu: \"2\"}");
+      for (const auto& [k, v] : c["capacity"].items()) {
+        const std::string q = v.is_string() ? v.get<std::string>() : v.dump();
+        if (!api::Quantity::parse(q).ok())
+          return Status::BadRequest(path + ": capacity." + k + ": invalid quantity " + q);
+        o.capacityOverrides[k] = q;
       }
     }
     if (c.contains("labels") && c["labels"].is_object())

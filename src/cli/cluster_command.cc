@@ -43,6 +43,8 @@ struct ClusterFlags {
   int registryPort = 5000;
   int timeoutSeconds = 180;
   std::string nodeName;  // add-node / remove-node
+  // add-node: node.yaml settings (k=v labels, k[=v]:Effect taints, resource=quantity capacity)
+  std::vector<std::string> labels, taints, capacity;
   bool purge = false;
   std::vector<std::string> serverArgs;  // appended to the server's command line (tests)
   bool ha = false;   // 3 etcd members, `servers` API servers, a balancer for kubectl
@@ -395,7 +397,40 @@ std::string joinToken(const Layout& l) {
   return t;
 }
 
-Result<pid_t> startNode(const Layout& l, const std::string& name, const std::string& ip) {
+// node.yaml entries from --label/--taint/--capacity (BadRequest when malformed).
+Result<json> nodeConfigExtras(const ClusterFlags& f) {
+  json extras = {{"labels", json::object()}, {"taints", json::array()},
+                 {"capacity", json::object()}};
+  auto split = [](const std::string& s, char sep) -> std::pair<std::string, std::string> {
+    const size_t at = s.find(sep);
+    if (at == std::string::npos) return {s, ""};
+    return {s.substr(0, at), s.substr(at + 1)};
+  };
+  for (const auto& l : f.labels) {
+    auto [k, v] = split(l, '=');
+    if (k.empty()) return Status::BadRequest("--label wants key=value, got " + l);
+    extras["labels"][k] = v;
+  }
+  for (const auto& c : f.capacity) {
+    auto [k, v] = split(c, '=');
+    if (k.empty() || v.empty()) return Status::BadRequest("--capacity wants resource=quantity");
+    extras["capacity"][k] = v;
+  }
+  for (const auto& t : f.taints) {
+    auto [kv, effect] = split(t, ':');
+    auto [k, v] = split(kv, '=');
+    if (k.empty() || (effect != "NoSchedule" && effect != "PreferNoSchedule" &&
+                      effect != "NoExecute"))
+      return Status::BadRequest("--taint wants key[=value]:NoSchedule|PreferNoSchedule|NoExecute");
+    json taint = {{"key", k}, {"effect", effect}};
+    if (!v.empty()) taint["value"] = v;
+    extras["taints"].push_back(taint);
+  }
+  return extras;
+}
+
+Result<pid_t> startNode(const Layout& l, const std::string& name, const std::string& ip,
+                        const json& extras = json::object()) {
   Status s = l.ns->addNode(name, ip);
   if (!s.ok()) return s;
   // `ip netns exec` in the node resolves through the node's cluster DNS (Dns hosts too).
@@ -411,6 +446,15 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
                  {"clusterDNS", json::array({"10.96.0.10"})},
                  {"cgroupRoot", fmt::format("/minik8s/{}-{}/kubepods", l.flags.prefix, name)},
                  {"labels", json::object()}};
+  // A restarted node keeps what it was added with (labels, taints, capacity).
+  if (extras.empty()) {
+    std::ifstream in(dir + "/node.yaml");
+    json old = json::parse(in, nullptr, false);
+    if (old.is_object())
+      for (const char* k : {"labels", "taints", "capacity", "networkBackend"})
+        if (old.contains(k)) config[k] = old[k];
+  }
+  for (const auto& [k, v] : extras.items()) config[k] = v;
   // node.yaml is YAML; JSON is YAML too.
   std::ofstream(dir + "/node.yaml", std::ios::trunc) << config.dump(2) << "\n";
   ::chmod((dir + "/node.yaml").c_str(), 0600);
@@ -777,9 +821,15 @@ int addNode(const Layout& l) {
     std::cerr << "node " << name << " already exists\n";
     return 1;
   }
+  auto extras = nodeConfigExtras(l.flags);
+  if (!extras.ok()) {
+    std::cerr << extras.status().message() << "\n";
+    return 1;
+  }
+  if (state.contains("networkBackend")) (*extras)["networkBackend"] = state["networkBackend"];
   const auto t0 = Clock::now();
   const std::string ip = l.ns->nodeIp(index);
-  auto pid = startNode(l, name, ip);
+  auto pid = startNode(l, name, ip, *extras);
   if (!pid.ok()) {
     std::cerr << "cannot start node " << name << ": " << pid.status().message() << "\n";
     return 1;
@@ -893,6 +943,10 @@ void addClusterCommand(CLI::App& app) {
   auto* add = cluster->add_subcommand("add-node", "Add a node to the running cluster");
   common(add);
   add->add_option("--name", f->nodeName, "Node name (default node-<n>)");
+  add->add_option("--label", f->labels, "Node label key=value (repeatable)");
+  add->add_option("--taint", f->taints, "Node taint key[=value]:Effect (repeatable)");
+  add->add_option("--capacity", f->capacity,
+                  "Advertised capacity resource=quantity, e.g. cpu=1 (repeatable)");
   add->add_option("--timeout", f->timeoutSeconds, "Seconds to wait")->capture_default_str();
   add->callback([f] { std::exit(runCluster("add-node", *f)); });
   // Run by `up --ha` itself: the TCP balancer in front of the API servers.

@@ -1,3 +1,5 @@
+#include "common/http.h"
+
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -11,7 +13,6 @@
 #include <sstream>
 #include <utility>
 
-#include "common/http.h"
 #include "common/logging.h"
 
 namespace minik8s::http {

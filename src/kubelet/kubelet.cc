@@ -59,6 +59,7 @@ Status Kubelet::start() {
   nso.podCIDR = options_.podCIDR;
   nso.maxPods = options_.maxPods;
   nso.kubeletPort = options_.kubeletPort;
+  nso.capacityOverrides = options_.capacityOverrides;
   nso.containerRuntimeVersion = runtimeVersion;
   nodeStatus_ = std::make_unique<NodeStatus>(client_, nso, collectMachineInfo());
   if (options_.registerNode) {

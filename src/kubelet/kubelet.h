@@ -49,6 +49,7 @@ struct KubeletOptions {
   std::vector<std::string> clusterDNS;
   std::string clusterDomain = "cluster.local";
   int maxPods = 110;
+  std::map<std::string, std::string> capacityOverrides;  // node.yaml `capacity`
   int kubeletPort = 10250;
   int workers = 4;
   std::chrono::milliseconds relistPeriod{1000};

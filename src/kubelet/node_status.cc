@@ -72,6 +72,7 @@ json NodeStatus::buildNode(bool ready, const std::string& message, const std::st
   json capacity = {{"cpu", std::to_string(machine_.cpuCores)},
                    {"memory", memKi},
                    {"pods", std::to_string(options_.maxPods)}};
+  for (const auto& [resource, quantity] : options_.capacityOverrides) capacity[resource] = quantity;
   json addresses = json::array();
   if (!options_.hostIP.empty())
     addresses.push_back({{"type", "InternalIP"}, {"address", options_.hostIP}});

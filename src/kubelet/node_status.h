@@ -31,6 +31,9 @@ struct NodeStatusOptions {
   std::string podCIDR;
   int maxPods = 110;
   int kubeletPort = 10250;
+  // From the config file (`capacity: {cpu: "2", memory: 4Gi}`): replace what the machine reports,
+  // in capacity and allocatable, e.g. to give a node a share of the machine.
+  std::map<std::string, std::string> capacityOverrides;
   std::string containerRuntimeVersion = "containerd://unknown";
   std::string kubeletVersion = "v1.32.0-minik8s";
 };

@@ -69,7 +69,10 @@ out=$(ip netns exec mkt1-node-1 timeout 5 wget -q -O - "http://${IP[3]}:8080/" 2
 expect_eq "$out" "hello from web-3" "node-1 namespace -> web-3"
 
 step "add a 4th node and reach it"
-cluster add-node --timeout 120 || tail -20 "$CL_DIR/logs/node-4.log"
+cluster add-node --timeout 120 --label disk=ssd --capacity cpu=3 --capacity memory=2Gi \
+  --taint dedicated=edge:PreferNoSchedule || tail -20 "$CL_DIR/logs/node-4.log"
+out=$(kubectl get node node-4 -o jsonpath='{.metadata.labels.disk} {.status.capacity.cpu} {.status.allocatable.memory} {.spec.taints[0].key}={.spec.taints[0].value}:{.spec.taints[0].effect}')
+expect_eq "$out" "ssd 3 2Gi dedicated=edge:PreferNoSchedule" "node-4's config: label, capacity, taint"
 web_pod web-4 node-4 | kubectl apply -f - >/dev/null
 wait_for 90 bash -c "[[ \$(kubectl get pod web-4 -o jsonpath='{.status.phase}') == Running ]]"
 ip4=$(kubectl get pod web-4 -o jsonpath='{.status.podIP}')

@@ -125,7 +125,8 @@ start_cluster() {
   CL_DIR=/tmp/minik8s-e2e-$CL_PREFIX
   CL_ARGS=(--data-dir "$CL_DIR" --prefix "$CL_PREFIX" --underlay "$CL_SUBNET.0/24")
   "$MINIK8S_BIN" cluster down --purge "${CL_ARGS[@]}" >/dev/null 2>&1 || true
-  trap 'cluster_down_quiet; cleanup' EXIT
+  # Keep the script's exit status for cleanup (it reports failures by it).
+  trap 'rc=$?; cluster_down_quiet; (exit $rc); cleanup' EXIT
   local start=$SECONDS
   if ! "$MINIK8S_BIN" cluster up "${CL_ARGS[@]}" --nodes "$nodes" --timeout 240 "$@"; then
     tail -n 30 "$CL_DIR"/logs/*.log
