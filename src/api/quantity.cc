@@ -233,6 +233,9 @@ Result<Quantity> Quantity::parse(std::string_view text) {
   q.exponent_ = static_cast<int32_t>(exponent);
   q.normalize();
   if (q.isZero()) return q;
+  // Trailing zeros move into the exponent: keep the printed form parseable (fuzzing found
+  // "1000E1000000000", printed with an exponent beyond the limit).
+  if (q.exponent_ > kMaxExponent) return Status::BadRequest(std::string(kBadSuffix));
 
   // Round anything finer than 1n up (away from zero): asking for a sliver gets a sliver.
   if (q.exponent_ < kNanoExponent) {

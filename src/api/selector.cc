@@ -53,7 +53,8 @@ bool isDns1123Subdomain(std::string_view s) {
 }
 
 std::string invalid(std::string_view field, std::string_view value, std::string_view detail) {
-  return std::string(field) + ": Invalid value: " + json(std::string(value)).dump() + ": " +
+  return std::string(field) + ": Invalid value: " +
+         json(std::string(value)).dump(-1, ' ', false, json::error_handler_t::replace) + ": " +
          std::string(detail);
 }
 
@@ -403,14 +404,16 @@ Status LabelSelector::add(Requirement r) {
     case Operator::kDoubleEquals:
     case Operator::kNotEquals:
       if (r.values.size() != 1) {
-        errors.push_back("values: Invalid value: " + json(r.values).dump() +
+        errors.push_back("values: Invalid value: " +
+                         json(r.values).dump(-1, ' ', false, json::error_handler_t::replace) +
                          ": exact-match compatibility requires one single value");
       }
       break;
     case Operator::kExists:
     case Operator::kDoesNotExist:
       if (!r.values.empty()) {
-        errors.push_back("values: Invalid value: " + json(r.values).dump() +
+        errors.push_back("values: Invalid value: " +
+                         json(r.values).dump(-1, ' ', false, json::error_handler_t::replace) +
                          ": values set must be empty for exists and does not exist");
       }
       break;
@@ -418,10 +421,12 @@ Status LabelSelector::add(Requirement r) {
     case Operator::kLessThan: {
       int64_t ignored = 0;
       if (r.values.size() != 1) {
-        errors.push_back("values: Invalid value: " + json(r.values).dump() +
+        errors.push_back("values: Invalid value: " +
+                         json(r.values).dump(-1, ' ', false, json::error_handler_t::replace) +
                          ": for 'Gt', 'Lt' operators, exactly one value is required");
       } else if (!parseInt64(r.values[0], ignored)) {
-        errors.push_back("values[0]: Invalid value: " + json(r.values[0]).dump() +
+        errors.push_back("values[0]: Invalid value: " +
+                         json(r.values[0]).dump(-1, ' ', false, json::error_handler_t::replace) +
                          ": for 'Gt', 'Lt' operators, the value must be an integer");
       }
       break;
@@ -489,7 +494,8 @@ Result<LabelSelector> LabelSelector::fromJson(const json& obj) {
       } else if (op == "DoesNotExist") {
         r.op = Operator::kDoesNotExist;
       } else {
-        return Status::BadRequest(json(op).dump() + " is not a valid label selector operator");
+        return Status::BadRequest(json(op).dump(-1, ' ', false, json::error_handler_t::replace) +
+                                  " is not a valid label selector operator");
       }
       if (auto values = expr.find("values"); values != expr.end() && values->is_array()) {
         for (const auto& v : *values) {

@@ -29,7 +29,7 @@ ninja -C "$build" -j2 "${targets[@]/%/_fuzz}"
 
 failed=0
 for t in "${targets[@]}"; do
-  bin=$build/tests/fuzz/${t}_fuzz
+  bin=$build/bin/${t}_fuzz
   regressions=$src/tests/fuzz/regressions/$t
   if compgen -G "$regressions/*" >/dev/null; then
     echo "== $t: regression inputs"
