@@ -9,8 +9,9 @@ PACKAGES=(
   libboost-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libsqlite3-dev libssl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
+  clang libclang-rt-14-dev  # libFuzzer targets (tests/fuzz)
   # run and test
-  etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps
+  etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps bc
   containerd runc containernetworking-plugins docker-registry busybox-static iptables
   dnsmasq-base  # cluster DNS: the binary only, no system service holding port 53
   nginx  # the Dns gateway (host/path forwarding), run by each agent in its node namespace
@@ -33,7 +34,7 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/d
 fi
 # Likewise the packaged containerd and registry services: every minik8s node runs its own
 # containerd, and the cluster registry is started by minik8s.
-for svc in containerd docker-registry; do
+for svc in containerd docker-registry nginx; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi
