@@ -135,8 +135,8 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
                        dir + "/server.log");
   client::RestClient rest(url);
   bool ready = false;
-  for (int i = 0; i < 200 && !ready; ++i) {
-    ready = rest.request("GET", "/readyz").ok();
+  for (int i = 0; i < 600 && !ready; ++i) {
+    ready = rest.request("GET", "/version").ok();  // JSON (/readyz answers plain "ok")
     if (!ready) std::this_thread::sleep_for(50ms);
   }
   if (!ready) {
