@@ -274,6 +274,15 @@ void emit(YAML::Emitter& out, const json& v) {
 }  // namespace
 
 Result<std::vector<json>> parseYamlDocuments(const std::string& text) {
+  // YAML allows only printable characters (plus tab and line breaks), as go-yaml enforces;
+  // yaml-cpp would take a NUL or other control byte into a scalar that cannot be written back.
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+      return Status::BadRequest("invalid YAML: control characters are not allowed (byte " +
+                                std::to_string(i) + ")");
+    }
+  }
   try {
     std::istringstream in(text);
     YAML::Parser parser(in);

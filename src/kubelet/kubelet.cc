@@ -189,7 +189,17 @@ void Kubelet::nodeLoop() {
     if (!s.ok()) LOG_WARN("node lease: {}", s.message());
     auto rs = runtime_.status();
     bool ready = rs.ok();
-    if (ready != lastReady || std::chrono::steady_clock::now() >= nextStatus) {
+    // The node lifecycle controller marks a silent node Unknown: say how we are at once instead
+    // of at the next periodic status (which could be a minute away).
+    bool apiDiffers = false;
+    if (auto node = client_.get(client::resources::kNodes, "", options_.nodeName); node.ok()) {
+      std::string shown;
+      for (const auto& c :
+           node->value("status", json::object()).value("conditions", json::array()))
+        if (c.value("type", "") == "Ready") shown = c.value("status", "");
+      apiDiffers = shown != (ready ? "True" : "False");
+    }
+    if (apiDiffers || ready != lastReady || std::chrono::steady_clock::now() >= nextStatus) {
       s = nodeStatus_->updateStatus(ready, ready ? "" : "container runtime is down");
       if (!s.ok()) LOG_WARN("node status: {}", s.message());
       nextStatus = std::chrono::steady_clock::now() + options_.nodeStatusPeriod;
