@@ -22,6 +22,7 @@ agent_cleanup() {
   for p in $(pgrep -f "containerd-shim.*$AGENT_DIR" 2>/dev/null); do kill -9 "$p" 2>/dev/null || true; done
   grep " $AGENT_DIR" /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   [[ -n "${MADE_CNI0:-}" ]] && ip link del cni0 2>/dev/null || true
+  host_cni_cleanup
   # The node's cgroup tree (rmdir removes only empty cgroups: nothing that still runs).
   find /sys/fs/cgroup/*/minik8s/node-1 -depth -type d -exec rmdir {} + 2>/dev/null || true
 }

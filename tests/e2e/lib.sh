@@ -146,3 +146,23 @@ cluster_down_quiet() {
 }
 # node_ns NODE: the network namespace name of a cluster node (for ip -n / nsenter).
 node_ns() { echo "$CL_PREFIX-$1"; }
+
+# host_cni_cleanup: what the CNI plugins of an agent run in the host namespace left in the host's
+# nat table: per-pod masquerade rules and chains of our "minik8s" network, and portmap's
+# CNI-HOSTPORT-* chains once no pod uses them.
+host_cni_cleanup() {
+  local line c
+  iptables-save -t nat | grep -- '-A POSTROUTING' | grep 'name: \\"minik8s\\"' | sed 's/^-A /-D /' |
+    while read -r line; do eval iptables -w -t nat "$line" 2>/dev/null || true; done
+  for c in $(iptables-save -t nat | grep -o '^:CNI-[0-9a-f]\{24\}' | tr -d ':'); do
+    iptables -w -t nat -F "$c" 2>/dev/null; iptables -w -t nat -X "$c" 2>/dev/null || true
+  done
+  if ! iptables-save -t nat | grep -q -- '-A CNI-DN-'; then
+    iptables -w -t nat -D PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null || true
+    iptables -w -t nat -D OUTPUT -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null || true
+    iptables -w -t nat -D POSTROUTING -m comment --comment "CNI portfwd requiring masquerade" -j CNI-HOSTPORT-MASQ 2>/dev/null || true
+    for c in CNI-HOSTPORT-DNAT CNI-HOSTPORT-MASQ CNI-HOSTPORT-SETMARK; do
+      iptables -w -t nat -F "$c" 2>/dev/null; iptables -w -t nat -X "$c" 2>/dev/null || true
+    done
+  fi
+}
