@@ -15,6 +15,8 @@ YAML
 done
 kubectl wait --for=condition=Ready pod/w1 pod/w2 --timeout=90s
 ip2=$(kubectl get pod w2 -o jsonpath='{.status.podIP}')
+# Ready without a readiness probe means started: httpd may need a moment to listen.
+wait_for 20 bash -c "kubectl exec w1 -- timeout 3 wget -q -O - http://$ip2:8080/i.html | grep -q 'hi from w2'"
 expect_eq "$(kubectl exec w1 -- timeout 5 wget -q -O - http://$ip2:8080/i.html)" "hi from w2" "host-gw cross-node"
 expect_contains "$(ip -n hgw-node-1 route show proto 107)" "via 172.29.120.3" "route via the peer"
 must_fail ip -n hgw-node-1 link show vxlan0

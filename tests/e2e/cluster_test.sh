@@ -55,6 +55,10 @@ expect_contains "$out" "PodCIDR:" "describe node: podCIDR"
 expect_contains "$out" "default                     web-2" "describe node: its pods"
 expect_contains "$out" "Allocated resources" "describe node: requests"
 step "every pod reaches the other two by pod IP (cross-node, VXLAN)"
+# Ready without a readiness probe means started: give httpd a moment to listen.
+for n in 1 2 3; do
+  wait_for 20 bash -c "kubectl exec web-$n -- timeout 3 wget -q -O - http://127.0.0.1:8080/ | grep -q hello"
+done
 for a in 1 2 3; do for b in 1 2 3; do
   [[ $a == "$b" ]] && continue
   out=$(kubectl exec "web-$a" -- timeout 5 wget -q -O - "http://${IP[$b]}:8080/" 2>&1)
