@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <thread>
 
 namespace minik8s {
 
@@ -24,7 +28,8 @@ Result<CommandResult> runProgram(const std::vector<std::string>& argv,
                                  const std::string& stdinText) {
   if (argv.empty()) return Status::BadRequest("runProgram: empty command");
   int outPipe[2], inPipe[2];
-  if (::pipe2(outPipe, O_CLOEXEC) != 0) return Status::Internal("pipe: " + std::string(strerror(errno)));
+  if (::pipe2(outPipe, O_CLOEXEC) != 0)
+    return Status::Internal("pipe: " + std::string(strerror(errno)));
   if (::pipe2(inPipe, O_CLOEXEC) != 0) {
     ::close(outPipe[0]);
     ::close(outPipe[1]);
@@ -94,8 +99,22 @@ Result<CommandResult> runProgram(const std::vector<std::string>& argv,
   return result;
 }
 
-Result<std::string> runChecked(const std::vector<std::string>& argv,
-                               const std::string& stdinText) {
+void stopLeftoverProcess(const std::string& pidFile, const std::string& marker,
+                         bool killAfterGrace) {
+  if (pidFile.empty()) return;
+  std::ifstream in(pidFile);
+  pid_t pid = 0;
+  if (!(in >> pid) || pid <= 1) return;
+  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
+  std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+  if (line.find(marker) == std::string::npos) return;
+  ::kill(pid, SIGTERM);
+  for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (killAfterGrace && ::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
+}
+
+Result<std::string> runChecked(const std::vector<std::string>& argv, const std::string& stdinText) {
   auto r = runProgram(argv, stdinText);
   if (!r.ok()) return r.status();
   if (r->exitCode != 0) {

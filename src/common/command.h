@@ -23,6 +23,12 @@ Result<CommandResult> runProgram(const std::vector<std::string>& argv,
 Result<std::string> runChecked(const std::vector<std::string>& argv,
                                const std::string& stdinText = "");
 
+// Ends a daemon an earlier, killed owner left running: the PID in `pidFile`, only if its command
+// line mentions `marker` (guards against a reused PID). SIGTERM, up to 2 s, then SIGKILL when
+// `killAfterGrace`. Returns at once when the file or the process is missing.
+void stopLeftoverProcess(const std::string& pidFile, const std::string& marker,
+                         bool killAfterGrace);
+
 // "ip link add ..." for messages.
 std::string commandLine(const std::vector<std::string>& argv);
 

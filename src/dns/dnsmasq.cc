@@ -6,10 +6,9 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <thread>
 
+#include "common/command.h"
 #include "fmt/format.h"
 
 namespace minik8s::dns {
@@ -37,27 +36,10 @@ std::vector<std::string> dnsmasqArgs(const DnsmasqConfig& c) {
   };
 }
 
-namespace {
-// A dnsmasq of an earlier agent (killed without stopping it) still holds port 53: end it. Its
-// command line names our pid file, which guards against a reused PID.
-void stopLeftover(const std::string& pidFile) {
-  if (pidFile.empty()) return;
-  std::ifstream in(pidFile);
-  pid_t pid = 0;
-  if (!(in >> pid) || pid <= 1) return;
-  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-  if (line.find(pidFile) == std::string::npos) return;
-  ::kill(pid, SIGTERM);
-  for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  if (::kill(pid, 0) == 0) ::kill(pid, SIGKILL);
-}
-}  // namespace
-
 Status Dnsmasq::start() {
   if (running()) return Status::Ok();
-  stopLeftover(config_.pidFile);
+  // A dnsmasq of an earlier agent (killed without stopping it) still holds port 53.
+  stopLeftoverProcess(config_.pidFile, config_.pidFile, /*killAfterGrace=*/true);
   std::vector<std::string> argv = dnsmasqArgs(config_);
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(a.data());

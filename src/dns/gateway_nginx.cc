@@ -28,20 +28,6 @@ std::vector<std::string> argsFor(const GatewayNginxConfig& c, const std::string&
   return argv;
 }
 
-// An nginx of an earlier agent (killed without stopping it) still holds the port: end it. Its
-// command line names our run directory, which guards against a reused PID.
-void stopLeftover(const std::string& pidFile) {
-  std::ifstream in(pidFile);
-  pid_t pid = 0;
-  if (!(in >> pid) || pid <= 1) return;
-  std::ifstream cmd("/proc/" + std::to_string(pid) + "/cmdline");
-  std::string line((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-  if (line.find(fs::path(pidFile).parent_path().string()) == std::string::npos) return;
-  ::kill(pid, SIGTERM);
-  for (int i = 0; i < 200 && ::kill(pid, 0) == 0; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-}
-
 }  // namespace
 
 std::vector<std::string> nginxArgs(const GatewayNginxConfig& config,
@@ -74,7 +60,10 @@ Status GatewayNginx::writeConfig(const std::string& text) {
 Status GatewayNginx::start() {
   if (running()) return Status::Ok();
   const std::string pidFile = config_.runDir + "/nginx.pid";
-  stopLeftover(pidFile);
+  // An nginx of an earlier agent (killed without stopping it) still holds the port; its command
+  // line names our run directory.
+  stopLeftoverProcess(pidFile, fs::path(pidFile).parent_path().string(),
+                      /*killAfterGrace=*/false);
   std::error_code ec;
   fs::remove(pidFile, ec);
   std::vector<std::string> argv = nginxArgs(config_);
