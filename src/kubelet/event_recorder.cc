@@ -236,12 +236,18 @@ void ApiEventRecorder::writerLoop() {
   std::unique_lock lock(mu_);
   while (true) {
     cv_.wait_for(lock, tick, [this] { return stopping_ || !queue_.empty(); });
-    bool stop = stopping_;
-    std::deque<Queued> batch;
-    batch.swap(queue_);
     lock.unlock();
+    bool stop = false;
     {
+      // writeMu_ before the queue (the order flush() takes them in): a flush() that starts
+      // now waits until this batch is written instead of finding the queue already empty.
       std::lock_guard write(writeMu_);
+      std::deque<Queued> batch;
+      {
+        std::lock_guard queued(mu_);
+        stop = stopping_;
+        batch.swap(queue_);
+      }
       for (const auto& q : batch) process(q);
       writePending(stop);
     }
