@@ -14,6 +14,7 @@
 #include <memory>
 #include <thread>
 
+#include "apiserver/auth/auth.h"
 #include "apiserver/metrics_api.h"
 #include "apiserver/registry.h"
 #include "apiserver/request_info.h"
@@ -35,6 +36,17 @@ struct ApiServerOptions {
   // Bearer tokens the server knows (the node join token). Until authentication lands, requests
   // without credentials are served; a request with an unknown bearer token gets 401.
   std::vector<std::string> bearerTokens;
+
+  // Security (auth/auth.h). Authentication: a verified client certificate (user = CN, groups =
+  // O), else a bearer token recognised by one of tokenAuthenticators; otherwise the request is
+  // anonymous, which gets 401 unless allowAnonymous (health checks are always served).
+  std::vector<std::shared_ptr<auth::TokenAuthenticator>> tokenAuthenticators;
+  bool allowAnonymous = true;
+  std::shared_ptr<auth::Authorizer> authorizer;  // null: every request is allowed
+  std::vector<std::shared_ptr<auth::AdmissionPlugin>> admissionPlugins;
+  // Create-only APIs by "resource.group" ("selfsubjectaccessreviews.authorization.k8s.io") or
+  // "resource/subresource" for core ("serviceaccounts/token").
+  std::map<std::string, auth::CreateOnlyHandler> createOnlyHandlers;
 };
 
 class ApiServer {

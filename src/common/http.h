@@ -31,6 +31,12 @@ struct CaseInsensitiveLess {
   bool operator()(const std::string& a, const std::string& b) const;
 };
 
+// The subject of a client certificate the server verified against its client CA.
+struct PeerCertificate {
+  std::string commonName;
+  std::vector<std::string> organizations;
+};
+
 struct Request {
   std::string method;                             // "GET", "POST", ...
   std::string target;                             // raw request target: path?query
@@ -39,6 +45,8 @@ struct Request {
   std::map<std::string, std::string, CaseInsensitiveLess> headers;
   std::string body;
   std::string remoteAddress;
+  bool tls = false;                                  // arrived over TLS
+  std::optional<PeerCertificate> clientCertificate;  // TLS with a verified client certificate
 
   std::string header(const std::string& name) const;
   std::optional<std::string> param(const std::string& name) const;
@@ -86,9 +94,20 @@ struct ServerLimits {
   std::chrono::milliseconds writeTimeout{60'000};   // per response write or stream chunk
 };
 
+// Serving TLS (TLS 1.2 and 1.3; ALPN offers only http/1.1 so HTTP/2 clients such as kubectl
+// fall back to HTTP/1.1).
+struct TlsServerConfig {
+  std::string certPem;      // serving certificate (chain) ...
+  std::string keyPem;       // ... and its key
+  std::string clientCaPem;  // set: client certificates are verified against it (optional ones)
+  bool requireClientCertificate = false;  // refuse handshakes without a valid one
+};
+
 class Server {
  public:
   explicit Server(Handler handler, ServerLimits limits = {});
+  // Serves TLS instead of plain HTTP; call before start(). InvalidArgument for a bad key/cert.
+  Status enableTls(const TlsServerConfig& config);
   ~Server();
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -61,7 +61,8 @@ struct Client::Impl {
   }
 };
 
-Client::Client(const std::string& baseUrl) : impl_(std::make_unique<Impl>()) {
+Client::Client(const std::string& baseUrl, TlsClientConfig /*tls: not yet*/)
+    : impl_(std::make_unique<Impl>()) {
   std::string rest = baseUrl;
   if (rest.rfind("http://", 0) == 0) rest = rest.substr(7);
   if (!rest.empty() && rest.back() == '/') rest.pop_back();

@@ -14,9 +14,19 @@
 
 namespace minik8s::http {
 
+// How a client speaks TLS to an "https://" server.
+struct TlsClientConfig {
+  std::string caPem;    // trusted CA(s) for the server certificate; "" = the system's store
+  std::string certPem;  // client certificate and key (optional)
+  std::string keyPem;
+  bool insecureSkipVerify = false;  // accept any server certificate (debugging only)
+  std::string serverName;           // name to verify and send as SNI; "" = the URL's host
+};
+
 class Client {
  public:
-  explicit Client(const std::string& baseUrl);  // "http://127.0.0.1:6443"
+  // "http://127.0.0.1:6443" or "https://..." (then `tls` applies).
+  explicit Client(const std::string& baseUrl, TlsClientConfig tls = {});
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
