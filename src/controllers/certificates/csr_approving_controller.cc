@@ -1,0 +1,62 @@
+#include "controllers/certificates/csr_approving_controller.h"
+
+#include "common/logging.h"
+#include "controllers/certificates/csr_rules.h"
+
+namespace minik8s::controllers::certificates {
+
+CsrApprovingController::CsrApprovingController(client::RestClient& rest, client::Informer& csrs,
+                                               CsrApprovingOptions options)
+    : rest_(rest),
+      csrs_(csrs),
+      options_(std::move(options)),
+      workers_(
+          queue_, [this](const std::string& key) { return sync(key); }, "csr-approving") {
+  auto enqueue = [this](const json& csr) { queue_.add(client::objectKey(csr)); };
+  csrs_.addHandlers({enqueue, [enqueue](const json&, const json& csr) { enqueue(csr); }, nullptr});
+}
+
+CsrApprovingController::~CsrApprovingController() { stop(); }
+
+void CsrApprovingController::start() { workers_.start(1); }
+void CsrApprovingController::stop() { workers_.stop(); }
+
+Status CsrApprovingController::sync(const std::string& name) {
+  auto csr = csrs_.get(name);
+  if (!csr) return Status::Ok();
+  std::optional<json> node;
+  const json spec = csr->value("spec", json::object());
+  if (spec.value("signerName", "") == kKubeletServingSigner) {
+    if (auto info = parseCsrRequest(*csr); info.ok()) {
+      if (auto nodeName = nodeNameOfCommonName(info->commonName)) {
+        auto got = rest_.get(client::resources::kNodes, "", *nodeName);
+        if (got.ok()) {
+          node = *got;
+        } else if (got.status().code() != 404) {
+          return got.status();
+        }
+      }
+    }
+  }
+  ApprovalDecision decision = decideApproval(*csr, node);
+  if (!decision.approve) {
+    LOG_DEBUG("csr-approving: {} left pending: {}", name, decision.reason);
+    // A node registers moments after it asks for its serving certificate: look again later.
+    if (!node && spec.value("signerName", "") == kKubeletServingSigner &&
+        decision.reason.find("does not exist") != std::string::npos)
+      return Status::Unavailable("csr-approving: " + name + ": " + decision.reason);
+    return Status::Ok();
+  }
+  json approved = withApprovedCondition(
+      *csr, "Auto approving kubelet certificate (" + decision.reason + ")", options_.now());
+  auto r = rest_.update(kCertificateSigningRequests, approved, "approval");
+  if (!r.ok()) {
+    if (r.status().code() == 404) return Status::Ok();
+    return r.status();
+  }
+  LOG_INFO("csr-approving: approved {} ({} of {})", name, decision.reason,
+           spec.value("username", ""));
+  return Status::Ok();
+}
+
+}  // namespace minik8s::controllers::certificates

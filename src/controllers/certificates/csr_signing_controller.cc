@@ -1,0 +1,59 @@
+#include "controllers/certificates/csr_signing_controller.h"
+
+#include "common/logging.h"
+#include "common/time_util.h"
+#include "controllers/certificates/csr_rules.h"
+
+namespace minik8s::controllers::certificates {
+
+CsrSigningController::CsrSigningController(client::RestClient& rest, client::Informer& csrs,
+                                           CsrSigningOptions options)
+    : rest_(rest),
+      csrs_(csrs),
+      options_(std::move(options)),
+      workers_(
+          queue_, [this](const std::string& key) { return sync(key); }, "csr-signing") {
+  auto enqueue = [this](const json& csr) { queue_.add(client::objectKey(csr)); };
+  csrs_.addHandlers({enqueue, [enqueue](const json&, const json& csr) { enqueue(csr); }, nullptr});
+}
+
+CsrSigningController::~CsrSigningController() { stop(); }
+
+void CsrSigningController::start() { workers_.start(1); }
+void CsrSigningController::stop() { workers_.stop(); }
+
+Status CsrSigningController::sync(const std::string& name) {
+  auto csr = csrs_.get(name);
+  if (!csr) return Status::Ok();
+  const json spec = csr->value("spec", json::object());
+  if (!isOurSigner(spec.value("signerName", ""))) return Status::Ok();
+  if (!hasCondition(*csr, "Approved") || hasCondition(*csr, "Denied") ||
+      hasCondition(*csr, "Failed") || isIssued(*csr))
+    return Status::Ok();
+  json updated = *csr;
+  if (!updated["status"].is_object()) updated["status"] = json::object();
+  auto cert = signRequest(options_.ca, *csr, options_.defaultValidity, options_.maxValidity);
+  if (cert.ok()) {
+    updated["status"]["certificate"] = pki::base64Encode(*cert);
+  } else {
+    const std::string t = formatRfc3339(options_.now());
+    json& conditions = updated["status"]["conditions"];
+    if (!conditions.is_array()) conditions = json::array();
+    conditions.push_back({{"type", "Failed"},
+                          {"status", "True"},
+                          {"reason", "SignerValidationFailure"},
+                          {"message", cert.status().message()},
+                          {"lastUpdateTime", t},
+                          {"lastTransitionTime", t}});
+  }
+  auto r = rest_.update(kCertificateSigningRequests, updated, "status");
+  if (!r.ok()) return r.status().code() == 404 ? Status::Ok() : r.status();
+  if (cert.ok()) {
+    LOG_INFO("csr-signing: issued a certificate for {}", name);
+  } else {
+    LOG_WARN("csr-signing: {} failed: {}", name, cert.status().message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace minik8s::controllers::certificates
