@@ -1,16 +1,11 @@
 #include "apiserver/node_proxy.h"
 
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
+#include <thread>
+#include <vector>
 
 #include "common/logging.h"
+#include "common/stream.h"
+#include "common/tls.h"
 
 namespace minik8s::apiserver {
 
@@ -45,46 +40,6 @@ void copyParams(std::string& target, const http::Request& req,
   }
 }
 
-int connectTo(const NodeEndpoint& ep, std::string& error) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  std::string port = std::to_string(ep.port);
-  if (int rc = getaddrinfo(ep.host.c_str(), port.c_str(), &hints, &res); rc != 0 || !res) {
-    error = gai_strerror(rc);
-    return -1;
-  }
-  int fd = -1;
-  for (addrinfo* a = res; a; a = a->ai_next) {
-    fd = ::socket(a->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) continue;
-    timeval tv{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) break;
-    error = std::strerror(errno);
-    ::close(fd);
-    fd = -1;
-  }
-  freeaddrinfo(res);
-  if (fd >= 0) {
-    int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  }
-  return fd;
-}
-
-bool sendAll(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd, data, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
 // The forwarded request: our target, the agent as Host, the client's headers minus the ones
 // that belong to the hop (credentials stay with us; the agent closes after answering unless the
 // connection is upgraded).
@@ -108,33 +63,34 @@ std::string forwardedRequest(const http::Request& req, const std::string& target
   return out;
 }
 
-// Copies bytes both ways until the agent closes (or both sides are done).
-void relay(int client, int agent) {
-  bool clientOpen = true, agentOpen = true;
-  char buf[32 * 1024];
-  while (agentOpen) {
-    pollfd p[2] = {{agent, POLLIN, 0}, {client, static_cast<short>(clientOpen ? POLLIN : 0), 0}};
-    int r = ::poll(p, 2, 1000);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) break;
-    if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      ssize_t n = ::recv(agent, buf, sizeof(buf), 0);
-      if (n <= 0) {
-        agentOpen = false;
-      } else if (!sendAll(client, buf, static_cast<size_t>(n))) {
-        break;  // the client is gone
-      }
+// Copies bytes both ways until the agent closes or the client is gone. The client's bytes go
+// to the agent from a second thread; when the client ends its side, the agent sees it end too
+// and finishes its stream.
+void relay(http::Stream& client, http::Stream& agent) {
+  std::thread upstream([&] {
+    std::vector<char> buf(32 * 1024);
+    for (;;) {
+      auto n = client.read(buf.data(), buf.size());
+      if (!n.ok() || *n == 0) break;
+      if (!agent.write({buf.data(), *n}).ok()) break;
     }
-    if (clientOpen && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t n = ::recv(client, buf, sizeof(buf), 0);
-      if (n <= 0) {
-        clientOpen = false;
-        ::shutdown(agent, SHUT_WR);  // the agent sees the client leave and ends its stream
-      } else if (!sendAll(agent, buf, static_cast<size_t>(n))) {
-        break;
-      }
-    }
+    agent.closeWrite();
+  });
+  std::vector<char> buf(32 * 1024);
+  for (;;) {
+    auto n = agent.read(buf.data(), buf.size());
+    if (!n.ok() || *n == 0) break;
+    if (!client.write({buf.data(), *n}).ok()) break;  // the client is gone
   }
+  client.closeWrite();
+  client.shutdown();
+  agent.shutdown();
+  upstream.join();
+}
+
+Result<std::shared_ptr<http::TlsContext>> agentTlsContext(const NodeProxyOptions& options) {
+  if (!options.agentTls) return std::shared_ptr<http::TlsContext>();
+  return http::TlsContext::forClient(*options.agentTls);
 }
 
 }  // namespace
@@ -214,7 +170,7 @@ Result<std::string> agentTarget(const json& pod, const http::Request& req,
 }
 
 void proxyToNode(Registry& registry, const http::Request& req, http::ResponseWriter& w,
-                 const RequestInfo& ri) {
+                 const RequestInfo& ri, const NodeProxyOptions& options) {
   auto fail = [&](const Status& s) { w.send(http::Response::error(s)); };
   const auto* pods = registry.scheme().byResource("", "v1", "pods");
   if (!pods) return fail(Status::Internal("the scheme has no pods resource"));
@@ -229,26 +185,31 @@ void proxyToNode(Registry& registry, const http::Request& req, http::ResponseWri
   auto ep = nodeAgentEndpoint(registry, nodeName);
   if (!ep.ok()) return fail(ep.status());
 
-  std::string error;
-  int agent = connectTo(*ep, error);
-  if (agent < 0) {
+  auto tls = agentTlsContext(options);
+  if (!tls.ok()) return fail(tls.status());
+  auto agent = http::dialStream(ep->host, ep->port, tls->get(), std::chrono::seconds(5));
+  if (!agent.ok()) {
     return fail(Status::Unavailable("cannot reach the agent of node " + nodeName + " at " +
-                                    ep->host + ":" + std::to_string(ep->port) + ": " + error));
+                                    ep->host + ":" + std::to_string(ep->port) + ": " +
+                                    agent.status().message()));
   }
   std::string forwarded = forwardedRequest(req, *target, *ep);
-  if (!sendAll(agent, forwarded.data(), forwarded.size())) {
-    ::close(agent);
+  if (!(*agent)->write(forwarded).ok()) {
     return fail(Status::Unavailable("the agent of node " + nodeName + " closed the connection"));
   }
-  int client = w.takeSocket();
-  if (client < 0) {
-    ::close(agent);
-    return fail(Status::Internal("this server cannot hand over connections"));
-  }
-  relay(client, agent);
-  ::close(agent);
-  ::shutdown(client, SHUT_RDWR);
-  ::close(client);
+  auto client = w.takeStream();
+  if (!client) return fail(Status::Internal("this server cannot hand over connections"));
+  relay(*client, **agent);
+}
+
+Result<http::Response> requestAgent(const NodeEndpoint& endpoint, const std::string& method,
+                                    const std::string& target, const NodeProxyOptions& options) {
+  const std::string host =
+      endpoint.host.find(':') != std::string::npos ? "[" + endpoint.host + "]" : endpoint.host;
+  const std::string url = std::string(options.agentTls ? "https://" : "http://") + host + ":" +
+                          std::to_string(endpoint.port);
+  http::Client client(url, options.agentTls.value_or(http::TlsClientConfig{}));
+  return client.request(method, target);
 }
 
 }  // namespace minik8s::apiserver

@@ -27,6 +27,8 @@
 
 namespace minik8s::http {
 
+class Stream;  // common/stream.h
+
 struct CaseInsensitiveLess {
   bool operator()(const std::string& a, const std::string& b) const;
 };
@@ -75,9 +77,9 @@ class ResponseWriter {
   virtual void end() = 0;
   // True when the peer closed its side (checked without blocking).
   virtual bool clientGone() = 0;
-  // Hands the raw connection over (for protocol upgrades such as WebSocket); the server forgets
-  // the connection afterwards. Returns the socket's file descriptor, or -1.
-  virtual int takeSocket() { return -1; }
+  // Hands the connection over (for protocol upgrades such as WebSocket, plain or TLS); the
+  // server forgets the connection afterwards. nullptr when this writer cannot.
+  virtual std::unique_ptr<Stream> takeStream();
 };
 
 using Handler = std::function<void(const Request&, ResponseWriter&)>;
@@ -95,7 +97,8 @@ struct ServerLimits {
 };
 
 // Serving TLS (TLS 1.2 and 1.3; ALPN offers only http/1.1 so HTTP/2 clients such as kubectl
-// fall back to HTTP/1.1).
+// fall back to HTTP/1.1). The handshake runs in the connection's thread under headerTimeout, and
+// a TLS connection counts against maxConnections like any other.
 struct TlsServerConfig {
   std::string certPem;      // serving certificate (chain) ...
   std::string keyPem;       // ... and its key

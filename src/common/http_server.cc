@@ -1,7 +1,10 @@
-#include "common/http.h"
+// clang-format off
+#include "common/http.h"  // first: Boost 1.74 Asio needs <utility> included before it
+// clang-format on
 
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <boost/asio.hpp>
@@ -13,7 +16,10 @@
 #include <sstream>
 #include <utility>
 
+#include "common/beast_stream.h"
 #include "common/logging.h"
+#include "common/stream.h"
+#include "common/tls.h"
 
 namespace minik8s::http {
 
@@ -62,6 +68,8 @@ Response Response::text(int status, std::string body) {
   r.body = std::move(body);
   return r;
 }
+
+std::unique_ptr<Stream> ResponseWriter::takeStream() { return nullptr; }
 
 Response Response::error(const Status& s) { return json(s.code() ? s.code() : 500, s.toJson()); }
 
@@ -126,12 +134,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int64_t kNoDeadline = std::numeric_limits<int64_t>::max();
 
-// One accepted connection. Blocking Beast reads and writes have no timeout of their own, so each
+// One accepted connection. Blocking reads and writes have no timeout of their own, so each
 // blocking step arms a deadline and the server's watchdog shuts the socket down once it passes:
-// the blocked call then fails and the connection's thread ends.
+// the blocked call then fails and the connection's thread ends. The socket descriptor belongs to
+// the Connection until the serving thread wraps it in `stream` (plain, or TLS after the
+// handshake), and to the handler after takeStream().
 struct Connection {
-  explicit Connection(asio::io_context& io) : socket(io) {}
-  tcp::socket socket;
+  explicit Connection(int socketFd) : fd(socketFd) {}
+  ~Connection() {
+    if (!stream && fd >= 0) ::close(fd);
+  }
+  int fd;  // -1 once handed over to a handler
+  std::unique_ptr<Stream> stream;
   std::atomic<int64_t> deadline{kNoDeadline};  // steady_clock ticks
 
   void arm(std::chrono::milliseconds d) {
@@ -158,7 +172,7 @@ class ConnectionWriter : public ResponseWriter {
   ConnectionWriter(Connection& conn, unsigned version, bool keepAlive,
                    std::chrono::milliseconds writeTimeout)
       : conn_(conn),
-        socket_(conn.socket),
+        socket_(*conn.stream),
         version_(version),
         keepAlive_(keepAlive),
         writeTimeout_(writeTimeout) {}
@@ -220,21 +234,13 @@ class ConnectionWriter : public ResponseWriter {
     streaming_ = false;
   }
 
-  bool clientGone() override {
-    if (broken_) return true;
-    pollfd p{socket_.native_handle(), POLLIN, 0};
-    int r = ::poll(&p, 1, 0);
-    if (r <= 0) return false;
-    if (p.revents & (POLLHUP | POLLERR)) return true;
-    char c;
-    ssize_t n = ::recv(socket_.native_handle(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    return n == 0;
-  }
+  bool clientGone() override { return broken_ || conn_.stream->peerClosed(); }
 
-  int takeSocket() override {
+  std::unique_ptr<Stream> takeStream() override {
+    if (taken_) return nullptr;
     taken_ = true;
     done_ = true;
-    return socket_.native_handle();
+    return std::move(conn_.stream);
   }
 
   bool done() const { return done_; }
@@ -243,7 +249,7 @@ class ConnectionWriter : public ResponseWriter {
 
  private:
   Connection& conn_;
-  tcp::socket& socket_;
+  BeastStream socket_;
   unsigned version_;
   bool keepAlive_;
   std::chrono::milliseconds writeTimeout_;
@@ -291,6 +297,7 @@ std::string rawErrorResponse(const Status& s) {
 struct Server::Impl {
   Handler handler;
   ServerLimits limits;
+  std::shared_ptr<TlsContext> tls;  // set: every connection speaks TLS
   asio::io_context io;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::thread acceptThread;
@@ -309,27 +316,25 @@ struct Server::Impl {
   // still be sending a body we will not read.
   void refuse(Connection& conn, const Status& s) {
     const std::string raw = rawErrorResponse(s);
-    beast::error_code ec;
     {
       DeadlineScope deadline(conn, limits.writeTimeout);
-      asio::write(conn.socket, asio::buffer(raw), ec);
+      if (!conn.stream->write(raw).ok()) return;
     }
-    if (ec) return;
-    conn.socket.shutdown(tcp::socket::shutdown_send, ec);
+    conn.stream->closeWrite();
     // Drain what the client still sends, bounded in bytes and time.
     DeadlineScope deadline(conn, std::min(limits.bodyTimeout, std::chrono::milliseconds(5000)));
     std::vector<char> sink(64 * 1024);
     size_t drained = 0;
     while (drained < limits.maxBodyBytes * 4 + sink.size()) {
-      size_t n = conn.socket.read_some(asio::buffer(sink), ec);
-      if (ec) break;
-      drained += n;
+      auto n = conn.stream->read(sink.data(), sink.size());
+      if (!n.ok() || *n == 0) break;
+      drained += *n;
     }
   }
 
   // Waits for the next request on a keep-alive connection; false when idle for too long or closed.
   bool awaitNextRequest(Connection& conn) {
-    pollfd p{conn.socket.native_handle(), POLLIN, 0};
+    pollfd p{conn.fd, POLLIN, 0};
     for (;;) {
       int r = ::poll(&p, 1, static_cast<int>(limits.idleTimeout.count()));
       if (r < 0 && errno == EINTR) continue;
@@ -337,80 +342,109 @@ struct Server::Impl {
     }
   }
 
+  // Wraps the accepted socket in a Stream: TLS runs its handshake here, in the connection's own
+  // thread and under the header deadline, so a client that never completes it only holds its
+  // own thread until then.
+  bool openStream(Connection& conn) {
+    if (!tls) {
+      conn.stream = plainStream(conn.fd);
+      return true;
+    }
+    DeadlineScope deadline(conn, limits.headerTimeout);
+    auto stream = tls->accept(conn.fd);
+    if (!stream.ok()) {
+      LOG_DEBUG("TLS handshake with {} failed: {}", peerAddress(conn.fd),
+                stream.status().message());
+      return false;
+    }
+    conn.stream = std::move(stream).value();
+    return true;
+  }
+
   void serve(std::shared_ptr<Connection> conn) {
-    tcp::socket* socket = &conn->socket;
     beast::flat_buffer buffer;
     bool released = false;
-    for (bool first = true;; first = false) {
-      if (!first && buffer.size() == 0 && !awaitNextRequest(*conn)) break;
-      bhttp::request_parser<bhttp::string_body> parser;
-      parser.body_limit(limits.maxBodyBytes);
-      parser.header_limit(static_cast<std::uint32_t>(limits.maxHeaderBytes));
-      beast::error_code ec;
-      {
-        // The header deadline counts from the accept (first request) or the first byte.
-        DeadlineScope deadline(*conn, limits.headerTimeout);
-        bhttp::read_header(*socket, buffer, parser, ec);
-      }
-      if (!ec && !parser.is_done()) {
-        DeadlineScope deadline(*conn, limits.bodyTimeout);
-        bhttp::read(*socket, buffer, parser, ec);
-      }
-      if (ec) {
-        if (Status s = requestReadFailure(ec, limits); !s.ok() && !stopping) refuse(*conn, s);
-        break;
-      }
-      auto& msg = parser.get();
-      Request req;
-      req.method = std::string(msg.method_string());
-      req.target = std::string(msg.target());
-      std::string_view t = req.target;
-      size_t q = t.find('?');
-      req.path = percentDecode(t.substr(0, q), false);
-      if (q != std::string_view::npos) req.query = parseQuery(t.substr(q + 1));
-      for (auto& f : msg) req.headers[std::string(f.name_string())] = std::string(f.value());
-      req.body = std::move(msg.body());
-      beast::error_code rec;
-      auto ep = socket->remote_endpoint(rec);
-      if (!rec) req.remoteAddress = ep.address().to_string();
+    if (openStream(*conn)) {
+      BeastStream socket(*conn->stream);
+      const std::string remoteAddress = peerAddress(conn->fd);
+      const bool overTls = conn->stream->isTls();
+      const std::optional<PeerCertificate> peer = conn->stream->peerCertificate();
+      for (bool first = true;; first = false) {
+        if (!first && buffer.size() == 0 && !awaitNextRequest(*conn)) break;
+        bhttp::request_parser<bhttp::string_body> parser;
+        parser.body_limit(limits.maxBodyBytes);
+        parser.header_limit(static_cast<std::uint32_t>(limits.maxHeaderBytes));
+        beast::error_code ec;
+        {
+          // The header deadline counts from the accept (first request) or the first byte.
+          DeadlineScope deadline(*conn, limits.headerTimeout);
+          bhttp::read_header(socket, buffer, parser, ec);
+        }
+        if (!ec && !parser.is_done()) {
+          DeadlineScope deadline(*conn, limits.bodyTimeout);
+          bhttp::read(socket, buffer, parser, ec);
+        }
+        if (ec) {
+          if (Status s = requestReadFailure(ec, limits); !s.ok() && !stopping) refuse(*conn, s);
+          break;
+        }
+        auto& msg = parser.get();
+        Request req;
+        req.method = std::string(msg.method_string());
+        req.target = std::string(msg.target());
+        std::string_view t = req.target;
+        size_t q = t.find('?');
+        req.path = percentDecode(t.substr(0, q), false);
+        if (q != std::string_view::npos) req.query = parseQuery(t.substr(q + 1));
+        for (auto& f : msg) req.headers[std::string(f.name_string())] = std::string(f.value());
+        req.body = std::move(msg.body());
+        req.remoteAddress = remoteAddress;
+        req.tls = overTls;
+        req.clientCertificate = peer;
 
-      ConnectionWriter writer(*conn, msg.version(), msg.keep_alive(), limits.writeTimeout);
-      try {
-        handler(req, writer);
-      } catch (const std::exception& e) {
-        LOG_ERROR("handler for {} {} threw: {}", req.method, req.target, e.what());
-        if (!writer.done()) writer.send(Response::error(Status::Internal(e.what())));
+        ConnectionWriter writer(*conn, msg.version(), msg.keep_alive(), limits.writeTimeout);
+        try {
+          handler(req, writer);
+        } catch (const std::exception& e) {
+          LOG_ERROR("handler for {} {} threw: {}", req.method, req.target, e.what());
+          if (!writer.done()) writer.send(Response::error(Status::Internal(e.what())));
+        }
+        if (!writer.done()) writer.send(Response::error(Status::Internal("no response")));
+        if (writer.taken()) {
+          released = true;
+          break;
+        }
+        if (!writer.reusable() || stopping) break;
       }
-      if (!writer.done()) writer.send(Response::error(Status::Internal("no response")));
-      if (writer.taken()) {
-        released = true;
-        break;
-      }
-      if (!writer.reusable() || stopping) break;
     }
     std::lock_guard lock(mu);
-    if (!released) {
-      beast::error_code ec;
-      socket->shutdown(tcp::socket::shutdown_both, ec);
-      socket->close(ec);
+    if (released) {
+      conn->fd = -1;  // the handler owns the stream and its socket now
+    } else if (conn->stream) {
+      conn->stream->closeWrite();
+      conn->stream.reset();  // closes the socket (under the lock: the watchdog uses conn->fd)
+      conn->fd = -1;
     } else {
-      // The handler owns the file descriptor now.
-      socket->release();
+      ::shutdown(conn->fd, SHUT_RDWR);
+      ::close(conn->fd);
+      conn->fd = -1;
     }
     connections.erase(conn);
     --active;
     cv.notify_all();
   }
 
-  // Over the connection bound: answer 429 without a thread and let the watchdog close it.
+  // Over the connection bound: answer 429 without a thread and let the watchdog close it. Over
+  // TLS nothing can be said before a handshake, so the connection is just closed.
   void refuseOverLimit(std::shared_ptr<Connection> conn) {
-    const std::string raw = rawErrorResponse(
-        Status::TooManyRequests("too many open connections (limit " +
-                                std::to_string(limits.maxConnections) + "), retry later"));
-    const int fd = conn->socket.native_handle();
-    ssize_t sent = ::send(fd, raw.data(), raw.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-    (void)sent;
-    ::shutdown(fd, SHUT_WR);
+    if (!tls) {
+      const std::string raw = rawErrorResponse(
+          Status::TooManyRequests("too many open connections (limit " +
+                                  std::to_string(limits.maxConnections) + "), retry later"));
+      ssize_t sent = ::send(conn->fd, raw.data(), raw.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      (void)sent;
+    }
+    ::shutdown(conn->fd, SHUT_WR);
     std::lock_guard lock(mu);
     if (lingering.size() >= 64) return;  // closed right away by the destructor
     lingering.emplace_back(std::move(conn), Clock::now() + std::chrono::seconds(1));
@@ -418,16 +452,17 @@ struct Server::Impl {
 
   void acceptLoop() {
     while (!stopping) {
-      auto conn = std::make_shared<Connection>(io);
+      tcp::socket socket(io);
       beast::error_code ec;
-      acceptor->accept(conn->socket, ec);
+      acceptor->accept(socket, ec);
       if (ec) {
         if (stopping) break;
         // Out of descriptors (EMFILE) and similar: do not spin.
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
         continue;
       }
-      conn->socket.set_option(tcp::no_delay(true), ec);
+      socket.set_option(tcp::no_delay(true), ec);
+      auto conn = std::make_shared<Connection>(socket.release(ec));
       {
         std::lock_guard lock(mu);
         if (static_cast<size_t>(active) < limits.maxConnections) {
@@ -452,15 +487,14 @@ struct Server::Impl {
       const int64_t nowTicks = now.time_since_epoch().count();
       for (auto& c : connections) {
         int64_t d = c->deadline.load();
-        if (d <= nowTicks && c->deadline.compare_exchange_strong(d, kNoDeadline)) {
-          ::shutdown(c->socket.native_handle(), SHUT_RDWR);
+        if (c->fd >= 0 && d <= nowTicks && c->deadline.compare_exchange_strong(d, kNoDeadline)) {
+          ::shutdown(c->fd, SHUT_RDWR);
         }
       }
       std::erase_if(lingering, [&](auto& entry) {
         char sink[4096];
         ssize_t n;
-        while ((n = ::recv(entry.first->socket.native_handle(), sink, sizeof sink, MSG_DONTWAIT)) >
-               0) {
+        while ((n = ::recv(entry.first->fd, sink, sizeof sink, MSG_DONTWAIT)) > 0) {
         }
         return n == 0 || entry.second <= now;
       });
@@ -475,6 +509,13 @@ Server::Server(Handler handler, ServerLimits limits) : impl_(std::make_unique<Im
 }
 
 Server::~Server() { stop(); }
+
+Status Server::enableTls(const TlsServerConfig& config) {
+  auto context = TlsContext::forServer(config);
+  if (!context.ok()) return context.status();
+  impl_->tls = std::move(context).value();
+  return Status::Ok();
+}
 
 Status Server::start(const std::string& listenAddress) {
   size_t colon = listenAddress.rfind(':');
@@ -516,7 +557,7 @@ void Server::stop() {
   if (impl_->acceptThread.joinable()) impl_->acceptThread.join();
   std::unique_lock lock(impl_->mu);
   for (auto& c : impl_->connections) {
-    ::shutdown(c->socket.native_handle(), SHUT_RDWR);
+    if (c->fd >= 0) ::shutdown(c->fd, SHUT_RDWR);
   }
   impl_->cv.wait_for(lock, std::chrono::seconds(10), [&] { return impl_->active == 0; });
   impl_->watchdogCv.notify_all();

@@ -1,16 +1,10 @@
 #include "common/websocket.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <poll.h>
 
-#include <cerrno>
-#include <cstring>
+#include <chrono>
 
 namespace minik8s::ws {
 
@@ -50,16 +44,6 @@ std::vector<std::string> splitComma(std::string_view s) {
   return out;
 }
 
-Status writeAll(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Status::Unavailable(std::string("websocket write: ") + std::strerror(errno));
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 std::string acceptKey(std::string_view clientKey) {
@@ -85,14 +69,12 @@ std::string chooseProtocol(const http::Request& req, const std::vector<std::stri
   return "";
 }
 
-Connection::Connection(int fd, bool isClient, std::string alreadyRead)
-    : fd_(fd), isClient_(isClient), pending_(std::move(alreadyRead)) {}
+Connection::Connection(std::unique_ptr<http::Stream> stream, bool isClient, std::string alreadyRead)
+    : stream_(std::move(stream)), isClient_(isClient), pending_(std::move(alreadyRead)) {}
 
-Connection::~Connection() {
-  if (fd_ >= 0) ::close(fd_);
-}
+Connection::~Connection() = default;
 
-void Connection::shutdown() { ::shutdown(fd_, SHUT_RDWR); }
+void Connection::shutdown() { stream_->shutdown(); }
 
 Status Connection::readExact(char* out, size_t n) {
   while (n > 0 && pendingPos_ < pending_.size()) {
@@ -100,12 +82,11 @@ Status Connection::readExact(char* out, size_t n) {
     --n;
   }
   while (n > 0) {
-    ssize_t r = ::recv(fd_, out, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) return Status::Unavailable("websocket: connection closed by peer");
-    if (r < 0) return Status::Unavailable(std::string("websocket read: ") + std::strerror(errno));
-    out += r;
-    n -= static_cast<size_t>(r);
+    auto r = stream_->read(out, n);
+    if (!r.ok()) return Status::Unavailable("websocket read: " + r.status().message());
+    if (*r == 0) return Status::Unavailable("websocket: connection closed by peer");
+    out += *r;
+    n -= *r;
   }
   return Status::Ok();
 }
@@ -191,7 +172,10 @@ Status Connection::writeFrame(Opcode op, std::string_view payload) {
   std::lock_guard lock(writeMu_);
   if (closeSent_) return Status::Unavailable("websocket: already closed");
   if (op == Opcode::kClose) closeSent_ = true;
-  return writeAll(fd_, frame);
+  if (Status s = stream_->write(frame); !s.ok()) {
+    return Status::Unavailable("websocket write: " + s.message());
+  }
+  return Status::Ok();
 }
 
 Status Connection::writeClose(uint16_t code, std::string_view reason) {
@@ -202,53 +186,37 @@ Status Connection::writeClose(uint16_t code, std::string_view reason) {
   return writeFrame(Opcode::kClose, payload);
 }
 
-Result<std::unique_ptr<Connection>> acceptUpgrade(int fd, const http::Request& req,
+Result<std::unique_ptr<Connection>> acceptUpgrade(std::unique_ptr<http::Stream> stream,
+                                                  const http::Request& req,
                                                   const std::string& protocol) {
   std::string key = req.header("Sec-WebSocket-Key");
-  if (key.empty()) {
-    ::close(fd);
-    return Status::BadRequest("websocket: missing Sec-WebSocket-Key");
-  }
+  if (key.empty()) return Status::BadRequest("websocket: missing Sec-WebSocket-Key");
   std::string resp =
       "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
       "Sec-WebSocket-Accept: " +
       acceptKey(key) + "\r\n";
   if (!protocol.empty()) resp += "Sec-WebSocket-Protocol: " + protocol + "\r\n";
   resp += "\r\n";
-  if (auto s = writeAll(fd, resp); !s.ok()) {
-    ::close(fd);
-    return s;
-  }
-  auto c = std::make_unique<Connection>(fd, false);
+  if (Status s = stream->write(resp); !s.ok()) return s;
+  auto c = std::make_unique<Connection>(std::move(stream), false);
   c->setProtocol(protocol);
   return c;
 }
 
-Result<std::unique_ptr<Connection>> dial(const std::string& host, int port,
-                                         const std::string& target,
-                                         const std::vector<std::string>& protocols) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  std::string portStr = std::to_string(port);
-  if (getaddrinfo(host.c_str(), portStr.c_str(), &hints, &res) != 0 || !res) {
-    return Status::Unavailable("websocket: cannot resolve " + host);
-  }
-  int fd = ::socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int rc = fd < 0 ? -1 : ::connect(fd, res->ai_addr, res->ai_addrlen);
-  freeaddrinfo(res);
-  if (rc != 0) {
-    if (fd >= 0) ::close(fd);
-    return Status::Unavailable("websocket: cannot connect to " + host + ":" + portStr + ": " +
-                               std::strerror(errno));
-  }
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+Result<std::unique_ptr<Connection>> dial(
+    const std::string& host, int port, const std::string& target,
+    const std::vector<std::string>& protocols, const http::TlsContext* tls,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
+  auto connected = http::dialStream(host, port, tls);
+  if (!connected.ok()) return Status::Unavailable("websocket: " + connected.status().message());
+  std::unique_ptr<http::Stream> stream = std::move(connected).value();
+  const std::string portStr = std::to_string(port);
   unsigned char nonce[16];
   RAND_bytes(nonce, sizeof(nonce));
   std::string key = base64(nonce, sizeof(nonce));
-  std::string req = "GET " + target + " HTTP/1.1\r\nHost: " + host + ":" + portStr +
+  const std::string hostHeader =
+      host.find(':') != std::string::npos ? "[" + host + "]:" + portStr : host + ":" + portStr;
+  std::string req = "GET " + target + " HTTP/1.1\r\nHost: " + hostHeader +
                     "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
                     "Sec-WebSocket-Key: " +
                     key + "\r\n";
@@ -257,23 +225,19 @@ Result<std::unique_ptr<Connection>> dial(const std::string& host, int port,
     for (const auto& p : protocols) joined += (joined.empty() ? "" : ", ") + p;
     req += "Sec-WebSocket-Protocol: " + joined + "\r\n";
   }
+  for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
   req += "\r\n";
-  if (auto s = writeAll(fd, req); !s.ok()) {
-    ::close(fd);
-    return s;
-  }
+  if (Status s = stream->write(req); !s.ok()) return s;
   // Read the response head (and whatever follows it).
   std::string buf;
   size_t headEnd;
   while ((headEnd = buf.find("\r\n\r\n")) == std::string::npos) {
     char tmp[4096];
-    ssize_t n = ::recv(fd, tmp, sizeof(tmp), 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0 || buf.size() > 1024 * 1024) {
-      ::close(fd);
+    auto n = stream->read(tmp, sizeof(tmp));
+    if (!n.ok() || *n == 0 || buf.size() > 1024 * 1024) {
       return Status::Unavailable("websocket: connection closed during the handshake");
     }
-    buf.append(tmp, static_cast<size_t>(n));
+    buf.append(tmp, *n);
   }
   std::string head = buf.substr(0, headEnd);
   std::string rest = buf.substr(headEnd + 4);
@@ -288,15 +252,16 @@ Result<std::unique_ptr<Connection>> dial(const std::string& host, int port,
     if (size_t cl = lh.find("content-length:"); cl != std::string::npos) {
       want = static_cast<size_t>(std::atoll(lh.c_str() + cl + 15));
     }
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     char tmp[4096];
-    timeval tv{1, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ssize_t n;
     while (body.size() < std::min<size_t>(want, 65536) &&
-           (n = ::recv(fd, tmp, sizeof(tmp), 0)) > 0) {
-      body.append(tmp, static_cast<size_t>(n));
+           std::chrono::steady_clock::now() < giveUp) {
+      pollfd p{stream->fd(), POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      auto n = stream->read(tmp, sizeof(tmp));
+      if (!n.ok() || *n == 0) break;
+      body.append(tmp, *n);
     }
-    ::close(fd);
     json status = json::parse(body, nullptr, false);
     if (status.is_object() && status.contains("message")) {  // a meta/v1 Status
       return Status(code ? code : 502, status.value("reason", "UpgradeFailed"),
@@ -306,10 +271,9 @@ Result<std::unique_ptr<Connection>> dial(const std::string& host, int port,
   }
   std::string lowerHead = lower(head);
   if (lowerHead.find("sec-websocket-accept: " + lower(acceptKey(key))) == std::string::npos) {
-    ::close(fd);
     return Status::BadRequest("websocket: bad Sec-WebSocket-Accept in the answer");
   }
-  auto c = std::make_unique<Connection>(fd, true, std::move(rest));
+  auto c = std::make_unique<Connection>(std::move(stream), true, std::move(rest));
   size_t p = lowerHead.find("sec-websocket-protocol:");
   if (p != std::string::npos) {
     size_t eol = head.find("\r\n", p);

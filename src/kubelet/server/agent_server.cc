@@ -120,11 +120,11 @@ void AgentServer::serveExec(const http::Request& req, http::ResponseWriter& w,
         Status::BadRequest("container " + container + " is not running in pod " + pod)));
   }
   spec.containerId = loc->containerId;
-  int fd = w.takeSocket();
-  if (fd < 0) {
+  auto stream = w.takeStream();
+  if (!stream) {
     return w.send(http::Response::error(Status::Internal("cannot take over the connection")));
   }
-  auto conn = ws::acceptUpgrade(fd, req, protocol);
+  auto conn = ws::acceptUpgrade(std::move(stream), req, protocol);
   if (!conn.ok()) return;
   auto process = exec_.start(spec);
   if (!process.ok()) {
