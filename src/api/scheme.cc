@@ -3,6 +3,7 @@
 #include "api/scheme.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 namespace minik8s::api {
@@ -203,6 +204,43 @@ std::vector<ResourceInfo> builtinResources() {
   out.push_back(resource("coordination.k8s.io", "v1", "Lease", "leases", "lease"));
   out.push_back(
       resource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice"));
+  // rbac.authorization.k8s.io/v1
+  for (auto [kind, plural, singular, namespaced] :
+       {std::tuple{"ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", false},
+        std::tuple{"ClusterRole", "clusterroles", "clusterrole", false},
+        std::tuple{"RoleBinding", "rolebindings", "rolebinding", true},
+        std::tuple{"Role", "roles", "role", true}}) {
+    auto r = resource("rbac.authorization.k8s.io", "v1", kind, plural, singular);
+    r.namespaced = namespaced;
+    out.push_back(r);
+  }
+  // authorization.k8s.io/v1 and authentication.k8s.io/v1: create-only reviews, never stored.
+  for (auto [group, kind, plural, singular, namespaced] :
+       {std::tuple{"authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+                   "localsubjectaccessreview", true},
+        std::tuple{"authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+                   "selfsubjectaccessreview", false},
+        std::tuple{"authorization.k8s.io", "SelfSubjectRulesReview", "selfsubjectrulesreviews",
+                   "selfsubjectrulesreview", false},
+        std::tuple{"authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews",
+                   "subjectaccessreview", false},
+        std::tuple{"authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews",
+                   "selfsubjectreview", false},
+        std::tuple{"authentication.k8s.io", "TokenReview", "tokenreviews", "tokenreview", false}}) {
+    auto r = resource(group, "v1", kind, plural, singular);
+    r.namespaced = namespaced;
+    r.verbs = {"create"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("certificates.k8s.io", "v1", "CertificateSigningRequest",
+                      "certificatesigningrequests", "certificatesigningrequest");
+    r.namespaced = false;
+    r.shortNames = {"csr"};
+    r.subresources = {SubresourceInfo{"approval", r.group, r.version, r.kind, kStatusVerbs},
+                      statusOf(r)};
+    out.push_back(r);
+  }
   {
     auto r = resource("minik8s.io", "v1", "Dns", "dnses", "dns");
     r.subresources = {statusOf(r)};

@@ -8,6 +8,10 @@
 #include "api/selector.h"
 #include "api/strict_decoding.h"
 #include "api/table.h"
+#include "apiserver/auth/authentication.h"
+#include "apiserver/auth/authorization.h"
+#include "apiserver/auth/review_handlers.h"
+#include "apiserver/auth/static_token_authenticator.h"
 #include "apiserver/discovery.h"
 #include "apiserver/kubernetes_service.h"
 #include "apiserver/node_proxy.h"
@@ -118,7 +122,18 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
       options_(std::move(options)),
       registry_(store, scheme),
       watchCache_(store),
-      metrics_(registry_) {}
+      metrics_(registry_) {
+  tokenAuthenticators_ = options_.tokenAuthenticators;
+  if (!options_.bearerTokens.empty()) {
+    tokenAuthenticators_.push_back(std::make_shared<auth::StaticTokenAuthenticator>(
+        auth::StaticTokenAuthenticator::bootstrapUsers(options_.bearerTokens)));
+  }
+  // The review APIs answer from this server's own authenticators and authorizer unless the
+  // caller supplied its own handlers.
+  for (auto& [key, handler] : auth::reviewHandlers(options_.authorizer, tokenAuthenticators_)) {
+    options_.createOnlyHandlers.emplace(key, std::move(handler));
+  }
+}
 
 ApiServer::~ApiServer() { stop(); }
 
@@ -353,22 +368,23 @@ void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, in
 void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
   const std::string& p = req.path;
   const std::string accept = req.header("Accept");
-  if (const std::string auth = req.header("Authorization"); auth.rfind("Bearer ", 0) == 0) {
-    const std::string token = auth.substr(7);
-    if (std::find(options_.bearerTokens.begin(), options_.bearerTokens.end(), token) ==
-        options_.bearerTokens.end()) {
-      return sendError(w, Status::Unauthorized("invalid bearer token"));
-    }
+  // Health checks and the CA certificate are served to anyone, credentials or not.
+  if (p == "/healthz" || p == "/livez" || p == "/readyz") {
+    return w.send(http::Response::text(200, "ok"));
   }
+  if (p == "/cacerts" && (req.method == "GET" || req.method == "HEAD")) {
+    if (options_.caPem.empty()) return sendError(w, notFoundPath());
+    return w.send(http::Response::text(200, options_.caPem));
+  }
+  RequestInfo ri = parseRequestInfo(req, scheme_);
+  auto caller = admitCaller(req, ri);
+  if (!caller.ok()) return sendError(w, caller.status());
   if (const std::string ct = req.header("Content-Type"); !req.body.empty() &&
       ct.find("protobuf") == std::string::npos && ct.find("yaml") == std::string::npos) {
     // Hostile input: every handler below parses JSON bodies and walks them recursively.
     if (Status depth = checkJsonDepth(req.body); !depth.ok()) return sendError(w, depth);
   }
   if (p == "/version" || p == "/version/") return w.send(jsonResponse(200, versionInfo()));
-  if (p == "/healthz" || p == "/livez" || p == "/readyz") {
-    return w.send(http::Response::text(200, "ok"));
-  }
   if (p.rfind("/apis/metrics.k8s.io", 0) == 0 && metrics_.handle(req, w)) return;
   if (p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/") {
     const bool legacy = p.rfind("/api/", 0) == 0 || p == "/api";
@@ -394,7 +410,6 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
     if (!doc.ok()) return sendError(w, doc.status());
     return w.send(jsonResponse(200, *doc));
   }
-  RequestInfo ri = parseRequestInfo(req, scheme_);
   if (!ri.isResourceRequest) {
     // Group and group/version discovery documents.
     std::vector<std::string> parts;
@@ -420,30 +435,179 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
     return sendError(w, notFoundPath());
   }
   if (!ri.info) return sendError(w, notFoundPath());
-  serveResource(req, w, ri);
+  serveResource(req, w, ri, *caller);
+}
+
+Result<auth::UserInfo> ApiServer::admitCaller(const http::Request& req,
+                                              const RequestInfo& ri) const {
+  auto user = auth::authenticateRequest(req, tokenAuthenticators_, options_.allowAnonymous);
+  if (!user.ok()) return user.status();
+  if (!options_.authorizer) return user;
+  auth::Attributes attributes = auth::requestAttributes(*user, req, ri);
+  auth::Decision decision = options_.authorizer->authorize(attributes);
+  if (!decision.allowed()) return auth::forbidden(attributes, decision.reason);
+  return user;
+}
+
+Status ApiServer::runAdmission(const auth::UserInfo& user, const RequestInfo& ri,
+                               const std::string& op, const json* oldObject, json* newObject,
+                               bool dryRun) const {
+  for (const auto& plugin : options_.admissionPlugins) {
+    if (!plugin) continue;
+    auth::AdmissionRequest request{user, ri, op, oldObject, newObject, dryRun};
+    Status s = plugin->admit(request);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// "selfsubjectaccessreviews.authorization.k8s.io", "tokenreviews.authentication.k8s.io",
+// "serviceaccounts/token": how ApiServerOptions.createOnlyHandlers names its APIs.
+std::string createOnlyKey(const RequestInfo& ri) {
+  if (!ri.subresource.empty()) {
+    return (ri.group.empty() ? ri.resource : ri.resource + "." + ri.group) + "/" +
+           ri.subresource;
+  }
+  return ri.group.empty() ? ri.resource : ri.resource + "." + ri.group;
+}
+
+Result<json> applyPatchBody(const std::string& contentType, const json& current,
+                            const std::string& body, const std::string& kind);
+
+// Review APIs are answered, never stored.
+bool isReviewResource(const api::ResourceInfo& r) {
+  return r.group == "authorization.k8s.io" ||
+         (r.group == "authentication.k8s.io" && r.kind != "TokenRequest");
+}
+
+}  // namespace
+
+void ApiServer::serveCreateOnly(const http::Request& req, http::ResponseWriter& w,
+                                const RequestInfo& ri, const auth::UserInfo& user,
+                                const auth::CreateOnlyHandler& handler) {
+  if (ri.verb != "create") {
+    return sendError(w, Status::MethodNotAllowed("the server does not allow this method on the "
+                                                 "requested resource"));
+  }
+  json body;
+  std::vector<std::string> warnings;
+  const api::SubresourceInfo* sub = nullptr;
+  if (!ri.subresource.empty()) sub = ri.info->subresource(ri.subresource);
+  if (sub == nullptr) {
+    auto decoded = decodeObject(req, *ri.info, warnings);
+    if (!decoded.ok()) return sendError(w, decoded.status());
+    body = std::move(decoded.value());
+  } else {
+    // A subresource body (TokenRequest) has no resource of its own in the scheme.
+    const std::string ct = req.header("Content-Type");
+    Result<json> decoded = json();
+    if (ct.find("protobuf") != std::string::npos) {
+      decoded = api::decodeProtobufObject(req.body);
+    } else if (ct.find("yaml") != std::string::npos) {
+      decoded = parseYaml(req.body);
+    } else {
+      json parsed = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+      decoded = parsed.is_discarded()
+                    ? Result<json>(Status::BadRequest("the request body is not valid JSON"))
+                    : Result<json>(std::move(parsed));
+    }
+    if (!decoded.ok()) return sendError(w, decoded.status());
+    body = std::move(decoded.value());
+    if (!body.is_object()) return sendError(w, Status::BadRequest("expected a JSON object"));
+    const std::string apiVersion = sub->group.empty() ? sub->version : sub->group + "/" + sub->version;
+    if (body.value("kind", sub->kind) != sub->kind) {
+      return sendError(w, Status::BadRequest("the kind in the data (" + body.value("kind", "") +
+                                             ") does not match the expected kind (" + sub->kind +
+                                             ")"));
+    }
+    body["apiVersion"] = apiVersion;
+    body["kind"] = sub->kind;
+  }
+  Status admitted = runAdmission(user, ri, "CREATE", nullptr, &body, isDryRun(req));
+  if (!admitted.ok()) return sendError(w, admitted);
+  auto answer = handler(user, ri, std::move(body));
+  if (!answer.ok()) return sendError(w, answer.status());
+  w.send(jsonResponse(201, *answer, warnings));
+}
+
+// certificatesigningrequests/approval: only the Approved/Denied/Failed conditions change.
+void ApiServer::serveApproval(const http::Request& req, http::ResponseWriter& w,
+                              const RequestInfo& ri, const auth::UserInfo& user) {
+  const api::ResourceInfo& r = *ri.info;
+  if (ri.verb == "get") {
+    auto obj = registry_.get(r, ri.namespaceName, ri.name);
+    return obj.ok() ? sendObject(req, w, 200, r, *obj) : sendError(w, obj.status());
+  }
+  if (ri.verb != "update" && ri.verb != "patch") {
+    return sendError(w, Status::MethodNotAllowed("the approval subresource allows get, update "
+                                                 "and patch"));
+  }
+  std::vector<std::string> warnings;
+  json desired;
+  if (ri.verb == "update") {
+    auto obj = decodeObject(req, r, warnings);
+    if (!obj.ok()) return sendError(w, obj.status());
+    desired = std::move(obj.value());
+  }
+  auto mutate = [&](json current) -> Result<json> {
+    json wanted = desired;
+    if (ri.verb == "patch") {
+      auto patched = applyPatchBody(req.header("Content-Type"), current, req.body, r.kind);
+      if (!patched.ok()) return patched.status();
+      wanted = std::move(patched.value());
+    }
+    json next = current;
+    next["status"]["conditions"] =
+        wanted.value("/status/conditions"_json_pointer, json::array());
+    std::string rv = wanted.value("/metadata/resourceVersion"_json_pointer, std::string());
+    if (!rv.empty()) next["metadata"]["resourceVersion"] = rv;
+    Status admitted = runAdmission(user, ri, "UPDATE", &current, &next, isDryRun(req));
+    if (!admitted.ok()) return admitted;
+    return next;
+  };
+  auto updated = registry_.guaranteedUpdate(r, ri.namespaceName, ri.name, mutate, "status",
+                                            isDryRun(req));
+  if (!updated.ok()) return sendError(w, updated.status());
+  sendObject(req, w, 200, r, std::move(updated.value()), warnings);
 }
 
 void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
-                              const RequestInfo& ri) {
+                              const RequestInfo& ri, const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   if (r.namespaced && ri.namespaceName.empty() && !ri.name.empty()) {
     return sendError(w, Status::NotFoundMessage("the server could not find the requested "
                                                 "resource (namespace required)"));
+  }
+  if (auto h = options_.createOnlyHandlers.find(createOnlyKey(ri));
+      h != options_.createOnlyHandlers.end() && h->second) {
+    if (!ri.subresource.empty() && !r.subresource(ri.subresource)) {
+      return sendError(w, notFoundPath());
+    }
+    return serveCreateOnly(req, w, ri, user, h->second);
+  }
+  if (isReviewResource(r)) {
+    return sendError(w, Status::Unavailable("the " + r.qualifiedResource() +
+                                            " API is not enabled on this server"));
   }
   if (!ri.subresource.empty()) {
     const auto* sub = r.subresource(ri.subresource);
     if (!sub) return sendError(w, notFoundPath());
     const std::string& s = ri.subresource;
     if (s == "scale") return serveScale(req, w, ri);
-    if (s == "binding" && ri.verb == "create") return serveBinding(req, w, ri);
-    if (s == "eviction" && ri.verb == "create") return serveEviction(req, w, ri);
+    if (s == "binding" && ri.verb == "create") return serveBinding(req, w, ri, user);
+    if (s == "eviction" && ri.verb == "create") return serveEviction(req, w, ri, user);
+    if (s == "approval" && r.kind == "CertificateSigningRequest") {
+      return serveApproval(req, w, ri, user);
+    }
     if (s == "status" || s == "finalize") {
       if (ri.verb == "get") {
         auto obj = registry_.get(r, ri.namespaceName, ri.name);
         return obj.ok() ? sendObject(req, w, 200, r, *obj) : sendError(w, obj.status());
       }
-      if (ri.verb == "update") return serveUpdate(req, w, ri);
-      if (ri.verb == "patch") return servePatch(req, w, ri);
+      if (ri.verb == "update") return serveUpdate(req, w, ri, user);
+      if (ri.verb == "patch") return servePatch(req, w, ri, user);
       return sendError(w, Status::MethodNotAllowed("the server does not allow this method on "
                                                    "the requested resource"));
     }
@@ -466,12 +630,12 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
       return sendError(w, Status::MethodNotAllowed("POST is not allowed on a named " +
                                                    r.singular + "; use PUT or PATCH"));
     }
-    return serveCreate(req, w, ri);
+    return serveCreate(req, w, ri, user);
   }
-  if (v == "update") return serveUpdate(req, w, ri);
-  if (v == "patch") return servePatch(req, w, ri);
-  if (v == "delete") return serveDelete(req, w, ri);
-  if (v == "deletecollection") return serveDeleteCollection(req, w, ri);
+  if (v == "update") return serveUpdate(req, w, ri, user);
+  if (v == "patch") return servePatch(req, w, ri, user);
+  if (v == "delete") return serveDelete(req, w, ri, user);
+  if (v == "deletecollection") return serveDeleteCollection(req, w, ri, user);
   sendError(w, Status::MethodNotAllowed("method " + req.method + " is not allowed"));
 }
 
@@ -662,7 +826,7 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
 }
 
 void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
-                            const RequestInfo& ri) {
+                            const RequestInfo& ri, const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   std::vector<std::string> warnings;
   auto obj = decodeObject(req, r, warnings);
@@ -675,6 +839,20 @@ void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
   if (r.namespaced && ri.namespaceName.empty()) {
     return sendError(w, Status::BadRequest("a namespace is required to create " + r.plural));
   }
+  if (r.kind == "CertificateSigningRequest") {
+    // The server records who asked, as Kubernetes does; clients cannot claim another identity.
+    json& spec = (*obj)["spec"];
+    if (spec.is_object()) {
+      spec["username"] = user.name;
+      spec["groups"] = user.groups;
+      if (!user.uid.empty()) spec["uid"] = user.uid;
+      if (!user.extra.empty()) spec["extra"] = user.extra;
+    }
+  }
+  if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &*obj, isDryRun(req));
+      !admitted.ok()) {
+    return sendError(w, admitted);
+  }
   auto stored = toStorageVersion(r, std::move(obj.value()));
   if (!stored.ok()) return sendError(w, stored.status());
   auto created = registry_.create(registry_.storageInfo(r), ri.namespaceName,
@@ -684,15 +862,29 @@ void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
 }
 
 void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
-                            const RequestInfo& ri) {
+                            const RequestInfo& ri, const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   std::vector<std::string> warnings;
   auto obj = decodeObject(req, r, warnings);
   if (!obj.ok()) return sendError(w, obj.status());
   auto stored = toStorageVersion(r, std::move(obj.value()));
   if (!stored.ok()) return sendError(w, stored.status());
-  auto updated = registry_.update(registry_.storageInfo(r), ri.namespaceName, ri.name,
-                                  std::move(stored.value()), ri.subresource, isDryRun(req));
+  Result<json> updated = Status::Internal("not updated");
+  if (options_.admissionPlugins.empty()) {
+    updated = registry_.update(registry_.storageInfo(r), ri.namespaceName, ri.name,
+                               std::move(stored.value()), ri.subresource, isDryRun(req));
+  } else {
+    // Admission needs the stored object: a read-modify-write with the same precondition
+    // (the body's resourceVersion, when set) as a plain update.
+    auto mutate = [&](json current) -> Result<json> {
+      json next = *stored;
+      Status admitted = runAdmission(user, ri, "UPDATE", &current, &next, isDryRun(req));
+      if (!admitted.ok()) return admitted;
+      return next;
+    };
+    updated = registry_.guaranteedUpdate(registry_.storageInfo(r), ri.namespaceName, ri.name,
+                                         mutate, ri.subresource, isDryRun(req));
+  }
   if (!updated.ok()) return sendError(w, updated.status());
   sendObject(req, w, 200, r, std::move(updated.value()), warnings);
 }
@@ -731,7 +923,7 @@ Result<json> applyPatchBody(const std::string& contentType, const json& current,
 }  // namespace
 
 void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
-                           const RequestInfo& ri) {
+                           const RequestInfo& ri, const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   const api::ResourceInfo& sr = registry_.storageInfo(r);
   const std::string ct = req.header("Content-Type");
@@ -742,14 +934,18 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
   }
   std::vector<std::string> warnings;
   auto mutate = [&](json current) -> Result<json> {
-    auto inRequestVersion = toRequestVersion(r, std::move(current));
+    auto inRequestVersion = toRequestVersion(r, current);
     if (!inRequestVersion.ok()) return inRequestVersion.status();
     auto patched = applyPatchBody(ct, *inRequestVersion, req.body, r.kind);
     if (!patched.ok()) return patched.status();
     warnings.clear();
     Status fields = checkFields(req, r, *patched, warnings);
     if (!fields.ok()) return fields;
-    return toStorageVersion(r, std::move(patched.value()));
+    auto next = toStorageVersion(r, std::move(patched.value()));
+    if (!next.ok()) return next;
+    Status admitted = runAdmission(user, ri, "UPDATE", &current, &*next, isDryRun(req));
+    if (!admitted.ok()) return admitted;
+    return next;
   };
   auto updated = registry_.guaranteedUpdate(sr, ri.namespaceName, ri.name, mutate,
                                             ri.subresource, isDryRun(req));
@@ -758,6 +954,10 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
     auto obj = decodeObject(req, r, warnings);
     if (!obj.ok()) return sendError(w, obj.status());
     (*obj)["metadata"]["name"] = ri.name;
+    if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &*obj, isDryRun(req));
+        !admitted.ok()) {
+      return sendError(w, admitted);
+    }
     auto stored = toStorageVersion(r, std::move(obj.value()));
     if (!stored.ok()) return sendError(w, stored.status());
     auto created = registry_.create(sr, ri.namespaceName, std::move(stored.value()), isDryRun(req));
@@ -813,17 +1013,23 @@ Result<DeleteOptions> parseDeleteOptions(const http::Request& req) {
 }  // namespace
 
 void ApiServer::serveDelete(const http::Request& req, http::ResponseWriter& w,
-                            const RequestInfo& ri) {
+                            const RequestInfo& ri, const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   auto opts = parseDeleteOptions(req);
   if (!opts.ok()) return sendError(w, opts.status());
+  if (!options_.admissionPlugins.empty()) {
+    auto current = registry_.get(registry_.storageInfo(r), ri.namespaceName, ri.name);
+    if (!current.ok()) return sendError(w, current.status());
+    Status admitted = runAdmission(user, ri, "DELETE", &*current, nullptr, opts->dryRun);
+    if (!admitted.ok()) return sendError(w, admitted);
+  }
   auto res = registry_.remove(registry_.storageInfo(r), ri.namespaceName, ri.name, *opts);
   if (!res.ok()) return sendError(w, res.status());
   sendObject(req, w, res->deleted ? 200 : 202, r, std::move(res->object));
 }
 
 void ApiServer::serveDeleteCollection(const http::Request& req, http::ResponseWriter& w,
-                                      const RequestInfo& ri) {
+                                      const RequestInfo& ri, const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   const api::ResourceInfo& sr = registry_.storageInfo(r);
   auto opts = parseDeleteOptions(req);
@@ -839,6 +1045,14 @@ void ApiServer::serveDeleteCollection(const http::Request& req, http::ResponseWr
                {"items", json::array()}};
   for (const auto& obj : page->items) {
     std::string ns = obj.value("/metadata/namespace"_json_pointer, std::string());
+    RequestInfo itemInfo = ri;
+    itemInfo.verb = "delete";
+    itemInfo.namespaceName = ns;
+    itemInfo.name = nameOf(obj);
+    if (Status admitted = runAdmission(user, itemInfo, "DELETE", &obj, nullptr, opts->dryRun);
+        !admitted.ok()) {
+      return sendError(w, admitted);
+    }
     auto res = registry_.remove(sr, ns, nameOf(obj), *opts);
     if (!res.ok()) {
       if (res.status().code() == 404) continue;
@@ -917,10 +1131,14 @@ void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
 }
 
 void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
-                             const RequestInfo& ri) {
+                             const RequestInfo& ri, const auth::UserInfo& user) {
   json binding = json::parse(req.body, nullptr, false);
   if (binding.is_discarded() || !binding.is_object()) {
     return sendError(w, Status::BadRequest("the Binding body is not a valid JSON object"));
+  }
+  if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &binding, isDryRun(req));
+      !admitted.ok()) {
+    return sendError(w, admitted);
   }
   std::string node = binding.value("/target/name"_json_pointer, std::string());
   if (node.empty()) {
@@ -965,10 +1183,14 @@ void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
 }
 
 void ApiServer::serveEviction(const http::Request& req, http::ResponseWriter& w,
-                              const RequestInfo& ri) {
+                              const RequestInfo& ri, const auth::UserInfo& user) {
   json eviction = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
   if (eviction.is_discarded() || !eviction.is_object()) {
     return sendError(w, Status::BadRequest("the Eviction body is not a valid JSON object"));
+  }
+  if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &eviction, isDryRun(req));
+      !admitted.ok()) {
+    return sendError(w, admitted);
   }
   DeleteOptions opts;
   if (eviction.contains("deleteOptions") && eviction["deleteOptions"].is_object()) {

@@ -33,8 +33,8 @@ struct ApiServerOptions {
   int serviceNodePortMin = 30000, serviceNodePortMax = 32767;
   // How often leaked ClusterIP/nodePort records are given back (see service_allocator.h).
   std::chrono::seconds serviceRepairInterval{60};
-  // Bearer tokens the server knows (the node join token). Until authentication lands, requests
-  // without credentials are served; a request with an unknown bearer token gets 401.
+  // Legacy bearer tokens (the node join token): each authenticates as the bootstrap user
+  // "system:bootstrap:<first 6 characters>" in group system:bootstrappers.
   std::vector<std::string> bearerTokens;
 
   // Security (auth/auth.h). Authentication: a verified client certificate (user = CN, groups =
@@ -47,6 +47,9 @@ struct ApiServerOptions {
   // Create-only APIs by "resource.group" ("selfsubjectaccessreviews.authorization.k8s.io") or
   // "resource/subresource" for core ("serviceaccounts/token").
   std::map<std::string, auth::CreateOnlyHandler> createOnlyHandlers;
+  // The cluster CA certificate (PEM), served without authentication at GET /cacerts so agents
+  // holding only the join token can fetch it and check it against the token's hash. "" = 404.
+  std::string caPem;
 };
 
 class ApiServer {
@@ -66,18 +69,35 @@ class ApiServer {
   Registry& registry() { return registry_; }
 
  private:
-  void serveResource(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  // Authentication and authorization of a request: the caller, or the 401/403 to send.
+  Result<auth::UserInfo> admitCaller(const http::Request& req, const RequestInfo& ri) const;
+  // Runs the admission plugins on one write; the first refusal wins.
+  Status runAdmission(const auth::UserInfo& user, const RequestInfo& ri, const std::string& op,
+                      const json* oldObject, json* newObject, bool dryRun) const;
+  void serveCreateOnly(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                       const auth::UserInfo& user, const auth::CreateOnlyHandler& handler);
+  void serveApproval(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                     const auth::UserInfo& user);
+
+  void serveResource(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                     const auth::UserInfo& user);
   void serveList(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
   void serveWatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
-  void serveCreate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
-  void serveUpdate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
-  void servePatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
-  void serveDelete(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveCreate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                   const auth::UserInfo& user);
+  void serveUpdate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                   const auth::UserInfo& user);
+  void servePatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                  const auth::UserInfo& user);
+  void serveDelete(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                   const auth::UserInfo& user);
   void serveDeleteCollection(const http::Request& req, http::ResponseWriter& w,
-                             const RequestInfo& ri);
+                             const RequestInfo& ri, const auth::UserInfo& user);
   void serveScale(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
-  void serveBinding(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
-  void serveEviction(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveBinding(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                    const auth::UserInfo& user);
+  void serveEviction(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                     const auth::UserInfo& user);
 
   // Storage version -> the version the request named (apiVersion and kind set).
   Result<json> toRequestVersion(const api::ResourceInfo& r, json obj) const;
@@ -100,6 +120,8 @@ class ApiServer {
   storage::Store& store_;
   const api::Scheme& scheme_;
   ApiServerOptions options_;
+  // options_.tokenAuthenticators plus the legacy bearerTokens as bootstrap users.
+  std::vector<std::shared_ptr<auth::TokenAuthenticator>> tokenAuthenticators_;
   Registry registry_;
   WatchCache watchCache_;
   MetricsApi metrics_;

@@ -24,7 +24,8 @@ json buildDefinitions() {
        "1e3. Numbers are accepted on input."}};
   for (auto text :
        {schema::metaSchemaText(), schema::coreV1SchemaText(), schema::coreV1OtherSchemaText(),
-        schema::appsBatchSchemaText(), schema::otherGroupsSchemaText()}) {
+        schema::appsBatchSchemaText(), schema::otherGroupsSchemaText(),
+        schema::securityGroupsSchemaText()}) {
     schema::parseSchemaText(text, defs);
   }
   for (const auto& missing : schema::resolveRefs(defs)) {

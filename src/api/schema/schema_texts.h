@@ -12,5 +12,7 @@ std::string_view coreV1OtherSchemaText();  // core/v1: Service, Node, Event, Con
 std::string_view appsBatchSchemaText();    // apps/v1, batch/v1
 std::string_view otherGroupsSchemaText();  // autoscaling, coordination, discovery, policy,
                                            // authentication, minik8s.io
+std::string_view securityGroupsSchemaText();  // rbac, authorization, authentication reviews,
+                                              // certificates
 
 }  // namespace minik8s::api::schema

@@ -52,6 +52,11 @@ void validateHorizontalPodAutoscaler(FieldErrors& errs, const json& obj, const j
 void validateLease(FieldErrors& errs, const json& obj, const json* old);
 void validateEndpointSlice(FieldErrors& errs, const json& obj, const json* old);
 void validateDns(FieldErrors& errs, const json& obj, const json* old);
+void validateRole(FieldErrors& errs, const json& obj, const json* old);
+void validateClusterRole(FieldErrors& errs, const json& obj, const json* old);
+void validateRoleBinding(FieldErrors& errs, const json& obj, const json* old);
+void validateClusterRoleBinding(FieldErrors& errs, const json& obj, const json* old);
+void validateCertificateSigningRequest(FieldErrors& errs, const json& obj, const json* old);
 
 // Small helpers shared by the kinds.
 // obj[name] if obj is an object holding that key (null included as nullptr), else nullptr.

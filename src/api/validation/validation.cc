@@ -35,6 +35,12 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"coordination.k8s.io", "Lease", validation::validateLease},
       {"discovery.k8s.io", "EndpointSlice", validation::validateEndpointSlice},
       {"minik8s.io", "Dns", validation::validateDns},
+      {"rbac.authorization.k8s.io", "Role", validation::validateRole},
+      {"rbac.authorization.k8s.io", "ClusterRole", validation::validateClusterRole},
+      {"rbac.authorization.k8s.io", "RoleBinding", validation::validateRoleBinding},
+      {"rbac.authorization.k8s.io", "ClusterRoleBinding", validation::validateClusterRoleBinding},
+      {"certificates.k8s.io", "CertificateSigningRequest",
+       validation::validateCertificateSigningRequest},
   };
   for (const auto& e : kValidators) {
     if (r.group == e.group && r.kind == e.kind) return e.validator;

@@ -1,0 +1,108 @@
+#include "apiserver/auth/node_authorizer.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "apiserver/registry.h"
+
+namespace minik8s::apiserver::auth {
+
+namespace {
+
+bool oneOf(const std::string& v, std::initializer_list<const char*> list) {
+  return std::any_of(list.begin(), list.end(), [&](const char* x) { return v == x; });
+}
+
+bool isRead(const std::string& verb) { return oneOf(verb, {"get", "list", "watch"}); }
+
+}  // namespace
+
+std::string nodeNameOf(const UserInfo& user) {
+  const std::string prefix = kNodeUserPrefix;
+  if (!user.inGroup(kNodesGroup) || !user.name.starts_with(prefix)) return "";
+  return user.name.substr(prefix.size());
+}
+
+Decision NodeAuthorizer::authorize(const Attributes& a) const {
+  const std::string node = nodeNameOf(a.user);
+  if (node.empty()) return Decision::noOpinion();
+  if (!a.resourceRequest) return Decision::noOpinion();
+  const std::string& verb = a.verb;
+  const std::string& res = a.resource;
+  const std::string& sub = a.subresource;
+  if (a.apiGroup.empty()) {
+    if (res == "pods") {
+      if (sub.empty() && (isRead(verb) || verb == "create" || verb == "delete")) {
+        return Decision::allow("node: pods");  // create/delete: mirror pods (admission checks)
+      }
+      if (sub == "status" && oneOf(verb, {"get", "update", "patch"})) {
+        return Decision::allow("node: pod status");
+      }
+      if (sub == "eviction" && verb == "create") return Decision::allow("node: eviction");
+      return Decision::noOpinion();
+    }
+    if (res == "nodes") {
+      if (sub.empty() && (isRead(verb) || verb == "create")) return Decision::allow("node: nodes");
+      if ((sub.empty() || sub == "status") && oneOf(verb, {"update", "patch"})) {
+        if (a.name == node) return Decision::allow("node: its own node");
+        return Decision::noOpinion("node '" + node + "' cannot modify node '" + a.name + "'");
+      }
+      return Decision::noOpinion();
+    }
+    if (sub.empty() && isRead(verb) &&
+        oneOf(res, {"services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims",
+                    "persistentvolumes", "namespaces"})) {
+      return Decision::allow("node: " + res);
+    }
+    if (res == "events" && oneOf(verb, {"create", "update", "patch"})) {
+      return Decision::allow("node: events");
+    }
+    if (res == "serviceaccounts" && sub == "token" && verb == "create") {
+      return authorizeToken(node, a);
+    }
+    return Decision::noOpinion();
+  }
+  if (a.apiGroup == "coordination.k8s.io" && res == "leases") {
+    if (a.namespaceName != "kube-node-lease") return Decision::noOpinion();
+    if (verb == "create") return Decision::allow("node: lease");
+    if (oneOf(verb, {"get", "update", "patch", "delete"})) {
+      if (a.name == node) return Decision::allow("node: its own lease");
+      return Decision::noOpinion("node '" + node + "' cannot access lease '" + a.name + "'");
+    }
+    return Decision::noOpinion();
+  }
+  if (a.apiGroup == "certificates.k8s.io" && res == "certificatesigningrequests" && sub.empty() &&
+      (isRead(verb) || verb == "create")) {
+    return Decision::allow("node: certificate signing requests");
+  }
+  if (a.apiGroup == "discovery.k8s.io" && res == "endpointslices" && isRead(verb)) {
+    return Decision::allow("node: endpoint slices");
+  }
+  if ((a.apiGroup == "authentication.k8s.io" && res == "tokenreviews") ||
+      (a.apiGroup == "authorization.k8s.io" && res == "subjectaccessreviews")) {
+    if (verb == "create") return Decision::allow("node: delegated authentication");
+  }
+  return Decision::noOpinion();
+}
+
+UserRules NodeAuthorizer::rulesFor(const UserInfo& user, const std::string&) const {
+  return UserRules{{}, !nodeNameOf(user).empty()};
+}
+
+Decision NodeAuthorizer::authorizeToken(const std::string& node, const Attributes& a) const {
+  if (!registry_) return Decision::allow("node: service account token");
+  const auto* pods = registry_->scheme().byResource("", "v1", "pods");
+  if (!pods) return Decision::noOpinion();
+  ListOptions opts;
+  opts.fieldSelector = "spec.nodeName=" + node;
+  auto list = registry_->list(*pods, a.namespaceName, opts);
+  if (!list.ok()) return Decision::noOpinion("node authorizer: " + list.status().message());
+  for (const auto& pod : list->items) {
+    std::string sa = pod.value("/spec/serviceAccountName"_json_pointer, std::string());
+    if (sa.empty()) sa = "default";
+    if (sa == a.name) return Decision::allow("node: token for a pod bound to it");
+  }
+  return Decision::noOpinion("no relationship found between node '" + node + "' and this object");
+}
+
+}  // namespace minik8s::apiserver::auth
