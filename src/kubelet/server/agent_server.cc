@@ -41,13 +41,42 @@ AgentServer::AgentServer(PodLookup& pods, ExecBackend& exec, StatsProvider& stat
 
 AgentServer::~AgentServer() { stop(); }
 
-Status AgentServer::start(const std::string& listenAddress) { return http_.start(listenAddress); }
+Status AgentServer::start(const std::string& listenAddress) {
+  if (options_.tls) {
+    if (options_.tls->clientCaPem.empty()) {
+      return Status::BadRequest("the agent's TLS configuration needs the cluster CA (clientCaPem)");
+    }
+    http::TlsServerConfig tls = *options_.tls;
+    tls.requireClientCertificate = false;  // answered with 401 instead of a failed handshake
+    if (Status s = http_.enableTls(tls); !s.ok()) return s;
+  }
+  return http_.start(listenAddress);
+}
+
+Status AgentServer::authorize(const http::Request& req) const {
+  if (!options_.tls) return Status::Ok();
+  if (!req.clientCertificate) return Status::Unauthorized("Unauthorized");
+  const http::PeerCertificate& who = *req.clientCertificate;
+  for (const auto& user : options_.allowedUsers) {
+    if (who.commonName == user) return Status::Ok();
+  }
+  for (const auto& group : options_.allowedGroups) {
+    for (const auto& org : who.organizations) {
+      if (org == group) return Status::Ok();
+    }
+  }
+  // The kubelet's wording for a denied caller.
+  return Status::Forbidden("Forbidden (user=" + who.commonName +
+                           ", verb=" + (req.method == "GET" ? "get" : "create") +
+                           ", resource=nodes, subresource=proxy)");
+}
 
 void AgentServer::stop() { http_.stop(); }
 
 void AgentServer::handle(const http::Request& req, http::ResponseWriter& w) {
   auto parts = splitPath(req.path);
   if (req.path == "/healthz") return w.send(http::Response::text(200, "ok"));
+  if (Status s = authorize(req); !s.ok()) return w.send(http::Response::error(s));
   if (req.path == "/stats/summary" || req.path == "/stats/summary/") {
     auto s = stats_.summary();
     if (!s.ok()) return w.send(http::Response::error(s.status()));

@@ -9,12 +9,17 @@
 //   GET /stats/summary                                  JSON (see stats_summary.h)
 //
 // It finds containers through PodLookup, runs commands through ExecBackend and reads usage from
-// StatsProvider, all borrowed (they must outlive the server). Plain HTTP for now. Thread-safe:
-// one thread per connection.
+// StatsProvider, all borrowed (they must outlive the server). With AgentServerOptions::tls it
+// serves HTTPS and authenticates callers by client certificate (cluster CA): only the users and
+// groups in the options may use logs, exec and stats (others 403, no certificate 401); /healthz
+// stays open. Without it, plain HTTP and no checks (as before TLS). Thread-safe: one thread per
+// connection.
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/http.h"
 #include "kubelet/server/exec_backend.h"
@@ -25,6 +30,13 @@ namespace minik8s::kubelet::server {
 
 struct AgentServerOptions {
   std::chrono::milliseconds logPollInterval{100};
+  // Serving certificate and key of the node, and clientCaPem: the cluster CA that client
+  // certificates must chain to (required). requireClientCertificate is ignored: a caller without
+  // a certificate completes the handshake and gets 401, as from a kubelet.
+  std::optional<http::TlsServerConfig> tls;
+  // Certificate identities (CN, O) allowed to call the API when tls is set.
+  std::vector<std::string> allowedUsers{"kube-apiserver-kubelet-client"};
+  std::vector<std::string> allowedGroups{"system:masters"};
 };
 
 class AgentServer {
@@ -43,6 +55,8 @@ class AgentServer {
   void handle(const http::Request& req, http::ResponseWriter& w);
 
  private:
+  // OK, or 401 (no verified certificate) / 403 (an identity not allowed) when TLS is on.
+  Status authorize(const http::Request& req) const;
   void serveLogs(const http::Request& req, http::ResponseWriter& w, const std::string& ns,
                  const std::string& pod, const std::string& container);
   void serveExec(const http::Request& req, http::ResponseWriter& w, const std::string& ns,
