@@ -1,5 +1,7 @@
 #include "kubelet/env_resolver.h"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "api/quantity.h"
@@ -16,8 +18,10 @@ std::optional<std::string> bracketKey(const std::string& path, const std::string
   return path.substr(prefix.size() + 2, path.size() - prefix.size() - 4);
 }
 
-Result<std::string> fieldRefValue(const json& pod, const std::string& path,
-                                  const PodRuntimeFields& fields) {
+}  // namespace
+
+Result<std::string> podFieldRefValue(const json& pod, const std::string& path,
+                                     const PodRuntimeFields& fields) {
   auto meta = pod.value("metadata", json::object());
   if (path == "metadata.name") return podName(pod);
   if (path == "metadata.namespace") return podNamespace(pod);
@@ -41,7 +45,7 @@ Result<std::string> fieldRefValue(const json& pod, const std::string& path,
   return Status::BadRequest("unsupported fieldRef fieldPath: " + path);
 }
 
-Result<std::string> resourceFieldValue(const json& container, const json& ref) {
+Result<std::string> containerResourceFieldValue(const json& container, const json& ref) {
   std::string res = ref.value("resource", "");
   auto dot = res.find('.');
   if (dot == std::string::npos) return Status::BadRequest("unsupported resource: " + res);
@@ -63,7 +67,74 @@ Result<std::string> resourceFieldValue(const json& container, const json& ref) {
   return std::to_string((milli + divisor - 1) / divisor);
 }
 
+namespace {
+
+// "my-svc" -> "MY_SVC", as Kubernetes names service variables.
+std::string envName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(c));
+  return s;
+}
+
+bool hasClusterIP(const json& svc) {
+  if (!svc.contains("spec") || !svc["spec"].is_object()) return false;
+  const std::string ip = svc["spec"].value("clusterIP", "");
+  return !ip.empty() && ip != "None";
+}
+
 }  // namespace
+
+EnvList serviceEnv(const std::vector<json>& services) {
+  std::vector<const json*> sorted;
+  for (const json& s : services) {
+    if (s.is_object() && hasClusterIP(s)) sorted.push_back(&s);
+  }
+  auto nameOf = [](const json* s) {
+    return s->contains("metadata") && (*s)["metadata"].is_object()
+               ? (*s)["metadata"].value("name", "")
+               : std::string();
+  };
+  std::sort(sorted.begin(), sorted.end(),
+            [&](const json* a, const json* b) { return nameOf(a) < nameOf(b); });
+  EnvList env;
+  for (const json* svc : sorted) {
+    const std::string prefix = envName(nameOf(svc));
+    const std::string ip = (*svc)["spec"].value("clusterIP", "");
+    const json ports = (*svc)["spec"].value("ports", json::array());
+    if (!ports.is_array() || ports.empty() || !ports[0].is_object()) continue;
+    auto portOf = [](const json& p) {
+      return p.contains("port") && p["port"].is_number_integer()
+                 ? std::to_string(p["port"].get<int>())
+                 : std::string();
+    };
+    env.emplace_back(prefix + "_SERVICE_HOST", ip);
+    env.emplace_back(prefix + "_SERVICE_PORT", portOf(ports[0]));
+    for (const json& p : ports) {
+      if (!p.is_object()) continue;
+      const std::string portName = p.value("name", "");
+      if (!portName.empty())
+        env.emplace_back(prefix + "_SERVICE_PORT_" + envName(portName), portOf(p));
+    }
+    const std::string firstProto = lower(ports[0].value("protocol", "TCP"));
+    env.emplace_back(prefix + "_PORT", firstProto + "://" + ip + ":" + portOf(ports[0]));
+    for (const json& p : ports) {
+      if (!p.is_object()) continue;
+      const std::string protocol = p.value("protocol", "TCP");
+      const std::string port = portOf(p);
+      const std::string base = prefix + "_PORT_" + port + "_" + envName(protocol);
+      env.emplace_back(base, lower(protocol) + "://" + ip + ":" + port);
+      env.emplace_back(base + "_PROTO", lower(protocol));
+      env.emplace_back(base + "_PORT", port);
+      env.emplace_back(base + "_ADDR", ip);
+    }
+  }
+  return env;
+}
 
 std::string expandEnvRefs(const std::string& in, const EnvList& env) {
   std::string out;
@@ -98,8 +169,39 @@ std::string expandEnvRefs(const std::string& in, const EnvList& env) {
 
 Result<EnvList> resolveEnv(const json& pod, const json& container, const PodRuntimeFields& fields,
                            ObjectSource& objects) {
-  EnvList env;
   const std::string ns = podNamespace(pod);
+  // Service variables come first so that env values can refer to them with $(NAME).
+  std::vector<json> services;
+  const bool serviceLinks = !(pod.contains("spec") && pod["spec"].is_object() &&
+                              pod["spec"].value("enableServiceLinks", true) == false);
+  if (serviceLinks) {
+    auto own = objects.services(ns);
+    if (!own.ok()) {
+      return Status::Unavailable("failed to list services when setting up env vars: " +
+                                 own.status().message());
+    }
+    services = std::move(*own);
+  }
+  // The API server's own Service: always, from namespace default (the pod's own namespace may
+  // have a Service of that name too; default's wins, as in Kubernetes).
+  {
+    auto defaults = objects.services("default");
+    if (!defaults.ok()) {
+      return Status::Unavailable("failed to list services when setting up env vars: " +
+                                 defaults.status().message());
+    }
+    std::erase_if(services, [](const json& s) {
+      return s.contains("metadata") && s["metadata"].is_object() &&
+             s["metadata"].value("name", "") == "kubernetes";
+    });
+    for (const json& s : *defaults) {
+      if (s.contains("metadata") && s["metadata"].is_object() &&
+          s["metadata"].value("name", "") == "kubernetes") {
+        services.push_back(s);
+      }
+    }
+  }
+  EnvList env = serviceEnv(services);
   auto set = [&env](const std::string& k, const std::string& v) {
     for (auto& e : env)
       if (e.first == k) {
@@ -132,11 +234,11 @@ Result<EnvList> resolveEnv(const json& pod, const json& container, const PodRunt
     }
     const json& from = e["valueFrom"];
     if (from.contains("fieldRef")) {
-      auto v = fieldRefValue(pod, from["fieldRef"].value("fieldPath", ""), fields);
+      auto v = podFieldRefValue(pod, from["fieldRef"].value("fieldPath", ""), fields);
       if (!v.ok()) return v.status();
       set(name, *v);
     } else if (from.contains("resourceFieldRef")) {
-      auto v = resourceFieldValue(container, from["resourceFieldRef"]);
+      auto v = containerResourceFieldValue(container, from["resourceFieldRef"]);
       if (!v.ok()) return v.status();
       set(name, *v);
     } else if (from.contains("configMapKeyRef") || from.contains("secretKeyRef")) {

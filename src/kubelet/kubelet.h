@@ -35,6 +35,7 @@
 #include "kubelet/prober.h"
 #include "kubelet/server/pod_lookup.h"
 #include "kubelet/status_manager.h"
+#include "kubelet/token_manager.h"
 #include "kubelet/volume_manager.h"
 
 namespace minik8s::kubelet {
@@ -89,6 +90,8 @@ class Kubelet : public server::PodLookup {
   RestClientObjectSource objects_;
   ApiEventRecorder events_;
   client::WorkQueue queue_;
+  RestClientTokenRequester tokenRequester_;
+  TokenManager tokens_;
   VolumeManager volumes_;
   ProbeManager probes_;
   PodSyncer syncer_;

@@ -53,4 +53,14 @@ Result<KeyBytes> RestClientObjectSource::secretData(const std::string& ns,
   return secretDataOf(*obj);
 }
 
+Result<std::vector<json>> RestClientObjectSource::services(const std::string& ns) {
+  auto list = client_.list(client::resources::kServices, ns);
+  if (!list.ok()) return list.status();
+  std::vector<json> out;
+  if (list->contains("items") && (*list)["items"].is_array()) {
+    for (const json& item : (*list)["items"]) out.push_back(item);
+  }
+  return out;
+}
+
 }  // namespace minik8s::kubelet

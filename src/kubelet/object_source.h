@@ -1,5 +1,6 @@
 // ObjectSource: where the kubelet reads the ConfigMaps and Secrets that env vars and volumes
-// name. The agent reads them from the API server (RestClientObjectSource); tests use a map.
+// name, and the Services that become environment variables. The agent reads them from the API
+// server (RestClientObjectSource); tests use a map.
 // configMapData/secretData return the decoded key -> bytes map (data and binaryData for
 // ConfigMaps; base64-decoded data for Secrets), or the API's NotFound. Implementations are
 // thread-safe.
@@ -7,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "client/rest_client.h"
 #include "common/status.h"
@@ -20,6 +22,8 @@ class ObjectSource {
   virtual ~ObjectSource() = default;
   virtual Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) = 0;
   virtual Result<KeyBytes> secretData(const std::string& ns, const std::string& name) = 0;
+  // The Service objects of a namespace.
+  virtual Result<std::vector<json>> services(const std::string& ns) = 0;
 };
 
 // Decodes the data (and binaryData) of a ConfigMap or Secret object.
@@ -31,6 +35,7 @@ class RestClientObjectSource : public ObjectSource {
   explicit RestClientObjectSource(client::RestClient& client) : client_(client) {}
   Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override;
   Result<KeyBytes> secretData(const std::string& ns, const std::string& name) override;
+  Result<std::vector<json>> services(const std::string& ns) override;
 
  private:
   client::RestClient& client_;

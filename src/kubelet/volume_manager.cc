@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kubelet/env_resolver.h"
 #include "kubelet/pod_util.h"
 
 namespace minik8s::kubelet {
@@ -55,23 +56,19 @@ bool safeRelative(const std::string& p) {
   return true;
 }
 
-}  // namespace
-
-VolumeManager::VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
-                             std::chrono::seconds refresh)
-    : root_(std::move(root)), objects_(objects), clock_(clock), refresh_(refresh) {}
-
-Status VolumeManager::writeProjectedFiles(const std::string& dir, const KeyBytes& data,
-                                          const json& source) {
-  int defaultMode = source.value("defaultMode", 0644);
-  std::map<std::string, std::pair<std::string, int>> files;  // relative path -> content, mode
+// Keys of a ConfigMap or Secret as files: the listed items (key -> path, mode) or every key.
+Status addKeyFiles(const KeyBytes& data, const json& source, int defaultMode, bool isSecret,
+                   std::map<std::string, std::pair<std::string, int>>& files) {
   if (source.contains("items") && source["items"].is_array() && !source["items"].empty()) {
     for (const auto& item : source["items"]) {
+      if (!item.is_object()) return Status::BadRequest("invalid volume item");
       std::string key = item.value("key", ""), path = item.value("path", "");
       auto it = data.find(key);
       if (it == data.end()) {
         if (source.value("optional", false)) continue;
-        return Status::NotFoundMessage("configmap references non-existent config key: " + key);
+        return Status::NotFoundMessage(
+            isSecret ? "secret references non-existent secret key: " + key
+                     : "configmap references non-existent config key: " + key);
       }
       if (!safeRelative(path)) return Status::BadRequest("invalid item path " + path);
       files[path] = {it->second, item.value("mode", defaultMode)};
@@ -79,11 +76,82 @@ Status VolumeManager::writeProjectedFiles(const std::string& dir, const KeyBytes
   } else {
     for (const auto& [k, v] : data) files[k] = {v, defaultMode};
   }
+  return Status::Ok();
+}
+
+// Labels or annotations as the downward API writes them: sorted `key="value"` lines.
+std::string formatMap(const json& map) {
+  std::string out;
+  if (!map.is_object()) return out;
+  for (const auto& [k, v] : map.items()) {  // nlohmann objects iterate in key order
+    if (!out.empty()) out += '\n';
+    out += k + "=\"";
+    const std::string value = v.is_string() ? v.get<std::string>() : v.dump();
+    for (char c : value) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (c == '\n') {
+        out += "\\n";
+      } else {
+        out += c;
+      }
+    }
+    out += '"';
+  }
+  return out;
+}
+
+// The downward API items of `source` as files.
+Status addDownwardApiFiles(const json& pod, const json& source, int defaultMode,
+                           std::map<std::string, std::pair<std::string, int>>& files) {
+  const json items = source.value("items", json::array());
+  if (!items.is_array()) return Status::BadRequest("downwardAPI items must be a list");
+  const json meta = pod.value("metadata", json::object());
+  for (const auto& item : items) {
+    if (!item.is_object()) return Status::BadRequest("invalid downwardAPI item");
+    const std::string path = item.value("path", "");
+    if (!safeRelative(path)) return Status::BadRequest("invalid item path " + path);
+    std::string content;
+    if (item.contains("fieldRef")) {
+      const std::string field = item["fieldRef"].value("fieldPath", "");
+      if (field == "metadata.labels" || field == "metadata.annotations") {
+        content = formatMap(meta.value(field.substr(9), json::object()));
+      } else {
+        auto v = podFieldRefValue(pod, field, PodRuntimeFields{});
+        if (!v.ok()) return v.status();
+        content = *v;
+      }
+    } else if (item.contains("resourceFieldRef")) {
+      const json& ref = item["resourceFieldRef"];
+      const std::string containerName = ref.value("containerName", "");
+      json container;
+      for (const auto& c : pod["spec"].value("containers", json::array())) {
+        if (c.value("name", "") == containerName) container = c;
+      }
+      if (container.is_null()) {
+        return Status::BadRequest("resourceFieldRef names no container: " + containerName);
+      }
+      auto v = containerResourceFieldValue(container, ref);
+      if (!v.ok()) return v.status();
+      content = *v;
+    } else {
+      return Status::BadRequest("downwardAPI item " + path +
+                                " has neither fieldRef nor "
+                                "resourceFieldRef");
+    }
+    files[path] = {content, item.value("mode", defaultMode)};
+  }
+  return Status::Ok();
+}
+
+// Writes `files` under `dir` and removes files no longer listed.
+Status writeFiles(const std::string& dir,
+                  const std::map<std::string, std::pair<std::string, int>>& files) {
   for (const auto& [rel, content] : files) {
     Status s = writeFileIfChanged(dir + "/" + rel, content.first, content.second);
     if (!s.ok()) return s;
   }
-  // Keys removed from the object disappear from the volume.
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); ++it) {
     if (!it->is_regular_file()) continue;
@@ -91,6 +159,60 @@ Status VolumeManager::writeProjectedFiles(const std::string& dir, const KeyBytes
     if (!files.count(rel)) fs::remove(it->path(), ec);
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+VolumeManager::VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
+                             std::chrono::seconds refresh, TokenManager* tokens)
+    : root_(std::move(root)),
+      objects_(objects),
+      clock_(clock),
+      refresh_(refresh),
+      tokens_(tokens) {}
+
+Status VolumeManager::addProjectedSource(const json& pod, const json& source, int defaultMode,
+                                         FileMap& files) {
+  const std::string ns = podNamespace(pod);
+  if (source.contains("configMap") || source.contains("secret")) {
+    const bool isSecret = source.contains("secret");
+    const json& src = isSecret ? source["secret"] : source["configMap"];
+    const std::string name = src.value("name", "");
+    auto data = isSecret ? objects_.secretData(ns, name) : objects_.configMapData(ns, name);
+    if (!data.ok()) {
+      if (src.value("optional", false)) return Status::Ok();
+      return Status::NotFoundMessage(std::string(isSecret ? "secret" : "configmap") + " \"" + name +
+                                     "\" not found");
+    }
+    return addKeyFiles(*data, src, defaultMode, isSecret, files);
+  }
+  if (source.contains("downwardAPI")) {
+    return addDownwardApiFiles(pod, source["downwardAPI"], defaultMode, files);
+  }
+  if (source.contains("serviceAccountToken")) {
+    const json& src = source["serviceAccountToken"];
+    const std::string path = src.value("path", "");
+    if (!safeRelative(path)) return Status::BadRequest("invalid token path " + path);
+    if (tokens_ == nullptr) {
+      return Status::Unavailable("this kubelet cannot request service-account tokens");
+    }
+    TokenRequestSpec spec;
+    spec.namespaceName = ns;
+    spec.serviceAccountName = pod["spec"].value("serviceAccountName", "");
+    if (spec.serviceAccountName.empty()) spec.serviceAccountName = "default";
+    spec.podName = podName(pod);
+    spec.podUid = podUid(pod);
+    spec.audience = src.value("audience", "");
+    spec.expirationSeconds = src.value("expirationSeconds", int64_t{3600});
+    auto token = tokens_->token(spec);
+    if (!token.ok()) {
+      return Status(token.status().code(), token.status().reason(),
+                    "failed to fetch token: " + token.status().message());
+    }
+    files[path] = {*token, defaultMode};
+    return Status::Ok();
+  }
+  return Status::BadRequest("unsupported projected volume source");
 }
 
 Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
@@ -138,7 +260,32 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
                                          objName + "\" not found");
         data = KeyBytes{};
       }
-      s = writeProjectedFiles(dir, *data, src);
+      FileMap files;
+      s = addKeyFiles(*data, src, src.value("defaultMode", 0644), isSecret, files);
+      if (!s.ok()) return s;
+      s = writeFiles(dir, files);
+      if (!s.ok()) return s;
+      paths[name] = dir;
+    } else if (vol.contains("downwardAPI") || vol.contains("projected")) {
+      const bool projected = vol.contains("projected");
+      const json& src = projected ? vol["projected"] : vol["downwardAPI"];
+      std::string dir =
+          base + (projected ? "/kubernetes.io~projected/" : "/kubernetes.io~downward-api/") + name;
+      Status s = makeDirs(dir, fs::perms(0755));
+      if (!s.ok()) return s;
+      const int defaultMode = src.value("defaultMode", 0644);
+      FileMap files;
+      if (projected) {
+        for (const auto& source : src.value("sources", json::array())) {
+          if (!source.is_object()) return Status::BadRequest("invalid projected volume source");
+          s = addProjectedSource(pod, source, defaultMode, files);
+          if (!s.ok()) return s;
+        }
+      } else {
+        s = addDownwardApiFiles(pod, src, defaultMode, files);
+        if (!s.ok()) return s;
+      }
+      s = writeFiles(dir, files);
       if (!s.ok()) return s;
       paths[name] = dir;
     } else {
@@ -188,6 +335,7 @@ Result<std::vector<::runtime::v1::Mount>> VolumeManager::mountsFor(
 }
 
 Status VolumeManager::tearDownPod(const std::string& podUid) {
+  if (tokens_ != nullptr) tokens_->forgetPod(podUid);
   {
     std::lock_guard lock(mu_);
     lastSetUp_.erase(podUid);

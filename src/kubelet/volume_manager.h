@@ -1,10 +1,15 @@
 // VolumeManager: the pod volumes on the node's disk, under <root>/pods/<uid>/volumes/.
 //
-// setUpPod() makes every volume of a pod ready and idempotently refreshes ConfigMap and Secret
-// contents (at most once per refresh interval): emptyDir is a world-writable directory shared by
-// the pod's containers; hostPath is the host's path (created for DirectoryOrCreate /
-// FileOrCreate); configMap and secret are directories of files written from the API objects
-// (items with path and mode, defaultMode, optional). mountsFor() turns a container's
+// setUpPod() makes every volume of a pod ready and idempotently refreshes ConfigMap, Secret,
+// downward API and token contents (at most once per refresh interval): emptyDir is a
+// world-writable directory shared by the pod's containers; hostPath is the host's path (created
+// for DirectoryOrCreate / FileOrCreate); configMap and secret are directories of files written
+// from the API objects (items with path and mode, defaultMode, optional); downwardAPI writes pod
+// fields (fieldRef metadata.name/namespace/uid/labels/annotations, resourceFieldRef); projected
+// combines configMap, secret, downwardAPI and serviceAccountToken sources (a pod-bound token from
+// the TokenManager, renewed at 80% of its lifetime) in one directory. Files are replaced
+// atomically (temp file + rename) and only when their content changed. mountsFor() turns a
+// container's
 // volumeMounts (readOnly, subPath) into CRI mounts. tearDownPod() removes the pod directory.
 // Thread-safe; different pods may be set up concurrently.
 #pragma once
@@ -18,13 +23,16 @@
 #include "client/work_queue.h"
 #include "cri/runtime_service.h"
 #include "kubelet/object_source.h"
+#include "kubelet/token_manager.h"
 
 namespace minik8s::kubelet {
 
 class VolumeManager {
  public:
+  // `tokens` serves serviceAccountToken projections; without one such volumes fail to set up.
   VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
-                std::chrono::seconds refresh = std::chrono::seconds(60));
+                std::chrono::seconds refresh = std::chrono::seconds(60),
+                TokenManager* tokens = nullptr);
 
   // The host path of each volume by name.
   using VolumePaths = std::map<std::string, std::string>;
@@ -38,12 +46,15 @@ class VolumeManager {
   std::vector<std::string> podUidsOnDisk() const;
 
  private:
-  Status writeProjectedFiles(const std::string& dir, const KeyBytes& data, const json& source);
+  // Relative path -> content and mode.
+  using FileMap = std::map<std::string, std::pair<std::string, int>>;
+  Status addProjectedSource(const json& pod, const json& source, int defaultMode, FileMap& files);
 
   std::string root_;
   ObjectSource& objects_;
   const client::Clock& clock_;
   std::chrono::seconds refresh_;
+  TokenManager* tokens_;
   std::mutex mu_;
   std::map<std::string, std::chrono::steady_clock::time_point> lastSetUp_;  // by pod uid
   std::map<std::string, VolumePaths> paths_;                                // by pod uid

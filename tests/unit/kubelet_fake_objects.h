@@ -1,8 +1,10 @@
-// An ObjectSource for kubelet tests: ConfigMaps and Secrets from in-memory maps keyed "ns/name".
+// An ObjectSource for kubelet tests: ConfigMaps and Secrets from in-memory maps keyed "ns/name",
+// Services from a list per namespace.
 #pragma once
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "kubelet/object_source.h"
 
@@ -10,8 +12,7 @@ namespace minik8s::testing {
 
 class MapObjects : public kubelet::ObjectSource {
  public:
-  Result<kubelet::KeyBytes> configMapData(const std::string& ns,
-                                          const std::string& name) override {
+  Result<kubelet::KeyBytes> configMapData(const std::string& ns, const std::string& name) override {
     auto it = configMaps.find(ns + "/" + name);
     if (it == configMaps.end()) return Status::NotFound("configmaps", name);
     return it->second;
@@ -21,7 +22,14 @@ class MapObjects : public kubelet::ObjectSource {
     if (it == secrets.end()) return Status::NotFound("secrets", name);
     return it->second;
   }
+  Result<std::vector<json>> services(const std::string& ns) override {
+    if (failServices) return Status::Unavailable("services cannot be listed");
+    auto it = serviceObjects.find(ns);
+    return it == serviceObjects.end() ? std::vector<json>{} : it->second;
+  }
   std::map<std::string, kubelet::KeyBytes> configMaps, secrets;
+  std::map<std::string, std::vector<json>> serviceObjects;  // by namespace
+  bool failServices = false;
 };
 
 }  // namespace minik8s::testing
