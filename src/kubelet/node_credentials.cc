@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "apiserver/join_token.h"
+#include "common/http_client.h"
 #include "common/logging.h"
 #include "common/random.h"
 #include "controllers/certificates/csr_rules.h"
@@ -85,6 +87,39 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
     }
     std::this_thread::sleep_for(options.pollInterval);
   }
+}
+
+Result<ServerTrust> discoverServerTrust(const std::string& serverUrl, const std::string& caFilePem,
+                                        const std::string& joinToken, bool insecureSkipVerify) {
+  const std::string first = serverUrl.substr(0, serverUrl.find(','));
+  if (first.rfind("https://", 0) != 0) return ServerTrust{};
+  auto token = apiserver::parseJoinToken(joinToken);
+  const bool tokenHasHash = token.ok() && !token->caHash.empty();
+  if (!caFilePem.empty()) {
+    if (tokenHasHash && !apiserver::caHashMatches(caFilePem, joinToken))
+      return Status::BadRequest(
+          "the CA file does not match the CA hash in the join token: wrong cluster?");
+    return ServerTrust{caFilePem, false};
+  }
+  if (!tokenHasHash) {
+    if (insecureSkipVerify) return ServerTrust{"", true};
+    return Status::BadRequest(
+        "cannot trust " + first +
+        ": give --ca-file, a join token with the CA hash (K10<hash>::<id>.<secret>) or "
+        "--insecure-skip-tls-verify");
+  }
+  http::TlsClientConfig unverified;
+  unverified.insecureSkipVerify = true;
+  http::Client client(first, unverified);
+  auto r = client.get("/cacerts");
+  if (!r.ok())
+    return Status::Unavailable("cannot fetch " + first + "/cacerts: " + r.status().message());
+  if (r->status != 200)
+    return Status::Unavailable(first + "/cacerts answered " + std::to_string(r->status));
+  if (!apiserver::caHashMatches(r->body, joinToken))
+    return Status::Unauthorized("the CA served by " + first +
+                                " does not match the join token's CA hash: refusing it");
+  return ServerTrust{r->body, false};
 }
 
 NodeCredentials::NodeCredentials(NodeCredentialsOptions options) : options_(std::move(options)) {}

@@ -65,6 +65,22 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
                                        const std::vector<std::string>& usages,
                                        const NodeCredentialsOptions& options);
 
+// How the agent trusts the API server (before it has any credential of its own).
+struct ServerTrust {
+  std::string caPem;                // the cluster CA; "" for http:// servers
+  bool insecureSkipVerify = false;  // only when asked for (--insecure-skip-tls-verify)
+};
+
+// The cluster CA for `serverUrl` (the first of a comma-separated list is asked):
+// - http:// servers need none;
+// - `caFilePem` (from --ca-file / node.yaml caFile) when given; refused (BadRequest) when the
+//   join token carries a CA hash that does not match it;
+// - else GET <server>/cacerts without verification, accepted only when its hash matches the
+//   join token's (Unauthorized otherwise: someone else's server);
+// - a token without hash and no CA file: refused unless `insecureSkipVerify`.
+Result<ServerTrust> discoverServerTrust(const std::string& serverUrl, const std::string& caFilePem,
+                                        const std::string& joinToken, bool insecureSkipVerify);
+
 class NodeCredentials {
  public:
   explicit NodeCredentials(NodeCredentialsOptions options);

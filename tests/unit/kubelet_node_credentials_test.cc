@@ -324,5 +324,84 @@ TEST_F(NodeBootstrapTest, AdminApprovalGetsAnyOfOurSignersSigned) {
   EXPECT_EQ(pki::parseCertificate(*pem)->commonName, "alice");
 }
 
+// A TLS server answering /cacerts with `servedCa`, its certificate issued by `ca`.
+class CaDiscoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ca = *pki::createCA("cluster-ca");
+    other = *pki::createCA("impostor-ca");
+    token = apiserver::makeJoinToken(ca.certPem)->toString();
+    pki::CertSpec spec;
+    spec.commonName = "kube-apiserver";
+    spec.ipAddresses = {"127.0.0.1"};
+    spec.serverAuth = true;
+    auto serving = pki::issue(ca, spec);
+    ASSERT_TRUE(serving.ok());
+    server =
+        std::make_unique<http::Server>([this](const http::Request& req, http::ResponseWriter& w) {
+          w.send(req.path == "/cacerts" ? http::Response::text(200, servedCa)
+                                        : http::Response::text(404, "no"));
+        });
+    http::TlsServerConfig tls;
+    tls.certPem = serving->certPem;
+    tls.keyPem = serving->keyPem;
+    ASSERT_TRUE(server->enableTls(tls).ok());
+    ASSERT_TRUE(server->start("127.0.0.1:0").ok());
+    url = "https://127.0.0.1:" + std::to_string(server->port());
+    servedCa = ca.certPem;
+  }
+  void TearDown() override { server->stop(); }
+
+  pki::KeyAndCert ca, other;
+  std::string token, url, servedCa;
+  std::unique_ptr<http::Server> server;
+};
+
+TEST_F(CaDiscoveryTest, FetchesTheCaTheTokenNames) {
+  auto trust = discoverServerTrust(url, "", token, false);
+  ASSERT_TRUE(trust.ok()) << trust.status().message();
+  EXPECT_EQ(trust->caPem, ca.certPem);
+  EXPECT_FALSE(trust->insecureSkipVerify);
+  // And the CA really verifies the server.
+  http::TlsClientConfig verified;
+  verified.caPem = trust->caPem;
+  http::Client c(url, verified);
+  auto r = c.get("/cacerts");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(CaDiscoveryTest, RefusesAnotherCa) {
+  servedCa = other.certPem;  // a server pretending to be ours
+  auto trust = discoverServerTrust(url, "", token, false);
+  ASSERT_FALSE(trust.ok());
+  EXPECT_EQ(trust.status().code(), 401);
+}
+
+TEST_F(CaDiscoveryTest, CaFileMustMatchTheToken) {
+  auto trust = discoverServerTrust(url, ca.certPem, token, false);
+  ASSERT_TRUE(trust.ok());
+  EXPECT_EQ(trust->caPem, ca.certPem);
+  EXPECT_FALSE(discoverServerTrust(url, other.certPem, token, false).ok());
+  // A token without hash trusts the CA file alone.
+  auto plain = discoverServerTrust(url, other.certPem, "abcdef.0123456789abcdef", false);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->caPem, other.certPem);
+}
+
+TEST_F(CaDiscoveryTest, TokenWithoutHashNeedsInsecureFlag) {
+  auto refused = discoverServerTrust(url, "", "abcdef.0123456789abcdef", false);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--insecure-skip-tls-verify"), std::string::npos);
+  auto insecure = discoverServerTrust(url, "", "K10legacy", true);
+  ASSERT_TRUE(insecure.ok());
+  EXPECT_TRUE(insecure->insecureSkipVerify);
+  EXPECT_EQ(insecure->caPem, "");
+  // Plain HTTP servers need no trust at all.
+  auto http = discoverServerTrust("http://127.0.0.1:1", "", "whatever", false);
+  ASSERT_TRUE(http.ok());
+  EXPECT_EQ(http->caPem, "");
+}
+
 }  // namespace
 }  // namespace minik8s::kubelet
