@@ -53,6 +53,12 @@ RestClient::RestClient(std::string baseUrl) : baseUrl_(std::move(baseUrl)) {
   }
   if (urls_.empty()) urls_.push_back(baseUrl_);
 }
+
+RestClient::RestClient(const ClientConfig& config) : RestClient(config.servers) {
+  tls_ = config.tls;
+  bearerToken_ = config.bearerToken;
+}
+
 RestClient::~RestClient() = default;
 
 std::string RestClient::currentUrl() const { return urls_[current_.load() % urls_.size()]; }
@@ -66,7 +72,7 @@ std::unique_ptr<http::Client> RestClient::acquire(size_t server) {
       if (owner == server) return std::move(c);
     }
   }
-  return std::make_unique<http::Client>(urls_[server]);
+  return std::make_unique<http::Client>(urls_[server], tls_);
 }
 
 void RestClient::release(size_t server, std::unique_ptr<http::Client> c) {
@@ -90,7 +96,8 @@ namespace {
 bool safeToRetryElsewhere(const std::string& method, const Status& failure) {
   if (method == "GET") return true;
   const std::string& m = failure.message();
-  return m.rfind("cannot connect", 0) == 0 || m.rfind("cannot resolve", 0) == 0;
+  return m.rfind("cannot connect", 0) == 0 || m.rfind("cannot resolve", 0) == 0 ||
+         m.rfind("TLS handshake failed", 0) == 0;
 }
 }  // namespace
 
@@ -199,7 +206,7 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
   q += (q.empty() ? "?" : "&") + std::string("watch=true&allowWatchBookmarks=true");
   if (timeoutSeconds > 0) q += "&timeoutSeconds=" + std::to_string(timeoutSeconds);
   const size_t server = current_.load() % urls_.size();
-  http::Client c(urls_[server]);
+  http::Client c(urls_[server], tls_);
   if (canceller) {
     std::lock_guard lock(canceller->mu_);
     if (canceller->cancelled_) return Status::Ok();
@@ -215,8 +222,8 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
   } unregister{canceller};
   WatchEventDecoder decoder;
   auto res = c.stream(
-      "GET", r.path(ns) + q,
-      [&](std::string_view chunk) { return decoder.feed(chunk, onEvent); }, authHeaders());
+      "GET", r.path(ns) + q, [&](std::string_view chunk) { return decoder.feed(chunk, onEvent); },
+      authHeaders());
   if (!res.ok()) {
     // Unless cancelled, the next watch (or request) goes to the next server.
     if (urls_.size() > 1 && !(canceller && canceller->cancelled())) failOver(server);

@@ -5,6 +5,9 @@
 // Status (code, reason, message) so callers can tell NotFound from Conflict. Thread-safe: each
 // thread gets its own keep-alive connection from a small pool.
 //
+// Connection settings come as a URL (plain HTTP) or a ClientConfig (HTTPS with a CA, client
+// certificate or bearer token; client/kubeconfig.h reads one from a kubeconfig file).
+//
 // Failover (HA control planes): the base URL may list several API servers separated by commas.
 // Requests go to the current one; when it cannot be reached the client moves to the next for
 // every thread, and retries there the requests that are safe to repeat (GETs, and any request
@@ -70,10 +73,18 @@ class WatchCanceller {
   bool cancelled_ = false;
 };
 
+// Where and how to reach the API server.
+struct ClientConfig {
+  std::string servers;        // "https://host:port", or several separated by commas
+  http::TlsClientConfig tls;  // for https:// servers
+  std::string bearerToken;    // sent as Authorization: Bearer when set
+};
+
 class RestClient {
  public:
   // "http://host:port", or several separated by commas (tried in order, see above).
   explicit RestClient(std::string baseUrl);
+  explicit RestClient(const ClientConfig& config);
   ~RestClient();
 
   const std::string& baseUrl() const { return baseUrl_; }  // as given (all servers)
@@ -119,6 +130,7 @@ class RestClient {
   std::string baseUrl_;
   std::vector<std::string> urls_;  // baseUrl_ split at commas; never empty
   std::atomic<size_t> current_{0};
+  http::TlsClientConfig tls_;
   std::string bearerToken_;
   std::mutex mu_;
   std::vector<std::pair<size_t, std::unique_ptr<http::Client>>> pool_;  // (server, connection)
