@@ -6,25 +6,25 @@
 #include <signal.h>
 
 #include <cstdio>
-#include <optional>
-#include <thread>
-
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "api/quantity.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "common/yaml_json.h"
-#include "kubelet/cri/grpc_runtime.h"
-#include "kubelet/kubelet.h"
-#include "kubelet/runtime/containerd_supervisor.h"
-#include "kubelet/server/agent_server.h"
-#include "kubelet/stats_provider.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
 #include "dns/gateway.h"
+#include "kubelet/cri/grpc_runtime.h"
+#include "kubelet/kubelet.h"
+#include "kubelet/node_credentials.h"
+#include "kubelet/runtime/containerd_supervisor.h"
+#include "kubelet/server/agent_server.h"
+#include "kubelet/stats_provider.h"
 #include "network/network_agent.h"
 #include "proxy/service_proxy.h"
 
@@ -43,6 +43,8 @@ struct AgentFlags {
   std::string listen = "0.0.0.0:10250";
   std::string logLevel = "info";
   std::string token;
+  std::string caFile;  // the cluster CA (or `caFile:` in node.yaml)
+  bool insecureSkipTlsVerify = false;
   std::string networkBackend;  // vxlan (default), host-gw or none
   bool disableProxy = false;
   bool disableDns = false;
@@ -52,6 +54,7 @@ struct AgentFlags {
 struct NodeConfigExtras {
   std::string name;
   std::string token;
+  std::string caFile;
   std::string networkBackend;
   json taints = json::array();
 };
@@ -74,7 +77,7 @@ std::string detectHostIP() {
   return found.empty() ? "127.0.0.1" : found;
 }
 
-// node.yaml: name, token, labels (map), taints (list of {key, value, effect}), address,
+// node.yaml: name, token, caFile, labels (map), taints (list of {key, value, effect}), address,
 // podCIDR, networkBackend, capacity (map of quantities), clusterDNS (list or string),
 // clusterDomain, maxPods, cgroupRoot.
 Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
@@ -90,7 +93,9 @@ Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
   try {
     if (c.contains("name")) extras.name = c["name"].get<std::string>();
     if (c.contains("token")) extras.token = c["token"].get<std::string>();
-    if (c.contains("networkBackend")) extras.networkBackend = c["networkBackend"].get<std::string>();
+    if (c.contains("caFile")) extras.caFile = c["caFile"].get<std::string>();
+    if (c.contains("networkBackend"))
+      extras.networkBackend = c["networkBackend"].get<std::string>();
     if (c.contains("taints")) {
       if (!c["taints"].is_array()) return Status::BadRequest(path + ": taints must be a list");
       for (const auto& t : c["taints"]) {
@@ -129,6 +134,90 @@ Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
   return Status::Ok();
 }
 
+// The agent's connection to the API server once it has joined.
+struct JoinedCluster {
+  kubelet::ServerTrust trust;
+  kubelet::ClientFactory clients;  // join token (null) or a client certificate
+  std::unique_ptr<kubelet::NodeCredentials> credentials;
+  std::optional<pki::KeyAndCert> clientCertificate;  // set when the server speaks TLS
+  std::unique_ptr<client::RestClient> client;        // what every component of the agent uses
+};
+
+// Trusts the server (CA file or CA hash of the join token), then, over TLS, trades the join
+// token for the node's client certificate (node_credentials.h) and checks that the server
+// accepts the credential. Over plain HTTP the join token stays the credential.
+Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOptions& opts) {
+  std::string caFilePem;
+  if (!f.caFile.empty()) {
+    auto pem = pki::readPemFile(f.caFile);
+    if (!pem.ok()) return Status::BadRequest("cannot read --ca-file " + f.caFile);
+    caFilePem = *pem;
+  }
+  JoinedCluster j;
+  // The server may still be starting: /cacerts is retried for a while.
+  for (int attempt = 0;; ++attempt) {
+    auto trust =
+        kubelet::discoverServerTrust(f.server, caFilePem, f.token, f.insecureSkipTlsVerify);
+    if (trust.ok()) {
+      j.trust = *trust;
+      break;
+    }
+    if (trust.status().code() != 503 || attempt == 100) return trust.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  j.clients = [server = f.server, token = f.token, trust = j.trust](const pki::KeyAndCert* cert) {
+    client::ClientConfig config;
+    config.servers = server;
+    config.tls.caPem = trust.caPem;
+    config.tls.insecureSkipVerify = trust.insecureSkipVerify;
+    if (cert) {
+      config.tls.certPem = cert->certPem;
+      config.tls.keyPem = cert->keyPem;
+    } else {
+      config.bearerToken = token;
+    }
+    return std::make_unique<client::RestClient>(config);
+  };
+  const bool tls = f.server.rfind("https://", 0) == 0;
+  if (tls) {
+    kubelet::NodeCredentialsOptions co;
+    co.pkiDir = opts.dataDir + "/pki";
+    co.nodeName = opts.nodeName;
+    co.servingIps = {opts.hostIP};
+    j.credentials = std::make_unique<kubelet::NodeCredentials>(co);
+    for (int attempt = 0;; ++attempt) {
+      auto cert = j.credentials->ensureClientCertificate(j.clients);
+      if (cert.ok()) {
+        j.clientCertificate = *cert;
+        break;
+      }
+      if (cert.status().code() == 401)
+        return Status::Unauthorized("the server at " + f.server + " refused the join token");
+      // The server answers but its controllers may still be starting: retry unavailability.
+      if (cert.status().code() != 503 || attempt == 20)
+        return Status(cert.status().code(), cert.status().reason(),
+                      "no node credential: " + cert.status().message());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+    j.client = j.clients(&*j.clientCertificate);
+  } else {
+    j.client = j.clients(nullptr);
+  }
+  // Join: the server must answer and accept the credential before anything starts.
+  for (int attempt = 0;; ++attempt) {
+    auto v = j.client->request("GET", "/version");
+    if (v.ok()) break;
+    if (v.status().code() == 401)
+      return Status::Unauthorized("the server at " + f.server + " refused the " +
+                                  (tls ? "node's client certificate" : "join token"));
+    if (attempt == 100)
+      return Status::Unavailable("the server at " + f.server +
+                                 " does not answer: " + v.status().message());
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return j;
+}
+
 int runAgent(AgentFlags f) {
   kubelet::KubeletOptions opts;
   NodeConfigExtras extras;
@@ -141,6 +230,7 @@ int runAgent(AgentFlags f) {
   }
   if (f.nodeName.empty()) f.nodeName = extras.name;
   if (f.token.empty()) f.token = extras.token;
+  if (f.caFile.empty()) f.caFile = extras.caFile;
   if (f.networkBackend.empty()) f.networkBackend = extras.networkBackend;
   if (f.networkBackend.empty()) f.networkBackend = "vxlan";
   initLogging(f.logLevel, "agent:" + f.nodeName);
@@ -169,22 +259,13 @@ int runAgent(AgentFlags f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  client::RestClient client(f.server);
-  if (!f.token.empty()) client.setBearerToken(f.token);
-  // Join: the server must answer and accept the token before anything starts.
-  for (int attempt = 0;; ++attempt) {
-    auto v = client.request("GET", "/version");
-    if (v.ok()) break;
-    if (v.status().code() == 401) {
-      LOG_ERROR("the server at {} refused the join token", f.server);
-      return 1;
-    }
-    if (attempt == 100) {
-      LOG_ERROR("the server at {} does not answer: {}", f.server, v.status().message());
-      return 1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto joined = joinCluster(f, opts);
+  if (!joined.ok()) {
+    LOG_ERROR("{}", joined.status().message());
+    return 1;
   }
+  std::unique_ptr<client::RestClient> apiClient = std::move(joined->client);
+  client::RestClient& client = *apiClient;
 
   // The runtime: an existing CRI socket, or our own containerd.
   std::unique_ptr<kubelet::runtime::ContainerdSupervisor> containerd;
@@ -290,9 +371,30 @@ int runAgent(AgentFlags f) {
   // The agent's HTTP API (logs, exec, stats) on port 10250.
   kubelet::server::CtrExecBackend exec(endpoint);
   kubelet::CriStatsProvider stats(runtime, f.nodeName);
-  kubelet::server::AgentServer agentServer(kubeletCore, exec, stats);
-  s = agentServer.start(f.listen);
-  if (!s.ok()) LOG_WARN("agent API not served on {}: {}", f.listen, s.message());
+  kubelet::server::AgentServerOptions agentOptions;
+  bool serveAgentApi = true;
+  if (joined->clientCertificate) {
+    // TLS with the node's serving certificate; callers need a certificate of the cluster CA.
+    auto serving =
+        joined->credentials->ensureServingCertificate(joined->clients, *joined->clientCertificate);
+    if (serving.ok()) {
+      http::TlsServerConfig tls;
+      tls.certPem = serving->certPem;
+      tls.keyPem = serving->keyPem;
+      tls.clientCaPem = joined->trust.caPem;
+      tls.requireClientCertificate = true;
+      agentOptions.tls = tls;
+    } else {
+      LOG_ERROR("no serving certificate, the agent API (logs, exec, stats) stays off: {}",
+                serving.status().message());
+      serveAgentApi = false;
+    }
+  }
+  kubelet::server::AgentServer agentServer(kubeletCore, exec, stats, agentOptions);
+  if (serveAgentApi) {
+    s = agentServer.start(f.listen);
+    if (!s.ok()) LOG_WARN("agent API not served on {}: {}", f.listen, s.message());
+  }
   LOG_INFO("agent of node {} running (runtime {}, data {})", f.nodeName, endpoint, opts.dataDir);
   int sig = 0;
   sigwait(&signals, &sig);
@@ -314,8 +416,14 @@ void addAgentCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("agent", "Run a node agent (kubelet) against a server");
   cmd->add_option("--server", flags->server, "API server URL (http://host:port)")->required();
   cmd->add_option("--node-name", flags->nodeName, "Name of this node (or `name:` in --config)");
-  cmd->add_option("--token", flags->token,
-                  "The cluster's join token (the server's <data-dir>/token; or `token:` in --config)");
+  cmd->add_option(
+      "--token", flags->token,
+      "The cluster's join token (the server's <data-dir>/token; or `token:` in --config)");
+  cmd->add_option("--ca-file", flags->caFile,
+                  "The cluster CA certificate (or `caFile:` in --config); without it the CA is "
+                  "fetched from the server and checked against the join token's CA hash");
+  cmd->add_flag("--insecure-skip-tls-verify", flags->insecureSkipTlsVerify,
+                "Accept any server certificate when the join token has no CA hash (debugging)");
   cmd->add_option("--network-backend", flags->networkBackend,
                   "Pod network between nodes: vxlan (default), host-gw, or none");
   cmd->add_flag("--disable-proxy", flags->disableProxy,
@@ -325,9 +433,10 @@ void addAgentCommand(CLI::App& app) {
   cmd->add_option("--data-dir", flags->dataDir,
                   "Agent state: containerd, pod volumes, logs (default /var/lib/minik8s/agent-"
                   "<node>)");
-  cmd->add_option("--config", flags->configFile,
-                  "node.yaml: name, token, labels, taints, address, podCIDR, networkBackend, "
-                  "clusterDNS, clusterDomain, maxPods");
+  cmd->add_option(
+      "--config", flags->configFile,
+      "node.yaml: name, token, caFile, labels, taints, address, podCIDR, networkBackend, "
+      "clusterDNS, clusterDomain, maxPods");
   cmd->add_option("--container-runtime-endpoint", flags->runtimeEndpoint,
                   "Use this CRI socket instead of starting containerd");
   cmd->add_option("--netns", flags->netns,

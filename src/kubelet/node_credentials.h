@@ -67,7 +67,7 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
 
 // How the agent trusts the API server (before it has any credential of its own).
 struct ServerTrust {
-  std::string caPem;                // the cluster CA; "" for http:// servers
+  std::string caPem;  // the cluster CA; "" for http:// servers; unverified when insecure
   bool insecureSkipVerify = false;  // only when asked for (--insecure-skip-tls-verify)
 };
 
@@ -77,7 +77,8 @@ struct ServerTrust {
 //   join token carries a CA hash that does not match it;
 // - else GET <server>/cacerts without verification, accepted only when its hash matches the
 //   join token's (Unauthorized otherwise: someone else's server);
-// - a token without hash and no CA file: refused unless `insecureSkipVerify`.
+// - a token without hash and no CA file: refused unless `insecureSkipVerify` (then /cacerts is
+//   taken as it comes: the agent's own TLS server needs it to check the API server's calls).
 Result<ServerTrust> discoverServerTrust(const std::string& serverUrl, const std::string& caFilePem,
                                         const std::string& joinToken, bool insecureSkipVerify);
 

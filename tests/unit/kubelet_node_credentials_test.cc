@@ -396,7 +396,7 @@ TEST_F(CaDiscoveryTest, TokenWithoutHashNeedsInsecureFlag) {
   auto insecure = discoverServerTrust(url, "", "K10legacy", true);
   ASSERT_TRUE(insecure.ok());
   EXPECT_TRUE(insecure->insecureSkipVerify);
-  EXPECT_EQ(insecure->caPem, "");
+  EXPECT_EQ(insecure->caPem, ca.certPem);  // what the server says, unverified
   // Plain HTTP servers need no trust at all.
   auto http = discoverServerTrust("http://127.0.0.1:1", "", "whatever", false);
   ASSERT_TRUE(http.ok());
