@@ -146,9 +146,14 @@ TEST(CsrApprovalRules, ServingRequestsOnlyForTheNodesOwnAddresses) {
     return !decideApproval(makeCsr(opts), n).approve;
   };
   EXPECT_TRUE(refused(serving(), std::nullopt)) << "node unknown";
+  EXPECT_TRUE(decideApproval(makeCsr(serving()), std::nullopt).retryLater);
   o = serving();
   o.ips = {"10.0.0.6"};
   EXPECT_TRUE(refused(o, node)) << "IP of another host";
+  EXPECT_TRUE(decideApproval(makeCsr(o), node).retryLater) << "the node may not have posted it yet";
+  o = serving();
+  o.cn = "system:node:n2";
+  EXPECT_FALSE(decideApproval(makeCsr(o), node).retryLater) << "a wrong subject is final";
   o = serving();
   o.dns = {"kubernetes.default.svc"};
   EXPECT_TRUE(refused(o, node)) << "DNS name not the node's";

@@ -41,9 +41,7 @@ Status CsrApprovingController::sync(const std::string& name) {
   ApprovalDecision decision = decideApproval(*csr, node);
   if (!decision.approve) {
     LOG_DEBUG("csr-approving: {} left pending: {}", name, decision.reason);
-    // A node registers moments after it asks for its serving certificate: look again later.
-    if (!node && spec.value("signerName", "") == kKubeletServingSigner &&
-        decision.reason.find("does not exist") != std::string::npos)
+    if (decision.retryLater)
       return Status::Unavailable("csr-approving: " + name + ": " + decision.reason);
     return Status::Ok();
   }

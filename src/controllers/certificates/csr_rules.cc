@@ -97,14 +97,16 @@ ApprovalDecision decideServing(const json& spec, const pki::CertInfo& info,
     return pending("requester \"" + user + "\" is not the node " + *nodeName);
   if (info.dnsNames.empty() && info.ipAddresses.empty())
     return pending("a serving certificate needs DNS or IP SANs");
-  if (!node) return pending("node " + *nodeName + " does not exist");
+  if (!node) return {false, "node " + *nodeName + " does not exist", true};
   std::set<std::string> dns = nodeAddresses(*node, {"Hostname", "InternalDNS", "ExternalDNS"});
   dns.insert(*nodeName);
   const std::set<std::string> ips = nodeAddresses(*node, {"InternalIP", "ExternalIP"});
   for (const auto& d : info.dnsNames)
-    if (!dns.count(d)) return pending("DNS SAN " + d + " is not an address of node " + *nodeName);
+    if (!dns.count(d))
+      return {false, "DNS SAN " + d + " is not an address of node " + *nodeName, true};
   for (const auto& ip : info.ipAddresses)
-    if (!ips.count(ip)) return pending("IP SAN " + ip + " is not an address of node " + *nodeName);
+    if (!ips.count(ip))
+      return {false, "IP SAN " + ip + " is not an address of node " + *nodeName, true};
   return {true, "serving"};
 }
 

@@ -48,6 +48,9 @@ Result<pki::CertInfo> parseCsrRequest(const json& csr);
 struct ApprovalDecision {
   bool approve = false;
   std::string reason;  // why not, for logs (the CSR is left pending)
+  // Not yet: the Node is missing or lacks an address the CSR names (a node asks for its serving
+  // certificate moments after it registers); the controller looks again later.
+  bool retryLater = false;
 };
 
 // Decides whether `csr` is approved automatically. `node` is the Node named in the subject as
