@@ -278,6 +278,11 @@ CreateOnlyHandler makeTokenRequestHandler(Registry& registry,
       claims.bound = bound;
     }
 
+    // Unset fields a client sent as null (kubectl's protobuf body) are left out, as the API
+    // server's encoding would.
+    for (auto it = spec.begin(); it != spec.end();) {
+      it = it->is_null() ? spec.erase(it) : std::next(it);
+    }
     auto issued = gen->generate(claims);
     if (!issued.ok()) return issued.status();
     json out = {
