@@ -122,7 +122,9 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
       options_(std::move(options)),
       registry_(store, scheme),
       watchCache_(store),
-      metrics_(registry_) {
+      metrics_(registry_, [proxy = options_.nodeProxy](const NodeEndpoint& ep) {
+        return fetchSummary(ep, proxy);
+      }) {
   tokenAuthenticators_ = options_.tokenAuthenticators;
   if (!options_.bearerTokens.empty()) {
     tokenAuthenticators_.push_back(std::make_shared<auth::StaticTokenAuthenticator>(
@@ -516,7 +518,8 @@ void ApiServer::serveCreateOnly(const http::Request& req, http::ResponseWriter& 
     if (!decoded.ok()) return sendError(w, decoded.status());
     body = std::move(decoded.value());
     if (!body.is_object()) return sendError(w, Status::BadRequest("expected a JSON object"));
-    const std::string apiVersion = sub->group.empty() ? sub->version : sub->group + "/" + sub->version;
+    const std::string apiVersion =
+        sub->group.empty() ? sub->version : sub->group + "/" + sub->version;
     if (body.value("kind", sub->kind) != sub->kind) {
       return sendError(w, Status::BadRequest("the kind in the data (" + body.value("kind", "") +
                                              ") does not match the expected kind (" + sub->kind +
@@ -612,7 +615,7 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
                                                    "the requested resource"));
     }
     if (r.kind == "Pod" && (s == "log" || s == "exec" || s == "attach")) {
-      return proxyToNode(registry_, req, w, ri);
+      return proxyToNode(registry_, req, w, ri, options_.nodeProxy);
     }
     // portforward, proxy, token: not served yet.
     return sendError(w, Status::Unavailable("the " + r.plural + "/" + s +

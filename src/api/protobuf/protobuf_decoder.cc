@@ -9,6 +9,7 @@
 #include "k8s/autoscaling_v1.pb.h"
 #include "k8s/autoscaling_v2.pb.h"
 #include "k8s/batch_v1.pb.h"
+#include "k8s/certificates_v1.pb.h"
 #include "k8s/core_v1.pb.h"
 #include "k8s/networking_v1.pb.h"
 #include "k8s/policy_v1.pb.h"
@@ -47,8 +48,20 @@ const std::vector<DecodableKind>& decodableKinds() {
        &k8s::io::api::autoscaling::v2::HorizontalPodAutoscaler::default_instance()},
       {"authentication.k8s.io/v1", "TokenRequest",
        &k8s::io::api::authentication::v1::TokenRequest::default_instance()},
+      {"authentication.k8s.io/v1", "SelfSubjectReview",
+       &k8s::io::api::authentication::v1::SelfSubjectReview::default_instance()},
+      {"authentication.k8s.io/v1", "TokenReview",
+       &k8s::io::api::authentication::v1::TokenReview::default_instance()},
       {"authorization.k8s.io/v1", "SelfSubjectAccessReview",
        &k8s::io::api::authorization::v1::SelfSubjectAccessReview::default_instance()},
+      {"authorization.k8s.io/v1", "SelfSubjectRulesReview",
+       &k8s::io::api::authorization::v1::SelfSubjectRulesReview::default_instance()},
+      {"authorization.k8s.io/v1", "SubjectAccessReview",
+       &k8s::io::api::authorization::v1::SubjectAccessReview::default_instance()},
+      {"authorization.k8s.io/v1", "LocalSubjectAccessReview",
+       &k8s::io::api::authorization::v1::LocalSubjectAccessReview::default_instance()},
+      {"certificates.k8s.io/v1", "CertificateSigningRequest",
+       &k8s::io::api::certificates::v1::CertificateSigningRequest::default_instance()},
       {"rbac.authorization.k8s.io/v1", "Role", &k8s::io::api::rbac::v1::Role::default_instance()},
       {"rbac.authorization.k8s.io/v1", "ClusterRole",
        &k8s::io::api::rbac::v1::ClusterRole::default_instance()},
