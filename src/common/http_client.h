@@ -1,7 +1,8 @@
 // A synchronous HTTP/1.1 client on Boost.Beast with one keep-alive connection.
 //
-// One HttpClient is one connection to one server ("http://host:port"); it reconnects when the
-// server closed it. Not thread-safe: give each thread its own client. stream() reads a chunked
+// One HttpClient is one connection to one server ("http://host:port", or "https://host:port"
+// with TLS settings: the server certificate is checked against the CA and the host); it
+// reconnects when the server closed it. Not thread-safe: give each thread its own client. stream() reads a chunked
 // response (a watch, logs -f) and hands each piece of body to a callback as it arrives.
 #pragma once
 
@@ -25,7 +26,8 @@ struct TlsClientConfig {
 
 class Client {
  public:
-  // "http://127.0.0.1:6443" or "https://..." (then `tls` applies).
+  // "http://127.0.0.1:6443" or "https://..." (then `tls` applies; a TLS configuration that
+  // cannot be loaded fails every request with its reason).
   explicit Client(const std::string& baseUrl, TlsClientConfig tls = {});
   ~Client();
   Client(const Client&) = delete;

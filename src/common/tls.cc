@@ -126,12 +126,14 @@ class TlsStream : public Stream {
                                                    : 0;
       if (events == 0) return -1;
       pollfd p{fd_, events, 0};
-      int r = ::poll(&p, 1, timeoutMs);
+      // Without a deadline, wake up now and then anyway: a record that peerClosed() peeked off
+      // the socket in another thread is in OpenSSL's buffer, where poll() cannot see it.
+      int r = ::poll(&p, 1, timeoutMs < 0 ? 200 : timeoutMs);
       if (r < 0 && errno != EINTR) {
         error = std::strerror(errno);
         return -1;
       }
-      if (r == 0) {
+      if (r == 0 && timeoutMs >= 0) {
         error = "timed out";
         return -1;
       }

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -322,6 +323,28 @@ TEST(TlsTest, WebSocketOverTakenTlsStream) {
   reader.join();
   EXPECT_EQ(got, sent);
   (*c)->writeClose();
+}
+
+TEST(TlsTest, StreamingHandlerSeesTheTlsClientLeave) {
+  std::atomic<bool> handlerEnded{false};
+  Server server([&](const Request&, ResponseWriter& w) {
+    w.beginStream(200, {{"Content-Type", "text/plain"}});
+    w.write("first\n");
+    const auto giveUp = std::chrono::steady_clock::now() + 5s;
+    while (!w.clientGone() && std::chrono::steady_clock::now() < giveUp) {
+      std::this_thread::sleep_for(10ms);
+    }
+    handlerEnded = std::chrono::steady_clock::now() < giveUp;
+  });
+  ASSERT_TRUE(server.enableTls(serverTls(false)).ok());
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  {
+    Client c(httpsUrl(server), trusting());
+    auto r = c.stream("GET", "/follow", [](std::string_view) { return false; });  // leave
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+  }
+  for (int i = 0; i < 300 && !handlerEnded; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_TRUE(handlerEnded);
 }
 
 TEST(TlsTest, StreamShutdownWakesABlockedTlsRead) {
