@@ -16,6 +16,7 @@
 
 #include "apiserver/auth/auth.h"
 #include "apiserver/metrics_api.h"
+#include "apiserver/node_proxy.h"
 #include "apiserver/registry.h"
 #include "apiserver/request_info.h"
 #include "apiserver/service_allocator.h"
@@ -50,6 +51,8 @@ struct ApiServerOptions {
   // The cluster CA certificate (PEM), served without authentication at GET /cacerts so agents
   // holding only the join token can fetch it and check it against the token's hash. "" = 404.
   std::string caPem;
+  // How logs, exec and metrics reach the agents (TLS with the kubelet-client certificate).
+  NodeProxyOptions nodeProxy;
 };
 
 class ApiServer {

@@ -15,9 +15,10 @@ constexpr auto kMinRateInterval = std::chrono::seconds(1);
 constexpr auto kShortRateInterval = std::chrono::milliseconds(200);
 constexpr auto kHistory = std::chrono::seconds(90);
 
-Result<json> fetchOverHttp(const NodeEndpoint& ep) {
-  http::Client client("http://" + ep.host + ":" + std::to_string(ep.port));
-  auto r = client.get("/stats/summary");
+}  // namespace
+
+Result<json> fetchSummary(const NodeEndpoint& ep, const NodeProxyOptions& options) {
+  auto r = requestAgent(ep, "GET", "/stats/summary", options);
   if (!r.ok()) return r.status();
   if (r->status != 200) {
     return Status::Unavailable("the agent at " + ep.host + " answered /stats/summary with " +
@@ -27,6 +28,10 @@ Result<json> fetchOverHttp(const NodeEndpoint& ep) {
   if (j.is_discarded()) return Status::Unavailable("the agent at " + ep.host + " sent bad JSON");
   return j;
 }
+
+namespace {
+
+Result<json> fetchOverHttp(const NodeEndpoint& ep) { return fetchSummary(ep, {}); }
 
 std::optional<uint64_t> optU64(const json& j, const json::json_pointer& p) {
   if (!j.contains(p) || !j.at(p).is_number()) return std::nullopt;

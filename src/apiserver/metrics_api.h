@@ -35,6 +35,9 @@ std::optional<uint64_t> cpuRate(const CpuReading& older, const CpuReading& newer
 std::string formatNanoCores(uint64_t nanoCores);
 std::string formatBytes(uint64_t bytes);
 
+// An agent's /stats/summary, over TLS when `options` say so.
+Result<json> fetchSummary(const NodeEndpoint& ep, const NodeProxyOptions& options);
+
 class MetricsApi {
  public:
   // How to read a node agent's /stats/summary; the default uses HTTP.

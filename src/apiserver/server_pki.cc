@@ -1,7 +1,10 @@
 #include "apiserver/server_pki.h"
 
+#include <openssl/rand.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "common/logging.h"
 
@@ -138,8 +141,26 @@ Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options) {
   return out;
 }
 
+Result<std::string> loadOrCreateSecretFile(const std::string& path) {
+  {
+    std::ifstream in(path);
+    std::string secret;
+    if (in && std::getline(in, secret) && !secret.empty()) return secret;
+  }
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) return Status::Internal("no randomness for " + path);
+  static const char* kHex = "0123456789abcdef";
+  std::string secret;
+  for (unsigned char b : bytes) {
+    secret.push_back(kHex[b >> 4]);
+    secret.push_back(kHex[b & 15]);
+  }
+  if (Status s = pki::writePemFile(path, secret + "\n", true); !s.ok()) return s;
+  return secret;
+}
+
 Result<pki::KeyAndCert> issueClientCertificate(const ServerPki& pki, const std::string& user,
-                                                const std::vector<std::string>& groups) {
+                                               const std::vector<std::string>& groups) {
   pki::CertSpec spec;
   spec.commonName = user;
   spec.organizations = groups;

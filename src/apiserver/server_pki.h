@@ -17,13 +17,13 @@
 namespace minik8s::apiserver {
 
 struct ServerPki {
-  std::string dir;                 // <data-dir>/pki
-  pki::KeyAndCert ca;              // ca.crt, ca.key
-  pki::KeyAndCert serving;         // apiserver.crt, apiserver.key
-  pki::KeyAndCert kubeletClient;   // apiserver-kubelet-client.crt/.key (O system:masters)
-  pki::KeyAndCert admin;           // admin.crt/.key (kubernetes-admin, O system:masters)
-  std::string serviceAccountKey;   // sa.key (RSA, PEM)
-  std::string serviceAccountPub;   // sa.pub
+  std::string dir;                // <data-dir>/pki
+  pki::KeyAndCert ca;             // ca.crt, ca.key
+  pki::KeyAndCert serving;        // apiserver.crt, apiserver.key
+  pki::KeyAndCert kubeletClient;  // apiserver-kubelet-client.crt/.key (O system:masters)
+  pki::KeyAndCert admin;          // admin.crt/.key (kubernetes-admin, O system:masters)
+  std::string serviceAccountKey;  // sa.key (RSA, PEM)
+  std::string serviceAccountPub;  // sa.pub
 
   std::string caFile() const { return dir + "/ca.crt"; }
 };
@@ -38,8 +38,12 @@ struct ServerPkiOptions {
 // missing or less than 30 days remain.
 Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options);
 
+// A random secret (32 hex characters) kept in `path` (mode 0600), created when missing: the
+// admin's bearer token.
+Result<std::string> loadOrCreateSecretFile(const std::string& path);
+
 // A client certificate for `user` in `groups`, signed by the cluster CA (not stored).
 Result<pki::KeyAndCert> issueClientCertificate(const ServerPki& pki, const std::string& user,
-                                                const std::vector<std::string>& groups);
+                                               const std::vector<std::string>& groups);
 
 }  // namespace minik8s::apiserver

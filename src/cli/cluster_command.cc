@@ -1,6 +1,7 @@
 #include "cli/cluster_command.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,8 +13,6 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "cli/api_balancer.h"
 #include "client/rest_client.h"
@@ -47,8 +46,8 @@ struct ClusterFlags {
   std::vector<std::string> labels, taints, capacity;
   bool purge = false;
   std::vector<std::string> serverArgs;  // appended to the server's command line (tests)
-  bool ha = false;   // 3 etcd members, `servers` API servers, a balancer for kubectl
-  int servers = 2;   // API servers with --ha
+  bool ha = false;  // 3 etcd members, `servers` API servers, a balancer for kubectl
+  int servers = 2;  // API servers with --ha
 };
 
 // HA layout on the gateway address: etcd member i listens on 2379+2i (clients) and 2380+2i
@@ -149,8 +148,14 @@ struct Layout {
   }
   int serverCount() const { return flags.ha ? flags.servers : 1; }
   int serverPort(int i) const { return flags.ha ? flags.apiPort + 1 + i : flags.apiPort; }
+  // TLS unless a server argument asks for plain HTTP (debugging).
+  std::string apiScheme() const {
+    for (const auto& a : flags.serverArgs)
+      if (a == "--insecure-http" || a == "--insecure-http=true") return "http";
+    return "https";
+  }
   std::string serverUrl(int i) const {
-    return fmt::format("http://{}:{}", ns->gatewayIp(), serverPort(i));
+    return fmt::format("{}://{}:{}", apiScheme(), ns->gatewayIp(), serverPort(i));
   }
   // Every API server, comma-separated: agents and this command fail over between them.
   std::string serverUrls() const {
@@ -173,11 +178,53 @@ struct Layout {
   std::string nodeDir(const std::string& n) const { return dataDir + "/nodes/" + n; }
   // What kubectl uses: the only server, or the balancer in front of them (--ha).
   std::string apiUrl() const {
-    return fmt::format("http://{}:{}", ns->gatewayIp(), flags.apiPort);
+    return fmt::format("{}://{}:{}", apiScheme(), ns->gatewayIp(), flags.apiPort);
   }
   std::string registry() const { return fmt::format("{}:{}", ns->gatewayIp(), flags.registryPort); }
   std::string kubeconfig() const { return dataDir + "/kubeconfig"; }
+  std::string pkiDir(int i = 0) const { return serverDir(i) + "/pki"; }
 };
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// This command's own API client: the admin credential of the first server's PKI (its client
+// certificate, or its token when the servers run plain HTTP), to `servers`.
+client::ClientConfig adminClientConfig(const Layout& l, const std::string& servers) {
+  client::ClientConfig config;
+  config.servers = servers;
+  if (l.apiScheme() == "http") {
+    std::string token = readFile(l.pkiDir() + "/admin.token");
+    while (!token.empty() && (token.back() == '\n' || token.back() == ' ')) token.pop_back();
+    config.bearerToken = token;
+    return config;
+  }
+  config.tls.caPem = readFile(l.pkiDir() + "/ca.crt");
+  config.tls.certPem = readFile(l.pkiDir() + "/admin.crt");
+  config.tls.keyPem = readFile(l.pkiDir() + "/admin.key");
+  return config;
+}
+client::ClientConfig adminClientConfig(const Layout& l) {
+  return adminClientConfig(l, l.serverUrls());
+}
+
+// HA: every server shares the first one's CA, service-account key and admin credentials (each
+// issues its own serving certificate for its address from that CA).
+Status sharePki(const Layout& l, int index) {
+  std::error_code ec;
+  fs::create_directories(l.pkiDir(index), ec);
+  for (const char* f :
+       {"ca.crt", "ca.key", "sa.key", "sa.pub", "admin.crt", "admin.key", "admin.token",
+        "apiserver-kubelet-client.crt", "apiserver-kubelet-client.key"}) {
+    const std::string from = l.pkiDir() + "/" + f, to = l.pkiDir(index) + "/" + f;
+    if (!fs::exists(from)) continue;
+    fs::copy_file(from, to, fs::copy_options::overwrite_existing, ec);
+    if (ec) return Status::Internal("cannot copy " + from + ": " + ec.message());
+  }
+  return Status::Ok();
+}
 
 Result<Layout> makeLayout(const ClusterFlags& f) {
   Layout l;
@@ -237,9 +284,8 @@ Result<pid_t> startRegistry(const Layout& l, json& state) {
   state["registryPid"] = *pid;
   writeState(l, state);
   std::cout << "  registry on " << l.registry() << " (building the local images)..." << std::flush;
-  bool ready = waitFor(std::chrono::seconds(300), [&] {
-    return fileContains(log, "registry ready") || !childAlive(*pid);
-  });
+  bool ready = waitFor(std::chrono::seconds(300),
+                       [&] { return fileContains(log, "registry ready") || !childAlive(*pid); });
   if (!ready || !childAlive(*pid))
     return Status::Unavailable("the registry did not start; see " + log);
   std::cout << " ready\n";
@@ -252,20 +298,27 @@ std::string joinToken(const Layout& l);
 Result<pid_t> startServer(const Layout& l, json& state, int index = 0) {
   const std::string log =
       l.logDir() + (index == 0 ? std::string("/server.log") : fmt::format("/server-{}.log", index));
-  std::vector<std::string> argv = {selfBinary(), "server", "--data-dir", l.serverDir(index),
-                                   "--listen", fmt::format("{}:{}", l.ns->gatewayIp(), l.serverPort(index)),
-                                   "--advertise-address", l.ns->gatewayIp()};
+  std::vector<std::string> argv = {selfBinary(),
+                                   "server",
+                                   "--data-dir",
+                                   l.serverDir(index),
+                                   "--listen",
+                                   fmt::format("{}:{}", l.ns->gatewayIp(), l.serverPort(index)),
+                                   "--advertise-address",
+                                   l.ns->gatewayIp()};
   const std::string datastore = l.flags.ha ? l.etcdDatastore() : l.flags.datastore;
   if (!datastore.empty()) {
     argv.push_back("--datastore");
     argv.push_back(datastore);
   }
-  // Every server accepts the same join token: the first one's.
+  // Every server accepts the same join token and trusts the same CA: the first one's.
   if (index > 0) {
     argv.push_back("--token");
     argv.push_back(joinToken(l));
+    if (Status shared = sharePki(l, index); !shared.ok()) return shared;
   }
   argv.insert(argv.end(), l.flags.serverArgs.begin(), l.flags.serverArgs.end());
+  const auto startedAt = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   auto pid = spawnDetached(argv, log);
   if (!pid.ok()) return pid;
   if (index == 0) state["serverPid"] = *pid;
@@ -273,9 +326,14 @@ Result<pid_t> startServer(const Layout& l, json& state, int index = 0) {
   while (static_cast<int>(state["servers"].size()) <= index) state["servers"].push_back(0);
   state["servers"][index] = *pid;
   writeState(l, state);
-  client::RestClient rest(l.serverUrl(index));
+  // The server writes its kubeconfig (and so the admin credential) once it serves.
+  const std::string serverKubeconfig = l.serverDir(index) + "/kubeconfig";
   bool ready = waitFor(std::chrono::seconds(60), [&] {
-    return rest.request("GET", "/version").ok() || !childAlive(*pid);
+    if (!childAlive(*pid)) return true;
+    if (!fs::exists(serverKubeconfig) || fs::last_write_time(serverKubeconfig) < startedAt)
+      return false;
+    client::RestClient rest(adminClientConfig(l, l.serverUrl(index)));
+    return rest.request("GET", "/version").ok();
   });
   if (!ready || !childAlive(*pid))
     return Status::Unavailable("the server did not start; see " + log);
@@ -306,13 +364,29 @@ Result<pid_t> startEtcdMember(const Layout& l, int i) {
   ::chmod(dir.c_str(), 0700);
   // Slower heartbeats than etcd's defaults: on a loaded 2-core machine the defaults make
   // members call needless elections.
-  return spawnDetached({"etcd", "--name", fmt::format("m{}", i), "--data-dir", dir,
-                        "--listen-client-urls", l.etcdClientUrl(i), "--advertise-client-urls",
-                        l.etcdClientUrl(i), "--listen-peer-urls", l.etcdPeerUrl(i),
-                        "--initial-advertise-peer-urls", l.etcdPeerUrl(i), "--initial-cluster",
-                        cluster, "--initial-cluster-state", "new", "--initial-cluster-token",
-                        "minik8s-" + l.flags.prefix, "--heartbeat-interval", "250",
-                        "--election-timeout", "2500"},
+  return spawnDetached({"etcd",
+                        "--name",
+                        fmt::format("m{}", i),
+                        "--data-dir",
+                        dir,
+                        "--listen-client-urls",
+                        l.etcdClientUrl(i),
+                        "--advertise-client-urls",
+                        l.etcdClientUrl(i),
+                        "--listen-peer-urls",
+                        l.etcdPeerUrl(i),
+                        "--initial-advertise-peer-urls",
+                        l.etcdPeerUrl(i),
+                        "--initial-cluster",
+                        cluster,
+                        "--initial-cluster-state",
+                        "new",
+                        "--initial-cluster-token",
+                        "minik8s-" + l.flags.prefix,
+                        "--heartbeat-interval",
+                        "250",
+                        "--election-timeout",
+                        "2500"},
                        fmt::format("{}/etcd-m{}.log", l.logDir(), i));
 }
 
@@ -330,7 +404,11 @@ bool waitEtcdHealthy(const Layout& l) {
 
 Result<pid_t> startBalancer(const Layout& l) {
   const std::string log = l.logDir() + "/balancer.log";
-  std::vector<std::string> argv = {selfBinary(), "cluster", "balance", "--data-dir", l.dataDir,
+  std::vector<std::string> argv = {selfBinary(),
+                                   "cluster",
+                                   "balance",
+                                   "--data-dir",
+                                   l.dataDir,
                                    "--listen",
                                    fmt::format("{}:{}", l.ns->gatewayIp(), l.flags.apiPort)};
   for (int i = 0; i < l.serverCount(); ++i) {
@@ -399,8 +477,8 @@ std::string joinToken(const Layout& l) {
 
 // node.yaml entries from --label/--taint/--capacity (BadRequest when malformed).
 Result<json> nodeConfigExtras(const ClusterFlags& f) {
-  json extras = {{"labels", json::object()}, {"taints", json::array()},
-                 {"capacity", json::object()}};
+  json extras = {
+      {"labels", json::object()}, {"taints", json::array()}, {"capacity", json::object()}};
   auto split = [](const std::string& s, char sep) -> std::pair<std::string, std::string> {
     const size_t at = s.find(sep);
     if (at == std::string::npos) return {s, ""};
@@ -419,8 +497,8 @@ Result<json> nodeConfigExtras(const ClusterFlags& f) {
   for (const auto& t : f.taints) {
     auto [kv, effect] = split(t, ':');
     auto [k, v] = split(kv, '=');
-    if (k.empty() || (effect != "NoSchedule" && effect != "PreferNoSchedule" &&
-                      effect != "NoExecute"))
+    if (k.empty() ||
+        (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute"))
       return Status::BadRequest("--taint wants key[=value]:NoSchedule|PreferNoSchedule|NoExecute");
     json taint = {{"key", k}, {"effect", effect}};
     if (!v.empty()) taint["value"] = v;
@@ -458,10 +536,11 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
   // node.yaml is YAML; JSON is YAML too.
   std::ofstream(dir + "/node.yaml", std::ios::trunc) << config.dump(2) << "\n";
   ::chmod((dir + "/node.yaml").c_str(), 0600);
-  return spawnDetached({"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent",
-                        "--server", l.serverUrls(), "--config", dir + "/node.yaml", "--data-dir", dir,
-                        "--registry", l.registry(), "--listen", ip + ":10250"},
-                       l.logDir() + "/" + name + ".log");
+  return spawnDetached(
+      {"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent", "--server",
+       l.serverUrls(), "--ca-file", l.pkiDir() + "/ca.crt", "--config", dir + "/node.yaml",
+       "--data-dir", dir, "--registry", l.registry(), "--listen", ip + ":10250"},
+      l.logDir() + "/" + name + ".log");
 }
 
 // Node name -> "Ready" / "NotReady" / "" (absent), and whether it has a podCIDR.
@@ -486,11 +565,11 @@ std::map<std::string, std::pair<std::string, bool>> nodeStates(
 }
 
 bool waitNodesReady(const Layout& l, const std::vector<std::string>& names, Clock::time_point t0) {
-  client::RestClient rest(l.serverUrls());
+  client::RestClient rest(adminClientConfig(l));
   std::set<std::string> reported;
-  const auto since = std::chrono::system_clock::now() -
-                     std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                         Clock::now() - t0);
+  const auto since =
+      std::chrono::system_clock::now() -
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(Clock::now() - t0);
   bool all = waitFor(std::chrono::seconds(l.flags.timeoutSeconds), [&] {
     auto states = nodeStates(rest, since);
     bool done = true;
@@ -569,7 +648,8 @@ void tearDownNode(const Layout& l, const std::string& name, pid_t agentPid) {
   removeContainers(dir);
   const pid_t containerd = readPidFile(dir + "/containerd/containerd.pid");
   stopProcess(containerd, dir, std::chrono::seconds(5));
-  for (pid_t p : processesMentioning(dir + "/containerd/")) stopProcess(p, dir, std::chrono::seconds(1));
+  for (pid_t p : processesMentioning(dir + "/containerd/"))
+    stopProcess(p, dir, std::chrono::seconds(1));
   unmountUnder(dir);
   removeCgroups(fmt::format("minik8s/{}-{}", l.flags.prefix, name));
   // Node-level processes of the agent (dnsmasq, the gateway's nginx) outlive its SIGKILL.
@@ -676,7 +756,7 @@ int status(const Layout& l) {
     line(fmt::format("etcd m{}", i), state["etcd"][i].get<pid_t>(), l.etcdClientUrl(i));
   if (l.flags.ha) line("api balancer", state.value("balancerPid", 0), l.apiUrl());
   line("registry", state.value("registryPid", 0), l.registry());
-  client::RestClient rest(l.serverUrls());
+  client::RestClient rest(adminClientConfig(l));
   auto nodes = nodeStates(rest);
   for (const auto& n : state.value("nodes", json::array())) {
     const std::string name = n.value("name", "");
@@ -748,20 +828,23 @@ int up(const Layout& l) {
   std::error_code ec;
   fs::create_directories(l.logDir(), ec);
   fs::create_directories(l.serverDir(), ec);
-  std::cout << fmt::format("starting a {}-node minik8s cluster in {} (underlay {}, {}{})\n",
-                           l.flags.nodes, l.dataDir, l.flags.underlay, l.flags.networkBackend,
-                           l.flags.ha ? fmt::format(", HA: {} servers on 3 etcd members",
-                                                    l.serverCount())
-                                      : "");
+  std::cout << fmt::format(
+      "starting a {}-node minik8s cluster in {} (underlay {}, {}{})\n", l.flags.nodes, l.dataDir,
+      l.flags.underlay, l.flags.networkBackend,
+      l.flags.ha ? fmt::format(", HA: {} servers on 3 etcd members", l.serverCount()) : "");
   Status s = l.ns->setUpUnderlay();
   if (!s.ok()) {
     std::cerr << "cannot set up the underlay: " << s.message() << "\n";
     return 1;
   }
-  state = {{"prefix", l.flags.prefix},          {"underlay", l.flags.underlay},
-           {"networkBackend", l.flags.networkBackend}, {"apiPort", l.flags.apiPort},
-           {"registryPort", l.flags.registryPort},      {"nodes", json::array()},
-           {"datastore", l.flags.datastore},            {"serverArgs", l.flags.serverArgs},
+  state = {{"prefix", l.flags.prefix},
+           {"underlay", l.flags.underlay},
+           {"networkBackend", l.flags.networkBackend},
+           {"apiPort", l.flags.apiPort},
+           {"registryPort", l.flags.registryPort},
+           {"nodes", json::array()},
+           {"datastore", l.flags.datastore},
+           {"serverArgs", l.flags.serverArgs},
            {"ha", l.flags.ha}};
   writeState(l, state);
   auto registry = startRegistry(l, state);
@@ -816,7 +899,8 @@ int addNode(const Layout& l) {
     names.insert(n.value("name", ""));
   }
   ++index;
-  const std::string name = l.flags.nodeName.empty() ? "node-" + std::to_string(index) : l.flags.nodeName;
+  const std::string name =
+      l.flags.nodeName.empty() ? "node-" + std::to_string(index) : l.flags.nodeName;
   if (names.count(name)) {
     std::cerr << "node " << name << " already exists\n";
     return 1;
@@ -853,7 +937,7 @@ int removeNode(const Layout& l) {
       continue;
     }
     found = true;
-    client::RestClient rest(l.serverUrls());
+    client::RestClient rest(adminClientConfig(l));
     tearDownNode(l, l.flags.nodeName, n.value("pid", 0));
     // Its containers are gone: remove its pods at once (their controllers recreate them on the
     // other nodes), then the Node, which frees its podCIDR.
@@ -861,9 +945,9 @@ int removeNode(const Layout& l) {
     onNode.fieldSelector = "spec.nodeName=" + l.flags.nodeName;
     if (auto pods = rest.list(client::resources::kPods, "", onNode); pods.ok())
       for (const auto& p : (*pods)["items"])
-        (void)rest.remove(client::resources::kPods, p.value("metadata", json::object()).value("namespace", ""),
-                          p.value("metadata", json::object()).value("name", ""),
-                          json{{"gracePeriodSeconds", 0}});
+        (void)rest.remove(
+            client::resources::kPods, p.value("metadata", json::object()).value("namespace", ""),
+            p.value("metadata", json::object()).value("name", ""), json{{"gracePeriodSeconds", 0}});
     (void)dns::removeNodeDnsEndpoint(rest, l.flags.nodeName);
     (void)rest.remove(client::resources::kNodes, "", l.flags.nodeName);
     std::error_code ec;
@@ -904,8 +988,8 @@ int runCluster(const std::string& verb, const ClusterFlags& f) {
 
 void addClusterCommand(CLI::App& app) {
   auto f = std::make_shared<ClusterFlags>();
-  CLI::App* cluster =
-      app.add_subcommand("cluster", "A whole cluster on this machine: one network namespace per node");
+  CLI::App* cluster = app.add_subcommand(
+      "cluster", "A whole cluster on this machine: one network namespace per node");
   cluster->require_subcommand(1);
   auto common = [f](CLI::App* c) {
     c->add_option("--data-dir", f->dataDir, "Where the cluster keeps its state")

@@ -2,9 +2,11 @@
 
 #include <signal.h>
 
+#include "cli/api_client_flags.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
+#include "common/pki.h"
 #include "controllers/manager/controller_manager.h"
 
 namespace minik8s::cli {
@@ -12,11 +14,12 @@ namespace minik8s::cli {
 namespace {
 
 struct ControllerManagerFlags {
-  std::string server = "http://127.0.0.1:6443";
+  ApiClientFlags api;
   int workers = 2;
   bool disableGc = false;
   std::string logLevel = "info";
   bool leaderElect = true;
+  std::string rootCaFile, signingCertFile, signingKeyFile;
   controllers::ControllerDurationFlags durations;
 };
 
@@ -29,10 +32,33 @@ int runControllerManager(const ControllerManagerFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  client::RestClient rest(f.server);
+  auto apiConfig = f.api.clientConfig();
+  if (!apiConfig.ok()) {
+    LOG_ERROR("{}", apiConfig.status().message());
+    return 2;
+  }
+  client::RestClient rest(*apiConfig);
   controllers::ControllerManager::Options opts;
   opts.workersPerController = f.workers;
   opts.enableGarbageCollector = !f.disableGc;
+  if (!f.rootCaFile.empty()) {
+    auto ca = pki::readPemFile(f.rootCaFile);
+    if (!ca.ok()) {
+      LOG_ERROR("--root-ca-file: {}", ca.status().message());
+      return 2;
+    }
+    opts.rootCaPem = *ca;
+  }
+  if (!f.signingCertFile.empty() || !f.signingKeyFile.empty()) {
+    auto cert = pki::readPemFile(f.signingCertFile);
+    auto key = pki::readPemFile(f.signingKeyFile);
+    if (!cert.ok() || !key.ok()) {
+      LOG_ERROR("--cluster-signing-cert-file and --cluster-signing-key-file: {}",
+                (cert.ok() ? key : cert).status().message());
+      return 2;
+    }
+    opts.signingCa = {*key, *cert};
+  }
   if (Status ds = f.durations.applyTo(opts); !ds.ok()) {
     LOG_ERROR("{}", ds.message());
     return 2;
@@ -71,7 +97,12 @@ void addControllerManagerCommand(CLI::App& app) {
   auto flags = std::make_shared<ControllerManagerFlags>();
   CLI::App* cmd = app.add_subcommand(
       "controller-manager", "Run the ReplicaSet, Deployment and garbage-collector controllers");
-  cmd->add_option("--server", flags->server, "API server URL")->capture_default_str();
+  flags->api.addTo(cmd);
+  cmd->add_option("--root-ca-file", flags->rootCaFile,
+                  "Cluster CA published to every namespace as ConfigMap kube-root-ca.crt");
+  cmd->add_option("--cluster-signing-cert-file", flags->signingCertFile,
+                  "CA certificate that signs approved CertificateSigningRequests");
+  cmd->add_option("--cluster-signing-key-file", flags->signingKeyFile, "Its private key");
   cmd->add_option("--workers", flags->workers, "Worker threads per controller")
       ->capture_default_str();
   cmd->add_flag("--disable-garbage-collector", flags->disableGc,

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "cli/api_client_flags.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "dns/cluster_dns.h"
@@ -16,7 +17,7 @@ namespace minik8s::cli {
 namespace {
 
 struct ProxyFlags {
-  std::string server = "http://127.0.0.1:6443";
+  ApiClientFlags api;
   std::string nodeName;
   std::string nodeIP;
   std::string clusterCIDR = "10.244.0.0/16";
@@ -47,7 +48,12 @@ int runProxy(const ProxyFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  client::RestClient client(f.server);
+  auto apiConfig = f.api.clientConfig();
+  if (!apiConfig.ok()) {
+    LOG_ERROR("{}", apiConfig.status().message());
+    return 2;
+  }
+  client::RestClient client(*apiConfig);
   proxy::ProxyOptions po;
   po.nodeName = f.nodeName;
   if (!f.nodeIP.empty()) po.nodeIPs = {f.nodeIP};
@@ -91,7 +97,7 @@ void addProxyCommand(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("proxy", "Run the service proxy (and cluster DNS) of a node by itself");
   cmd->group("");  // hidden: the agent runs these
-  cmd->add_option("--server", flags->server, "API server URL")->capture_default_str();
+  flags->api.addTo(cmd);
   cmd->add_option("--node-name", flags->nodeName, "Name of this node");
   cmd->add_option("--node-ip", flags->nodeIP, "This node's address");
   cmd->add_option("--cluster-cidr", flags->clusterCIDR,

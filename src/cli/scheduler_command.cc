@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include "cli/api_client_flags.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -12,7 +13,7 @@ namespace minik8s::cli {
 namespace {
 
 struct SchedulerFlags {
-  std::string server = "http://127.0.0.1:6443";
+  ApiClientFlags api;
   std::string policy = "default";
   std::string logLevel = "info";
   bool leaderElect = true;
@@ -33,7 +34,12 @@ int runScheduler(const SchedulerFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  client::RestClient client(f.server);
+  auto apiConfig = f.api.clientConfig();
+  if (!apiConfig.ok()) {
+    LOG_ERROR("{}", apiConfig.status().message());
+    return 2;
+  }
+  client::RestClient client(*apiConfig);
   scheduler::SchedulerOptions options;
   options.policy = *policy;
   std::unique_ptr<scheduler::Scheduler> sched;
@@ -54,7 +60,7 @@ int runScheduler(const SchedulerFlags& f) {
   } else {
     startScheduler();
   }
-  LOG_INFO("scheduling pods through {} with policy {}", f.server, f.policy);
+  LOG_INFO("scheduling pods through {} with policy {}", apiConfig->servers, f.policy);
   int sig = 0;
   sigwait(&signals, &sig);
   LOG_INFO("signal {}: stopping", sig);
@@ -68,7 +74,7 @@ int runScheduler(const SchedulerFlags& f) {
 void addSchedulerCommand(CLI::App& app) {
   auto flags = std::make_shared<SchedulerFlags>();
   CLI::App* cmd = app.add_subcommand("scheduler", "Run the pod scheduler against an API server");
-  cmd->add_option("--server", flags->server, "API server URL")->capture_default_str();
+  flags->api.addTo(cmd);
   cmd->add_option("--scheduler-policy", flags->policy,
                   "default (filters and scores), round-robin, random or least-allocated")
       ->capture_default_str()

@@ -8,14 +8,25 @@
 
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
+#include "apiserver/auth/authorization.h"
+#include "apiserver/auth/bootstrap_policy.h"
+#include "apiserver/auth/node_authorizer.h"
+#include "apiserver/auth/node_restriction.h"
+#include "apiserver/auth/rbac_authorizer.h"
+#include "apiserver/auth/review_handlers.h"
+#include "apiserver/auth/service_account_admission.h"
+#include "apiserver/auth/service_account_token.h"
+#include "apiserver/auth/static_token_authenticator.h"
 #include "apiserver/join_token.h"
 #include "apiserver/kubeconfig.h"
+#include "apiserver/server_pki.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
-#include "controllers/manager/controller_manager.h"
-#include "scheduler/scheduler.h"
+#include "common/cidr.h"
 #include "common/http.h"
 #include "common/logging.h"
+#include "controllers/manager/controller_manager.h"
+#include "scheduler/scheduler.h"
 #include "storage/store.h"
 
 namespace minik8s::cli {
@@ -30,12 +41,39 @@ struct ServerFlags {
   std::string logLevel = "info";
   std::string schedulerPolicy = "default";
   std::string serviceClusterIPRange = "10.96.0.0/16";
-  std::string token;      // node join token; default: <data-dir>/token, created at first start
+  std::string token;  // node join token; default: <data-dir>/token, created at first start
   bool disableScheduler = false;
   bool disableControllers = false;
   bool leaderElect = true;
+  bool insecureHttp = false;  // debugging only: plain HTTP, bearer tokens only
   controllers::ControllerDurationFlags durations;
 };
+
+// The first address of the service range: the `kubernetes` service's ClusterIP, which pods use
+// to reach this server (so it is a SAN of the serving certificate).
+std::string kubernetesServiceIp(const std::string& range) {
+  auto cidr = parseCidr(range);
+  return cidr ? formatIpv4(cidr->base + 1) : "10.96.0.1";
+}
+
+// A client of this server for one of its own components (scheduler, controllers): TLS with a
+// certificate of `user`, or plain HTTP with the admin token when the server runs without TLS.
+Result<client::ClientConfig> loopbackConfig(const std::string& url, const apiserver::ServerPki& pki,
+                                            const std::string& user,
+                                            const std::string& adminToken) {
+  client::ClientConfig config;
+  config.servers = url;
+  if (url.rfind("https://", 0) != 0) {
+    config.bearerToken = adminToken;
+    return config;
+  }
+  auto cert = apiserver::issueClientCertificate(pki, user, {});
+  if (!cert.ok()) return cert.status();
+  config.tls.caPem = pki.ca.certPem;
+  config.tls.certPem = cert->certPem;
+  config.tls.keyPem = cert->keyPem;
+  return config;
+}
 
 int runServer(const ServerFlags& f) {
   initLogging(f.logLevel, "server");
@@ -45,8 +83,7 @@ int runServer(const ServerFlags& f) {
     LOG_ERROR("cannot create data dir {}: {}", f.dataDir, ec.message());
     return 1;
   }
-  std::string datastore = f.datastore.empty() ? "sqlite://" + f.dataDir + "/state.db"
-                                              : f.datastore;
+  std::string datastore = f.datastore.empty() ? "sqlite://" + f.dataDir + "/state.db" : f.datastore;
   auto store = storage::openStore(datastore);
   if (!store.ok()) {
     LOG_ERROR("cannot open datastore {}: {}", datastore, store.status().message());
@@ -60,6 +97,24 @@ int runServer(const ServerFlags& f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
+  std::string host = f.advertise.empty() ? "127.0.0.1" : f.advertise;
+  std::string listenHost = f.listen.substr(0, f.listen.rfind(':'));
+  apiserver::ServerPkiOptions pkiOptions;
+  pkiOptions.dataDir = f.dataDir;
+  pkiOptions.ipAddresses = {host, kubernetesServiceIp(f.serviceClusterIPRange)};
+  if (!listenHost.empty() && listenHost != "0.0.0.0") pkiOptions.ipAddresses.push_back(listenHost);
+  auto pki = apiserver::loadOrCreateServerPki(pkiOptions);
+  if (!pki.ok()) {
+    LOG_ERROR("cannot set up the server certificates: {}", pki.status().message());
+    return 1;
+  }
+  // The admin's bearer token: the kubeconfig's credential when the server runs without TLS.
+  auto adminToken = apiserver::loadOrCreateSecretFile(pki->dir + "/admin.token");
+  if (!adminToken.ok()) {
+    LOG_ERROR("{}", adminToken.status().message());
+    return 1;
+  }
+
   // Bind first: the advertised address needs the bound port. Until the API server is ready
   // requests get 503.
   std::atomic<apiserver::ApiServer*> ready{nullptr};
@@ -67,26 +122,79 @@ int runServer(const ServerFlags& f) {
     if (auto* api = ready.load()) return api->handle(req, w);
     w.send(http::Response::error(Status::Unavailable("the API server is starting")));
   });
+  if (!f.insecureHttp) {
+    http::TlsServerConfig tls;
+    tls.certPem = pki->serving.certPem;
+    tls.keyPem = pki->serving.keyPem;
+    tls.clientCaPem = pki->ca.certPem;  // client certificates are optional: tokens work too
+    if (Status t = server.enableTls(tls); !t.ok()) {
+      LOG_ERROR("cannot serve TLS: {}", t.message());
+      return 1;
+    }
+  } else {
+    LOG_WARN("--insecure-http: serving plain HTTP; credentials travel in clear text");
+  }
   Status s = server.start(f.listen);
   if (!s.ok()) {
     LOG_ERROR("{}", s.message());
     return 1;
   }
-  std::string host = f.advertise.empty() ? "127.0.0.1" : f.advertise;
+  const std::string scheme = f.insecureHttp ? "http://" : "https://";
   const std::string address = host + ":" + std::to_string(server.port());
   apiserver::ApiServerOptions opts;
   opts.advertiseAddress = address;
   opts.serviceClusterIPRange = f.serviceClusterIPRange;
-  auto token = apiserver::loadOrCreateJoinToken(f.dataDir, f.token);
+  auto token = apiserver::loadOrCreateJoinToken(f.dataDir, f.token, pki->ca.certPem);
   if (!token.ok()) {
     LOG_ERROR("{}", token.status().message());
     return 1;
   }
-  opts.bearerTokens.push_back(*token);
-  apiserver::ApiServer api(**store, api::Scheme::builtin(), opts);
+  auto joinToken = apiserver::parseJoinToken(*token);
+  if (!joinToken.ok()) {
+    LOG_ERROR("join token: {}", joinToken.status().message());
+    return 1;
+  }
+
+  // Security: who (client certificates, the join token, service-account tokens, the admin
+  // token), may they (Node authorizer, then RBAC), and admission (service accounts, node
+  // restriction). The auth components read objects through their own Registry on the store.
+  const api::Scheme& scheme_ = api::Scheme::builtin();
+  apiserver::Registry authRegistry(**store, scheme_);
+  auto tokenGenerator = std::make_shared<const apiserver::auth::ServiceAccountTokenGenerator>(
+      apiserver::auth::kServiceAccountIssuer, pki->serviceAccountKey);
+  apiserver::auth::UserInfo admin{"kubernetes-admin", "", {apiserver::auth::kSystemMasters}, {}};
+  opts.tokenAuthenticators = {
+      std::make_shared<apiserver::JoinTokenAuthenticator>(*joinToken),
+      std::make_shared<apiserver::auth::StaticTokenAuthenticator>(
+          std::map<std::string, apiserver::auth::UserInfo>{{*adminToken, admin}}),
+      std::make_shared<apiserver::auth::ServiceAccountTokenAuthenticator>(
+          apiserver::auth::kServiceAccountIssuer, std::vector<std::string>{pki->serviceAccountPub},
+          authRegistry)};
+  opts.allowAnonymous = false;
+  auto authorizer = std::make_shared<apiserver::auth::UnionAuthorizer>(
+      std::vector<std::shared_ptr<apiserver::auth::Authorizer>>{
+          std::make_shared<apiserver::auth::NodeAuthorizer>(&authRegistry),
+          apiserver::auth::RbacAuthorizer::fromRegistry(authRegistry)});
+  opts.authorizer = authorizer;
+  opts.createOnlyHandlers = apiserver::auth::reviewHandlers(authorizer, opts.tokenAuthenticators);
+  opts.createOnlyHandlers["serviceaccounts/token"] =
+      apiserver::auth::makeTokenRequestHandler(authRegistry, tokenGenerator);
+  opts.admissionPlugins = {std::make_shared<apiserver::auth::ServiceAccountAdmission>(authRegistry),
+                           std::make_shared<apiserver::auth::NodeRestriction>(&authRegistry)};
+  opts.caPem = pki->ca.certPem;
+  http::TlsClientConfig agentTls;
+  agentTls.caPem = pki->ca.certPem;
+  agentTls.certPem = pki->kubeletClient.certPem;
+  agentTls.keyPem = pki->kubeletClient.keyPem;
+  opts.nodeProxy.agentTls = agentTls;
+  apiserver::ApiServer api(**store, scheme_, opts);
   s = api.start();
   if (!s.ok()) {
     LOG_ERROR("cannot start the API server: {}", s.toString());
+    return 1;
+  }
+  if (Status p = apiserver::auth::ensureBootstrapPolicy(api.registry()); !p.ok()) {
+    LOG_ERROR("cannot create the default RBAC policy: {}", p.toString());
     return 1;
   }
   ready = &api;
@@ -94,9 +202,18 @@ int runServer(const ServerFlags& f) {
   // The scheduler and the controllers are API clients like any other (they could run as their
   // own processes: `minik8s scheduler`, `minik8s controller-manager`); by default they run here.
   // Reach our own listener: its host unless it listens on every address.
-  std::string selfHost = f.listen.substr(0, f.listen.rfind(':'));
+  std::string selfHost = listenHost;
   if (selfHost.empty() || selfHost == "0.0.0.0") selfHost = "127.0.0.1";
-  client::RestClient rest("http://" + selfHost + ":" + std::to_string(server.port()));
+  const std::string selfUrl = scheme + selfHost + ":" + std::to_string(server.port());
+  auto schedulerConfig = loopbackConfig(selfUrl, *pki, "system:kube-scheduler", *adminToken);
+  auto controllersConfig =
+      loopbackConfig(selfUrl, *pki, "system:kube-controller-manager", *adminToken);
+  if (!schedulerConfig.ok() || !controllersConfig.ok()) {
+    LOG_ERROR("cannot issue the scheduler's and controllers' certificates");
+    return 1;
+  }
+  client::RestClient schedulerRest(*schedulerConfig);
+  client::RestClient rest(*controllersConfig);
   // With --leader-elect (the default) each runs only while this server holds its Lease, so
   // several servers on one datastore never both schedule or reconcile. The identity is stable
   // across restarts so a restarted server takes its Lease back at once.
@@ -111,8 +228,8 @@ int runServer(const ServerFlags& f) {
     }
     scheduler::SchedulerOptions so;
     so.policy = *policy;
-    auto startScheduler = [&rest, &sched, so] {
-      sched = std::make_unique<scheduler::Scheduler>(rest, so);
+    auto startScheduler = [&schedulerRest, &sched, so] {
+      sched = std::make_unique<scheduler::Scheduler>(schedulerRest, so);
       sched->start();
     };
     auto stopScheduler = [&sched] {
@@ -120,7 +237,7 @@ int runServer(const ServerFlags& f) {
       sched.reset();
     };
     if (f.leaderElect) {
-      electors.push_back(client::startLeaderElection(rest, "kube-scheduler", identity,
+      electors.push_back(client::startLeaderElection(schedulerRest, "kube-scheduler", identity,
                                                      startScheduler, stopScheduler));
     } else {
       startScheduler();
@@ -129,6 +246,8 @@ int runServer(const ServerFlags& f) {
   std::unique_ptr<controllers::ControllerManager> cm;
   if (!f.disableControllers) {
     controllers::ControllerManager::Options cmOptions;
+    cmOptions.rootCaPem = pki->ca.certPem;
+    cmOptions.signingCa = pki->ca;
     if (Status ds = f.durations.applyTo(cmOptions); !ds.ok()) {
       LOG_ERROR("{}", ds.message());
       return 2;
@@ -150,14 +269,22 @@ int runServer(const ServerFlags& f) {
     }
   }
   const std::string kubeconfig = f.dataDir + "/kubeconfig";
-  s = apiserver::writeKubeconfig(kubeconfig, "http://" + address);
+  apiserver::KubeconfigCredentials credentials;
+  if (f.insecureHttp) {
+    credentials.token = *adminToken;
+  } else {
+    credentials.caPem = pki->ca.certPem;
+    credentials.clientCertPem = pki->admin.certPem;
+    credentials.clientKeyPem = pki->admin.keyPem;
+  }
+  s = apiserver::writeKubeconfig(kubeconfig, scheme + address, credentials);
   if (!s.ok()) {
     LOG_ERROR("{}", s.message());
     return 1;
   }
-  LOG_INFO("minik8s API server listening on {} (datastore {}); KUBECONFIG={}", address,
-           datastore, kubeconfig);
-  LOG_INFO("nodes join with: minik8s agent --server http://{} --token $(cat {}/token) ...",
+  LOG_INFO("minik8s API server listening on {} (datastore {}); KUBECONFIG={}", address, datastore,
+           kubeconfig);
+  LOG_INFO("nodes join with: minik8s agent --server {}{} --token $(cat {}/token) ...", scheme,
            address, f.dataDir);
   int sig = 0;
   sigwait(&signals, &sig);
@@ -194,6 +321,9 @@ void addServerCommand(CLI::App& app) {
   cmd->add_option("--scheduler-policy", flags->schedulerPolicy,
                   "default, round-robin, random or least-allocated")
       ->capture_default_str();
+  cmd->add_flag("--insecure-http", flags->insecureHttp,
+                "Serve plain HTTP instead of TLS (debugging only; client certificates cannot "
+                "be used, the kubeconfig carries the admin token)");
   cmd->add_flag("--disable-scheduler", flags->disableScheduler,
                 "Do not run the scheduler in this process");
   cmd->add_flag("--disable-controllers", flags->disableControllers,

@@ -35,7 +35,7 @@ start_server sqlite
 E2E_PIDS+=($!)
 wait_for 120 grep -q "registry ready" "$E2E_DIR/registry.log"
 printf 'address: 127.0.0.1\n' >"$E2E_DIR/node.yaml"
-"$MINIK8S_BIN" agent --server "$SERVER_URL" --node-name node-1 --data-dir "$AGENT_DIR" \
+"$MINIK8S_BIN" agent $(agent_join_flags) --node-name node-1 --data-dir "$AGENT_DIR" \
   --config "$E2E_DIR/node.yaml" --registry "127.0.0.1:$REG_PORT" --network-backend none --disable-proxy --disable-dns \
   --listen "127.0.0.1:$AGENT_PORT" >>"$E2E_DIR/agent.log" 2>&1 &
 AGENT_PID=$!

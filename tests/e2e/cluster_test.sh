@@ -16,7 +16,8 @@ expect_contains "$out" "172.29.101.2" "internal IP of node-1"
 cidrs=$(kubectl get nodes -o jsonpath='{range .items[*]}{.spec.podCIDR} {end}')
 expect_eq "$(echo $cidrs | tr ' ' '\n' | sort -u | wc -l)" "3" "three distinct podCIDRs"
 step "a node with a wrong join token is refused"
-out=$("$MINIK8S_BIN" agent --server "http://172.29.101.1:6443" --node-name intruder --token wrong \
+out=$("$MINIK8S_BIN" agent --server "https://172.29.101.1:6443" --node-name intruder --token wrong \
+  --ca-file "$CL_DIR/server/pki/ca.crt" \
   --data-dir "$E2E_DIR/intruder" 2>&1); rc=$?
 expect_eq "$rc" "1" "agent with a wrong token exits"
 expect_contains "$out" "refused the join token" "why"

@@ -8,7 +8,7 @@ start_server
 # The server may already run the controllers in-process; never run two sets at once.
 sleep 2
 if ! grep -q "controller-manager: replicaset" "$E2E_DIR/server.log"; then
-  "${CONTROLLER_MANAGER_BIN:-$MINIK8S_BIN}" controller-manager --server "$SERVER_URL" >"$E2E_DIR/cm.log" 2>&1 &
+  "${CONTROLLER_MANAGER_BIN:-$MINIK8S_BIN}" controller-manager --kubeconfig "$KUBECONFIG" >"$E2E_DIR/cm.log" 2>&1 &
   E2E_PIDS+=($!)
 fi
 

@@ -9,7 +9,7 @@ acked="$E2E_DIR/acked"
 : >"$acked"
 (
   for i in $(seq 1 100000); do
-    code=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    code=$(api_curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
       --data "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-$i\"},\"data\":{\"i\":\"$i\"}}" \
       "$SERVER_URL/api/v1/namespaces/default/configmaps") || break
     [[ "$code" == 201 ]] && echo "cm-$i" >>"$acked"

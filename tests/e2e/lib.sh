@@ -63,13 +63,26 @@ start_server() {
     $datastore >>"$E2E_DIR/server.log" 2>&1 &
   SERVER_PID=$!
   E2E_PIDS+=($SERVER_PID)
-  SERVER_URL="http://127.0.0.1:$SERVER_PORT"
-  for _ in $(seq 1 100); do
-    curl -sf "$SERVER_URL/readyz" >/dev/null 2>&1 && break
+  SERVER_URL="https://127.0.0.1:$SERVER_PORT"
+  SERVER_PKI="$E2E_DIR/server/pki"
+  # The server writes its kubeconfig once it serves.
+  for _ in $(seq 1 150); do
+    [[ -s "$E2E_DIR/server/kubeconfig" ]] && api_curl -sf "$SERVER_URL/readyz" >/dev/null 2>&1 && break
     sleep 0.1
   done
-  curl -sf "$SERVER_URL/readyz" >/dev/null || { echo "server did not start"; return 1; }
+  api_curl -sf "$SERVER_URL/readyz" >/dev/null || { echo "server did not start"; return 1; }
   export KUBECONFIG="$E2E_DIR/server/kubeconfig"
+  JOIN_TOKEN=$(cat "$E2E_DIR/server/token")
+}
+
+# curl with the admin's client certificate of the server started by start_server.
+api_curl() {
+  curl --cacert "$SERVER_PKI/ca.crt" --cert "$SERVER_PKI/admin.crt" --key "$SERVER_PKI/admin.key" "$@"
+}
+
+# The flags an agent started by a test joins the start_server server with.
+agent_join_flags() {
+  echo --server "$SERVER_URL" --token "$JOIN_TOKEN" --ca-file "$SERVER_PKI/ca.crt"
 }
 
 step() { echo "=== $*"; }

@@ -75,10 +75,10 @@ SERVER_PORT=$(free_port)
 in_node "$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
   >>"$E2E_DIR/server.log" 2>&1 &
 E2E_PIDS+=($!)
-SERVER_URL="http://127.0.0.1:$SERVER_PORT"
-wait_for 15 in_node curl -sf "$SERVER_URL/readyz"
+SERVER_URL="https://127.0.0.1:$SERVER_PORT"
 export KUBECONFIG="$E2E_DIR/server/kubeconfig"
-wait_for 10 test -f "$KUBECONFIG"
+wait_for 15 test -s "$KUBECONFIG"
+wait_for 15 in_node curl -sf --cacert "$E2E_DIR/server/pki/ca.crt" "$SERVER_URL/readyz"
 
 step "a Service and a hand-written EndpointSlice with both pods"
 endpoint_slice() {  # IPs of the ready endpoints
@@ -130,7 +130,7 @@ YAML
 endpoint_slice "$POD1_IP" "$POD2_IP" | kc apply -f - >/dev/null
 
 step "the proxy and cluster DNS inside the node namespace"
-in_node "$MINIK8S_BIN" proxy --server "$SERVER_URL" --node-name "$P" --node-ip "$NODE_IP" \
+in_node "$MINIK8S_BIN" proxy --kubeconfig "$KUBECONFIG" --node-name "$P" --node-ip "$NODE_IP" \
   --dns-listen "$NODE_IP" --dns-data-dir "$E2E_DIR/dns" >>"$E2E_DIR/proxy.log" 2>&1 &
 PROXY_PID=$!
 E2E_PIDS+=($PROXY_PID)
@@ -183,7 +183,7 @@ kc get endpointslices -n kube-system -o name | grep -q "kube-dns-$P" ||
 step "the proxy restores its rules after a restart and cleans them up"
 kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
 kc delete service web >/dev/null
-in_node "$MINIK8S_BIN" proxy --server "$SERVER_URL" --node-name "$P" >>"$E2E_DIR/proxy.log" 2>&1 &
+in_node "$MINIK8S_BIN" proxy --kubeconfig "$KUBECONFIG" --node-name "$P" >>"$E2E_DIR/proxy.log" 2>&1 &
 PROXY_PID=$!
 E2E_PIDS+=($PROXY_PID)
 wait_for 10 bash -c "! nsenter --net=/var/run/netns/$NODE iptables-save -t nat | grep -q '$POD1_IP:8080'"

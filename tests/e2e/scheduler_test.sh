@@ -10,10 +10,11 @@ SERVER_PORT=$(free_port)
 "$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
   --disable-scheduler --disable-controllers >>"$E2E_DIR/server.log" 2>&1 &
 E2E_PIDS+=($!)
-SERVER_URL="http://127.0.0.1:$SERVER_PORT"
-wait_for 20 curl -sf "$SERVER_URL/readyz"
+SERVER_URL="https://127.0.0.1:$SERVER_PORT"
 export KUBECONFIG="$E2E_DIR/server/kubeconfig"
-"$MINIK8S_BIN" scheduler --server "$SERVER_URL" >>"$E2E_DIR/scheduler.log" 2>&1 &
+wait_for 20 test -s "$KUBECONFIG"
+wait_for 20 curl -sf --cacert "$E2E_DIR/server/pki/ca.crt" "$SERVER_URL/readyz"
+"$MINIK8S_BIN" scheduler --kubeconfig "$KUBECONFIG" >>"$E2E_DIR/scheduler.log" 2>&1 &
 E2E_PIDS+=($!)
 
 step "three Ready nodes with 4 cpu each"

@@ -1,6 +1,9 @@
 #include "controllers/manager/controller_manager.h"
 
 #include "common/logging.h"
+#include "controllers/certificates/csr_approving_controller.h"
+#include "controllers/certificates/csr_rules.h"
+#include "controllers/certificates/csr_signing_controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
@@ -9,6 +12,8 @@
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
+#include "controllers/serviceaccount/root_ca_publisher.h"
+#include "controllers/serviceaccount/serviceaccounts_controller.h"
 
 namespace minik8s::controllers {
 
@@ -94,6 +99,32 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     nodeLifecycle_ =
         std::make_unique<NodeLifecycleController>(rest_, *nodes_, *pods_, *leases_, nOpts);
   }
+  if (options_.enableServiceAccounts) {
+    namespaces_ = std::make_unique<client::Informer>(rest_, res::kNamespaces);
+    serviceAccounts_ = std::make_unique<client::Informer>(rest_, res::kServiceAccounts);
+    serviceAccountsController_ =
+        std::make_unique<ServiceAccountsController>(rest_, *namespaces_, *serviceAccounts_);
+    if (!options_.rootCaPem.empty()) {
+      client::ListParams onlyRootCa;
+      onlyRootCa.fieldSelector = std::string("metadata.name=") + kRootCaConfigMapName;
+      rootCaConfigMaps_ =
+          std::make_unique<client::Informer>(rest_, res::kConfigMaps, "", onlyRootCa);
+      rootCaPublisher_ = std::make_unique<RootCaPublisher>(rest_, *namespaces_, *rootCaConfigMaps_,
+                                                           options_.rootCaPem);
+    }
+  }
+  const bool signing = !options_.signingCa.certPem.empty() && !options_.signingCa.keyPem.empty();
+  if (options_.enableCsrApproving || signing) {
+    csrs_ = std::make_unique<client::Informer>(rest_, certificates::kCertificateSigningRequests);
+  }
+  if (options_.enableCsrApproving) {
+    csrApproving_ = std::make_unique<certificates::CsrApprovingController>(rest_, *csrs_);
+  }
+  if (signing) {
+    certificates::CsrSigningOptions sOpts;
+    sOpts.ca = options_.signingCa;
+    csrSigning_ = std::make_unique<certificates::CsrSigningController>(rest_, *csrs_, sOpts);
+  }
 }
 
 ControllerManager::~ControllerManager() { stop(); }
@@ -128,6 +159,19 @@ Status ControllerManager::start() {
     endpointsController_->start();
     endpointSliceController_->start();
   }
+  for (auto* inf :
+       {namespaces_.get(), serviceAccounts_.get(), rootCaConfigMaps_.get(), csrs_.get()}) {
+    if (!inf) continue;
+    inf->start();
+    if (!inf->waitForSync(options_.syncTimeout))
+      return Status::Unavailable(
+          "controller-manager: namespace/serviceaccount/configmap/csr "
+          "cache did not sync");
+  }
+  if (serviceAccountsController_) serviceAccountsController_->start();
+  if (rootCaPublisher_) rootCaPublisher_->start();
+  if (csrApproving_) csrApproving_->start();
+  if (csrSigning_) csrSigning_->start();
   replicaSetController_->start();
   deploymentController_->start();
   if (garbageCollector_) garbageCollector_->start();
@@ -149,6 +193,14 @@ void ControllerManager::stop() {
   if (hpaController_) hpaController_->stop();
   if (nodeLifecycle_) nodeLifecycle_->stop();
   for (auto* inf : {hpas_.get(), leases_.get()}) {
+    if (inf) inf->stop();
+  }
+  if (serviceAccountsController_) serviceAccountsController_->stop();
+  if (rootCaPublisher_) rootCaPublisher_->stop();
+  if (csrApproving_) csrApproving_->stop();
+  if (csrSigning_) csrSigning_->stop();
+  for (auto* inf :
+       {namespaces_.get(), serviceAccounts_.get(), rootCaConfigMaps_.get(), csrs_.get()}) {
     if (inf) inf->stop();
   }
   if (nodes_) nodes_->stop();

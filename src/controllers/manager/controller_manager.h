@@ -12,6 +12,7 @@
 
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "common/pki.h"
 #include "common/status.h"
 
 namespace minik8s::controllers {
@@ -23,6 +24,12 @@ class EndpointsController;
 class EndpointSliceController;
 class NodeIpamController;
 class NodeLifecycleController;
+class ServiceAccountsController;
+class RootCaPublisher;
+namespace certificates {
+class CsrApprovingController;
+class CsrSigningController;
+}  // namespace certificates
 namespace hpa {
 class HorizontalPodAutoscalerController;
 class MetricsSource;
@@ -50,6 +57,14 @@ class ControllerManager {
     bool enableNodeLifecycle = true;
     std::chrono::seconds nodeMonitorGracePeriod = std::chrono::seconds(40);
     std::chrono::seconds podEvictionTimeout = std::chrono::seconds(300);
+    // Service accounts: a "default" ServiceAccount in every namespace, and (when the CA is
+    // known) the kube-root-ca.crt ConfigMap pods mount with their token.
+    bool enableServiceAccounts = true;
+    std::string rootCaPem;
+    // Certificates: node CSRs approved by the kubelet rules; approved CSRs signed with the
+    // cluster CA (--cluster-signing-cert-file/-key-file) when it is given.
+    bool enableCsrApproving = true;
+    pki::KeyAndCert signingCa;
   };
 
   ControllerManager(client::RestClient& rest, Options options);
@@ -78,6 +93,11 @@ class ControllerManager {
   std::unique_ptr<hpa::MetricsSource> metricsSource_;
   std::unique_ptr<hpa::HorizontalPodAutoscalerController> hpaController_;
   std::unique_ptr<NodeLifecycleController> nodeLifecycle_;
+  std::unique_ptr<client::Informer> namespaces_, serviceAccounts_, rootCaConfigMaps_, csrs_;
+  std::unique_ptr<ServiceAccountsController> serviceAccountsController_;
+  std::unique_ptr<RootCaPublisher> rootCaPublisher_;
+  std::unique_ptr<certificates::CsrApprovingController> csrApproving_;
+  std::unique_ptr<certificates::CsrSigningController> csrSigning_;
   bool started_ = false;
 };
 

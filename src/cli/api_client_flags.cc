@@ -1,0 +1,27 @@
+#include "cli/api_client_flags.h"
+
+#include "client/kubeconfig.h"
+
+namespace minik8s::cli {
+
+void ApiClientFlags::addTo(CLI::App* cmd) {
+  cmd->add_option("--kubeconfig", kubeconfig,
+                  "Kubeconfig with the API server, its CA and this component's credentials");
+  cmd->add_option("--server", server,
+                  "API server URL (overrides the kubeconfig's; alone: no credentials)");
+}
+
+Result<client::ClientConfig> ApiClientFlags::clientConfig() const {
+  client::ClientConfig config;
+  if (!kubeconfig.empty()) {
+    auto loaded = client::loadKubeconfig(kubeconfig);
+    if (!loaded.ok()) return loaded.status();
+    config = *loaded;
+  }
+  if (!server.empty()) config.servers = server;
+  if (config.servers.empty())
+    return Status::BadRequest("give --kubeconfig (or --server) to reach the API server");
+  return config;
+}
+
+}  // namespace minik8s::cli
