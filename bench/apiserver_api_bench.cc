@@ -21,10 +21,15 @@
 #include <thread>
 
 #include "common/http_client.h"
+#include "common/pki.h"
 
 using namespace std::chrono;
 using minik8s::json;
 using minik8s::http::Client;
+
+// The admin credential of the server under test (read from its kubeconfig once it serves);
+// ignored for http:// URLs (etcd).
+minik8s::http::TlsClientConfig gServerTls;
 
 namespace {
 
@@ -58,7 +63,7 @@ int freePort() {
 
 bool waitReady(const std::string& url, const std::string& path) {
   for (int i = 0; i < 200; ++i) {
-    Client c(url);
+    Client c(url, gServerTls);
     auto r = c.get(path);
     if (r.ok() && r->status == 200) return true;
     std::this_thread::sleep_for(milliseconds(50));
@@ -108,7 +113,7 @@ RunResult runConcurrent(const std::string& url, int threads, int total,
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&, t] {
-      Client c(url);
+      Client c(url, gServerTls);
       for (int i = next++; i < total; i = next++) {
         auto s = steady_clock::now();
         if (!op(c, i)) ++errors;
@@ -126,15 +131,25 @@ RunResult runConcurrent(const std::string& url, int threads, int total,
 void benchBackend(const std::string& backend, int pods, const std::string& etcdUrl,
                   const std::string& dir) {
   int port = freePort();
-  std::string url = "http://127.0.0.1:" + std::to_string(port);
-  std::vector<std::string> args = {selfDir + "/minik8s", "server", "--data-dir",
-                                   dir + "/server-" + backend, "--listen",
-                                   "127.0.0.1:" + std::to_string(port), "--log-level", "warn"};
+  std::string url = "https://127.0.0.1:" + std::to_string(port);
+  std::vector<std::string> args = {selfDir + "/minik8s", "server",
+                                   "--data-dir",         dir + "/server-" + backend,
+                                   "--listen",           "127.0.0.1:" + std::to_string(port),
+                                   "--log-level",        "warn"};
   if (backend == "etcd") {
     args.push_back("--datastore");
     args.push_back("etcd://" + etcdUrl.substr(7));
   }
   pid_t server = spawn(args, dir + "/server-" + backend + ".log");
+  const std::string serverDir = dir + "/server-" + backend;
+  for (int i = 0; i < 300 && !std::filesystem::exists(serverDir + "/kubeconfig"); ++i)
+    std::this_thread::sleep_for(milliseconds(50));
+  // The admin's credential, as the server's kubeconfig carries it.
+  for (auto [field, file] : {std::pair{&gServerTls.caPem, "/pki/ca.crt"},
+                             std::pair{&gServerTls.certPem, "/pki/admin.crt"},
+                             std::pair{&gServerTls.keyPem, "/pki/admin.key"}}) {
+    if (auto pem = minik8s::pki::readPemFile(serverDir + file); pem.ok()) *field = *pem;
+  }
   if (!waitReady(url, "/readyz")) {
     std::cout << backend << ": server did not start\n";
     stopProcess(server);
@@ -161,7 +176,7 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   std::vector<double> listMs;
   size_t listed = 0;
   for (int i = 0; i < 3; ++i) {
-    Client c(url);
+    Client c(url, gServerTls);
     auto s = steady_clock::now();
     auto r = c.get(ns);
     listMs.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
@@ -219,8 +234,8 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
               gets.perSecond, gets.p50, gets.p99, gets.errors);
   std::printf("%-7s list %zu pods: median %.1f ms\n", backend.c_str(), listed, pct(listMs, 0.5));
   std::printf("%-7s watch event to %zu/%d watchers: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-              backend.c_str(), delivery.size(), kWatchers, pct(delivery, 0.5),
-              pct(delivery, 0.99), pct(delivery, 1.0));
+              backend.c_str(), delivery.size(), kWatchers, pct(delivery, 0.5), pct(delivery, 0.99),
+              pct(delivery, 1.0));
   std::printf("%-7s server RSS idle %.1f MiB, with %d pods %.1f MiB\n", backend.c_str(),
               idleRss / 1024.0, pods, fullRss / 1024.0);
   stopProcess(server);
@@ -256,18 +271,19 @@ int main(int argc, char** argv) {
     if (a == "--backend") which = argv[i + 1];
   }
   signal(SIGPIPE, SIG_IGN);
-  std::string dir = std::filesystem::temp_directory_path() / ("minik8s-bench-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("minik8s-bench-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   if (which == "all" || which == "sqlite") benchBackend("sqlite", pods, "", dir);
   if (which == "all" || which == "etcd") {
     int cport = freePort(), pport = freePort();
     std::string curl = "http://127.0.0.1:" + std::to_string(cport);
     std::string purl = "http://127.0.0.1:" + std::to_string(pport);
-    pid_t etcd = spawn({"etcd", "--name", "bench", "--data-dir", dir + "/etcd",
-                        "--listen-client-urls", curl, "--advertise-client-urls", curl,
-                        "--listen-peer-urls", purl, "--initial-advertise-peer-urls", purl,
-                        "--initial-cluster", "bench=" + purl},
-                       dir + "/etcd.log");
+    pid_t etcd =
+        spawn({"etcd", "--name", "bench", "--data-dir", dir + "/etcd", "--listen-client-urls", curl,
+               "--advertise-client-urls", curl, "--listen-peer-urls", purl,
+               "--initial-advertise-peer-urls", purl, "--initial-cluster", "bench=" + purl},
+              dir + "/etcd.log");
     if (waitReady(curl, "/health")) {
       benchRawEtcd(curl);
       benchBackend("etcd", pods, curl, dir);

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <thread>
 
+#include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "kubelet/cri/grpc_runtime.h"
@@ -287,7 +288,7 @@ int main(int argc, char** argv) {
   const std::string dir = mkdtemp(tmpl);
   const std::string agentDir = dir + "/agent";
   const int serverPort = freePort(), registryPort = freePort(), agentPort = freePort();
-  const std::string url = "http://127.0.0.1:" + std::to_string(serverPort);
+  const std::string url = "https://127.0.0.1:" + std::to_string(serverPort);
   const bool madeCni0 = std::system("ip link show cni0 >/dev/null 2>&1") != 0;
 
   pid_t server = spawn({bin, "server", "--data-dir", dir + "/server", "--listen",
@@ -298,7 +299,17 @@ int main(int argc, char** argv) {
              "127.0.0.1:" + std::to_string(registryPort), "--push-defaults", "--recipes", recipes},
             dir + "/registry.log");
   pid_t agent = -1;
-  client::RestClient api(url);
+  // The server writes its admin kubeconfig (TLS, client certificate) once it serves.
+  for (int i = 0; i < 300 && !std::filesystem::exists(dir + "/server/kubeconfig"); ++i)
+    std::this_thread::sleep_for(50ms);
+  client::ClientConfig apiConfig;
+  if (auto loaded = client::loadKubeconfig(dir + "/server/kubeconfig"); loaded.ok())
+    apiConfig = *loaded;
+  else
+    apiConfig.servers = url;
+  client::RestClient api(apiConfig);
+  std::string joinToken;
+  std::getline(std::ifstream(dir + "/server/token"), joinToken);
   auto cleanup = [&] {
     client::ListParams p;
     p.labelSelector = "bench=start";
@@ -341,6 +352,10 @@ int main(int argc, char** argv) {
                    "agent",
                    "--server",
                    url,
+                   "--token",
+                   joinToken,
+                   "--ca-file",
+                   dir + "/server/pki/ca.crt",
                    "--node-name",
                    kNode,
                    "--data-dir",
@@ -420,7 +435,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> creators;
     for (int t = 0; t < 4; ++t)
       creators.emplace_back([&, t] {
-        client::RestClient c(url);
+        client::RestClient c(apiConfig);
         for (int i = t; i < pods; i += 4)
           c.create(client::resources::kPods, "default", podObject("par-" + std::to_string(i)));
       });

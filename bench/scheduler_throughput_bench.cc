@@ -18,6 +18,7 @@
 #include <map>
 #include <thread>
 
+#include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "scheduler/scheduler.h"
@@ -128,12 +129,21 @@ void benchAlgorithm(int nodes, int pods) {
 
 void benchApi(const std::string& binDir, const std::string& dir, int nodes, int pods) {
   const int port = 20000 + (getpid() % 5000) * 4 + 1;
-  const std::string url = "http://127.0.0.1:" + std::to_string(port);
   pid_t server = spawn({binDir + "/minik8s", "server", "--data-dir", dir + "/server", "--listen",
                         "127.0.0.1:" + std::to_string(port), "--log-level", "warn",
                         "--disable-scheduler", "--disable-controllers"},
                        dir + "/server.log");
-  client::RestClient rest(url);
+  // The server writes its admin kubeconfig (TLS, client certificate) once it serves.
+  for (int i = 0; i < 300 && !std::filesystem::exists(dir + "/server/kubeconfig"); ++i)
+    std::this_thread::sleep_for(50ms);
+  auto config = client::loadKubeconfig(dir + "/server/kubeconfig");
+  if (!config.ok()) {
+    std::printf("no kubeconfig from the server (see %s/server.log)\n", dir.c_str());
+    kill(server, SIGKILL);
+    waitpid(server, nullptr, 0);
+    return;
+  }
+  client::RestClient rest(*config);
   bool ready = false;
   for (int i = 0; i < 600 && !ready; ++i) {
     ready = rest.request("GET", "/version").ok();  // JSON (/readyz answers plain "ok")
