@@ -555,6 +555,29 @@ const std::map<std::string, Printer>& printersByKind() {
           return json::array(
               {str(meta, "name"), str(object(obj, "spec"), "holderIdentity"), age(meta, now)});
         }};
+    p["CertificateSigningRequest"] = {
+        {nameColumn(), ageColumn(), col("SignerName", "The signer asked to sign."),
+         col("Requestor", "Who created the request."),
+         col("RequestedDuration", "The validity asked for."),
+         col("Condition", "Approved, Denied, Failed, Issued or Pending.")},
+        [](const json& obj, const json& meta, TimePoint now) {
+          const json& spec = object(obj, "spec");
+          const json& status = object(obj, "status");
+          std::string condition;
+          for (const auto& c : array(status, "conditions")) {
+            if (str(c, "status", "True") != "True") continue;
+            condition += (condition.empty() ? "" : ",") + str(c, "type");
+          }
+          if (!str(status, "certificate").empty())
+            condition += condition.empty() ? "Issued" : ",Issued";
+          if (condition.empty()) condition = "Pending";
+          std::string duration = "<none>";
+          if (spec.contains("expirationSeconds") && spec["expirationSeconds"].is_number())
+            duration =
+                humanDuration(std::chrono::seconds(spec["expirationSeconds"].get<int64_t>()));
+          return json::array({str(meta, "name"), age(meta, now), str(spec, "signerName"),
+                              str(spec, "username"), duration, condition});
+        }};
     for (const char* kind : {"RoleBinding", "ClusterRoleBinding"}) {
       p[kind] = {{nameColumn(), col("Role", "The role bound."), ageColumn(),
                   wide("Users", "Users in the binding"), wide("Groups", "Groups in the binding"),

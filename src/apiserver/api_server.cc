@@ -10,6 +10,7 @@
 #include "api/table.h"
 #include "apiserver/auth/authentication.h"
 #include "apiserver/auth/authorization.h"
+#include "apiserver/auth/impersonation.h"
 #include "apiserver/auth/review_handlers.h"
 #include "apiserver/auth/static_token_authenticator.h"
 #include "apiserver/discovery.h"
@@ -442,7 +443,9 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
 
 Result<auth::UserInfo> ApiServer::admitCaller(const http::Request& req,
                                               const RequestInfo& ri) const {
-  auto user = auth::authenticateRequest(req, tokenAuthenticators_, options_.allowAnonymous);
+  auto caller = auth::authenticateRequest(req, tokenAuthenticators_, options_.allowAnonymous);
+  if (!caller.ok()) return caller.status();
+  auto user = auth::impersonate(req, *caller, options_.authorizer.get());
   if (!user.ok()) return user.status();
   if (!options_.authorizer) return user;
   auth::Attributes attributes = auth::requestAttributes(*user, req, ri);

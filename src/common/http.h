@@ -37,6 +37,10 @@ struct CaseInsensitiveLess {
 struct PeerCertificate {
   std::string commonName;
   std::vector<std::string> organizations;
+  // False when the client sent a certificate the client CA did not sign (or an expired one):
+  // servers with optional client certificates complete the handshake and answer 401, as
+  // kube-apiserver does.
+  bool verified = true;
 };
 
 struct Request {

@@ -205,8 +205,9 @@ class TlsStream : public Stream {
 
   void readPeerCertificate() {
     X509* cert = SSL_get0_peer_certificate(ssl_);
-    if (!cert || SSL_get_verify_result(ssl_) != X509_V_OK) return;
+    if (!cert) return;
     PeerCertificate peer;
+    peer.verified = SSL_get_verify_result(ssl_) == X509_V_OK;
     X509_NAME* name = X509_get_subject_name(cert);
     for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
       int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(X509_NAME_get_entry(name, i)));
@@ -303,9 +304,13 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forServer(const TlsServerConfig&
     if (addCertificates(impl->ctx, config.clientCaPem, true) == 0) {
       return Status::BadRequest("TLS: the client CA holds no certificate");
     }
-    int mode = SSL_VERIFY_PEER;
-    if (config.requireClientCertificate) mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-    SSL_CTX_set_verify(impl->ctx, mode, nullptr);
+    if (config.requireClientCertificate) {
+      SSL_CTX_set_verify(impl->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    } else {
+      // Optional certificates: a bad one does not fail the handshake; the request is then
+      // refused with a 401 by whoever authenticates it (PeerCertificate::verified).
+      SSL_CTX_set_verify(impl->ctx, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) -> int { return 1; });
+    }
     impl->verifyPeer = true;
   } else if (config.requireClientCertificate) {
     return Status::BadRequest("TLS: client certificates are required but no client CA is set");

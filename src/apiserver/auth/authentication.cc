@@ -38,6 +38,11 @@ Result<UserInfo> authenticateToken(const std::string& token,
 Result<UserInfo> authenticateRequest(const http::Request& req,
                                      const TokenAuthenticators& authenticators,
                                      bool allowAnonymous) {
+  if (req.clientCertificate && !req.clientCertificate->verified) {
+    LOG_DEBUG("client certificate of {} not signed by the cluster CA",
+              req.clientCertificate->commonName);
+    return unauthorized();
+  }
   if (req.clientCertificate && !req.clientCertificate->commonName.empty()) {
     UserInfo user;
     user.name = req.clientCertificate->commonName;

@@ -57,6 +57,12 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
     if (res == "events" && oneOf(verb, {"create", "update", "patch"})) {
       return Decision::allow("node: events");
     }
+    // minik8s agents run the cluster DNS on every node: each keeps the kube-dns Service and
+    // its own endpoints in kube-system (dns/dns_endpoint.h).
+    if (res == "services" && sub.empty() && a.namespaceName == "kube-system" &&
+        oneOf(verb, {"create", "update", "patch"})) {
+      return Decision::allow("node: the cluster DNS service");
+    }
     if (res == "serviceaccounts" && sub == "token" && verb == "create") {
       return authorizeToken(node, a);
     }
@@ -75,8 +81,18 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
       (isRead(verb) || verb == "create")) {
     return Decision::allow("node: certificate signing requests");
   }
-  if (a.apiGroup == "discovery.k8s.io" && res == "endpointslices" && isRead(verb)) {
-    return Decision::allow("node: endpoint slices");
+  if (a.apiGroup == "discovery.k8s.io" && res == "endpointslices") {
+    if (isRead(verb)) return Decision::allow("node: endpoint slices");
+    if (a.namespaceName == "kube-system" && oneOf(verb, {"create", "update", "patch"}))
+      return Decision::allow("node: the cluster DNS endpoints");
+    return Decision::noOpinion();
+  }
+  // Every agent's Dns gateway renders all Dns objects and reports on them.
+  if (a.apiGroup == "minik8s.io" && res == "dnses") {
+    if (sub.empty() && isRead(verb)) return Decision::allow("node: dns objects");
+    if (sub == "status" && oneOf(verb, {"update", "patch"}))
+      return Decision::allow("node: dns status");
+    return Decision::noOpinion();
   }
   if ((a.apiGroup == "authentication.k8s.io" && res == "tokenreviews") ||
       (a.apiGroup == "authorization.k8s.io" && res == "subjectaccessreviews")) {

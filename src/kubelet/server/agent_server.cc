@@ -55,7 +55,8 @@ Status AgentServer::start(const std::string& listenAddress) {
 
 Status AgentServer::authorize(const http::Request& req) const {
   if (!options_.tls) return Status::Ok();
-  if (!req.clientCertificate) return Status::Unauthorized("Unauthorized");
+  if (!req.clientCertificate || !req.clientCertificate->verified)
+    return Status::Unauthorized("Unauthorized");
   const http::PeerCertificate& who = *req.clientCertificate;
   for (const auto& user : options_.allowedUsers) {
     if (who.commonName == user) return Status::Ok();
