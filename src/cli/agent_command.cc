@@ -300,16 +300,12 @@ int runAgent(AgentFlags f) {
       return 1;
     }
   }
+  opts.registerTaints = extras.taints;
   kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
   s = kubeletCore.start();
   if (!s.ok()) {
     LOG_ERROR("cannot start the kubelet: {}", s.toString());
     return 1;
-  }
-  if (!extras.taints.empty()) {
-    auto r = client.patch(client::resources::kNodes, "", f.nodeName,
-                          json{{"spec", {{"taints", extras.taints}}}}, "merge");
-    if (!r.ok()) LOG_WARN("cannot set the node's taints: {}", r.status().message());
   }
   // The pod network: podCIDR from the node IPAM controller, CNI config, overlay routes.
   std::unique_ptr<network::NetworkAgent> net;

@@ -41,8 +41,8 @@ Kubelet::Kubelet(client::RestClient& client, cri::RuntimeService& runtime,
              std::chrono::seconds(10)),
       tokenRequester_(client),
       tokens_(tokenRequester_, client::RealClock::instance()),
-      volumes_(options_.dataDir, objects_, client::RealClock::instance(),
-               std::chrono::seconds(60), &tokens_),
+      volumes_(options_.dataDir, objects_, client::RealClock::instance(), std::chrono::seconds(60),
+               &tokens_),
       probes_(runtime, client::RealClock::instance()),
       syncer_(runtime, images, volumes_, objects_, probes_, client::RealClock::instance(),
               syncerOptions(options_), &events_),
@@ -59,6 +59,7 @@ Status Kubelet::start() {
   nso.nodeName = options_.nodeName;
   nso.hostIP = options_.hostIP;
   nso.labels = options_.nodeLabels;
+  nso.registerTaints = options_.registerTaints;
   nso.podCIDR = options_.podCIDR;
   nso.maxPods = options_.maxPods;
   nso.kubeletPort = options_.kubeletPort;
@@ -197,8 +198,7 @@ void Kubelet::nodeLoop() {
     bool apiDiffers = false;
     if (auto node = client_.get(client::resources::kNodes, "", options_.nodeName); node.ok()) {
       std::string shown;
-      for (const auto& c :
-           node->value("status", json::object()).value("conditions", json::array()))
+      for (const auto& c : node->value("status", json::object()).value("conditions", json::array()))
         if (c.value("type", "") == "Ready") shown = c.value("status", "");
       apiDiffers = shown != (ready ? "True" : "False");
     }

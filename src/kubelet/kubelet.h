@@ -45,6 +45,7 @@ struct KubeletOptions {
   std::string dataDir;  // pods/<uid>/volumes and logs/pods live here
   std::string hostIP;
   std::map<std::string, std::string> nodeLabels;
+  json registerTaints = json::array();  // spec.taints of the Node when it is created
   std::string podCIDR;
   std::string cgroupRoot;  // default /minik8s/<node>/kubepods
   std::vector<std::string> clusterDNS;

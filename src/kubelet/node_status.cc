@@ -112,6 +112,7 @@ json NodeStatus::buildNode(bool ready, const std::string& message, const std::st
                    {"kubeProxyVersion", options_.kubeletVersion},
                    {"operatingSystem", "linux"},
                    {"architecture", machine_.architecture}}}}}};
+  if (!options_.registerTaints.empty()) node["spec"]["taints"] = options_.registerTaints;
   if (!options_.podCIDR.empty()) {
     node["spec"]["podCIDR"] = options_.podCIDR;
     node["spec"]["podCIDRs"] = json::array({options_.podCIDR});

@@ -28,6 +28,9 @@ struct NodeStatusOptions {
   std::string nodeName;
   std::string hostIP;
   std::map<std::string, std::string> labels;  // from the config file
+  // Taints the Node is created with (kubelet's --register-with-taints): NodeRestriction lets a
+  // node set them only when it registers, not change them later.
+  json registerTaints = json::array();
   std::string podCIDR;
   int maxPods = 110;
   int kubeletPort = 10250;
