@@ -155,6 +155,10 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
     waitpid(server, nullptr, 0);
     return;
   }
+  // No controllers run, so nothing creates the default ServiceAccount pods need.
+  rest.create(
+      client::resources::kServiceAccounts, "default",
+      {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", "default"}}}});
   int failed = parallel(nodes, 8, [&](int i) {
     return rest.create(client::resources::kNodes, "", nodeObject(i)).ok() &&
            rest.patch(client::resources::kNodes, "", "node-" + std::to_string(i), nodeStatus(),

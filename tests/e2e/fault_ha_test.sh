@@ -87,7 +87,7 @@ step "cluster up restarts the member and the server"
 out=$(cluster_cmd up 2>&1)
 echo "$out"
 expect_contains "$out" "etcd: 3 members healthy" "etcd member restarted"
-expect_contains "$out" "server on http://172.29.107.1:$port ready" "killed server restarted"
+expect_contains "$out" "server on https://172.29.107.1:$port ready" "killed server restarted"
 cluster_cmd status >/dev/null || fail "cluster status: everything running"
 expect_eq "$(kubectl get configmap during-etcd-loss -o jsonpath='{.data.a}')" "b" "data written during the loss"
 stop_prober

@@ -14,6 +14,9 @@ SERVER_URL="https://127.0.0.1:$SERVER_PORT"
 export KUBECONFIG="$E2E_DIR/server/kubeconfig"
 wait_for 20 test -s "$KUBECONFIG"
 wait_for 20 curl -sf --cacert "$E2E_DIR/server/pki/ca.crt" "$SERVER_URL/readyz"
+# No controllers run here, so nothing creates the default ServiceAccount pods need.
+wait_for 10 kubectl get namespace default
+kubectl create serviceaccount default >/dev/null
 "$MINIK8S_BIN" scheduler --kubeconfig "$KUBECONFIG" >>"$E2E_DIR/scheduler.log" 2>&1 &
 E2E_PIDS+=($!)
 

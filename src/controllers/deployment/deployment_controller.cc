@@ -375,8 +375,12 @@ Status DeploymentController::sync(const std::string& key) {
       if (!s.ok()) return s;
     }
   } else {
+    // An old ReplicaSet scaled down may still have its pods for a moment (status.replicas lags
+    // spec until its controller deleted them): count what it has, so the new one never grows
+    // past maxSurge in pods, not only in spec.
     int64_t currentPods = 0;
-    for (const auto& rs : oldSets) currentPods += specReplicas(rs);
+    for (const auto& rs : oldSets)
+      currentPods += std::max(specReplicas(rs), statusInt(rs, "replicas"));
     if (!newRs) {
       const int64_t start =
           oldSets.empty() ? replicas : newReplicaSetReplicas(replicas, fp.maxSurge, currentPods, 0);
