@@ -67,6 +67,16 @@ Result<pki::KeyAndCert> ensureLeaf(const std::string& dir, const std::string& na
   return issued;
 }
 
+// A client certificate: user = CN, groups = O.
+pki::CertSpec clientSpec(const std::string& user, const std::vector<std::string>& groups) {
+  pki::CertSpec spec;
+  spec.commonName = user;
+  spec.organizations = groups;
+  spec.clientAuth = true;
+  spec.validity = kCertValidity;
+  return spec;
+}
+
 void addUnique(std::vector<std::string>& v, const std::string& s) {
   if (!s.empty() && std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
@@ -108,21 +118,13 @@ Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options) {
   if (!servingPair.ok()) return servingPair.status();
   out.serving = *servingPair;
 
-  pki::CertSpec kubelet;
-  kubelet.commonName = "kube-apiserver-kubelet-client";
-  kubelet.organizations = {"system:masters"};
-  kubelet.clientAuth = true;
-  kubelet.validity = kCertValidity;
-  auto kubeletPair = ensureLeaf(out.dir, "apiserver-kubelet-client", out.ca, kubelet);
+  auto kubeletPair = ensureLeaf(out.dir, "apiserver-kubelet-client", out.ca,
+                                clientSpec("kube-apiserver-kubelet-client", {"system:masters"}));
   if (!kubeletPair.ok()) return kubeletPair.status();
   out.kubeletClient = *kubeletPair;
 
-  pki::CertSpec admin;
-  admin.commonName = "kubernetes-admin";
-  admin.organizations = {"system:masters"};
-  admin.clientAuth = true;
-  admin.validity = kCertValidity;
-  auto adminPair = ensureLeaf(out.dir, "admin", out.ca, admin);
+  auto adminPair =
+      ensureLeaf(out.dir, "admin", out.ca, clientSpec("kubernetes-admin", {"system:masters"}));
   if (!adminPair.ok()) return adminPair.status();
   out.admin = *adminPair;
 
@@ -161,12 +163,7 @@ Result<std::string> loadOrCreateSecretFile(const std::string& path) {
 
 Result<pki::KeyAndCert> issueClientCertificate(const ServerPki& pki, const std::string& user,
                                                const std::vector<std::string>& groups) {
-  pki::CertSpec spec;
-  spec.commonName = user;
-  spec.organizations = groups;
-  spec.clientAuth = true;
-  spec.validity = kCertValidity;
-  return pki::issue(pki.ca, spec);
+  return pki::issue(pki.ca, clientSpec(user, groups));
 }
 
 }  // namespace minik8s::apiserver

@@ -53,16 +53,8 @@ struct EkuFree {
 };
 using EkuPtr = std::unique_ptr<EXTENDED_KEY_USAGE, EkuFree>;
 
-// OpenSSL's queued errors as one line (and the queue emptied, so they do not leak into the
-// next call on this thread).
 std::string opensslErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
+  std::string out = takeOpenSslErrors();
   return out.empty() ? "unknown OpenSSL error" : out;
 }
 
@@ -588,6 +580,17 @@ std::string base64Encode(std::string_view data) {
     out += kAlphabet[(v >> 12) & 63];
     out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
     out += '=';
+  }
+  return out;
+}
+
+std::string takeOpenSslErrors() {
+  std::string out;
+  while (unsigned long e = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof buf);
+    if (!out.empty()) out += "; ";
+    out += buf;
   }
   return out;
 }

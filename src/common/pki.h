@@ -58,8 +58,7 @@ Result<std::string> createCsr(const std::string& keyPem, const CertSpec& spec);
 Result<CertInfo> parseCsr(const std::string& csrPem);
 // Signs the public key of `csrPem` with `ca`: subject and SANs come from the CSR, usages and
 // validity from `usage` (its names are ignored). The CSR's signature is checked first.
-Result<std::string> signCsr(const KeyAndCert& ca, const std::string& csrPem,
-                            const CertSpec& usage);
+Result<std::string> signCsr(const KeyAndCert& ca, const std::string& csrPem, const CertSpec& usage);
 
 Result<CertInfo> parseCertificate(const std::string& certPem);
 // OK when `certPem` was signed by `caPem` and is valid now; Unauthorized otherwise.
@@ -68,6 +67,10 @@ Status verifyCertificate(const std::string& caPem, const std::string& certPem);
 // Files: PEM written with mode 0600 (keys) or 0644 (certificates), atomically (temp + rename).
 Status writePemFile(const std::string& path, const std::string& pem, bool isPrivate);
 Result<std::string> readPemFile(const std::string& path);
+
+// The OpenSSL errors queued on this thread as one line ("" when none); the queue is emptied so
+// they do not leak into the next call (also used by the TLS code in tls.cc).
+std::string takeOpenSslErrors();
 
 std::string base64Encode(std::string_view data);
 Result<std::string> base64Decode(std::string_view text);  // standard alphabet, padding optional

@@ -22,21 +22,12 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/pki.h"
+
 namespace minik8s::http {
 namespace {
 
 constexpr unsigned char kAlpnHttp11[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
-
-std::string opensslErrors() {
-  std::string out;
-  while (unsigned long e = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof buf);
-    if (!out.empty()) out += "; ";
-    out += buf;
-  }
-  return out;
-}
 
 // A socket BIO that writes with MSG_NOSIGNAL: a peer that went away must not kill the process
 // with SIGPIPE (OpenSSL's own socket BIO uses write()). Created once, immutable afterwards.
@@ -115,7 +106,7 @@ class TlsStream : public Stream {
         rc = op();
         err = rc > 0 ? SSL_ERROR_NONE : SSL_get_error(ssl_, rc);
         if (err == SSL_ERROR_SSL || err == SSL_ERROR_SYSCALL) {
-          error = opensslErrors();
+          error = pki::takeOpenSslErrors();
           if (error.empty()) error = errno ? std::strerror(errno) : "connection closed";
         }
       }
@@ -254,7 +245,7 @@ Status useCertificateAndKey(SSL_CTX* ctx, const std::string& certPem, const std:
   }
   BIO_free(bio);
   ERR_clear_error();
-  if (!ok) return Status::BadRequest("TLS: invalid certificate: " + opensslErrors());
+  if (!ok) return Status::BadRequest("TLS: invalid certificate: " + pki::takeOpenSslErrors());
   bio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
   EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
@@ -262,7 +253,7 @@ Status useCertificateAndKey(SSL_CTX* ctx, const std::string& certPem, const std:
   EVP_PKEY_free(key);
   if (!ok)
     return Status::BadRequest("TLS: invalid key or key does not match the certificate: " +
-                              opensslErrors());
+                              pki::takeOpenSslErrors());
   return Status::Ok();
 }
 
@@ -294,7 +285,7 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forServer(const TlsServerConfig&
   auto impl = std::make_unique<Impl>();
   impl->server = true;
   impl->ctx = SSL_CTX_new(TLS_server_method());
-  if (!impl->ctx) return Status::Internal("TLS: " + opensslErrors());
+  if (!impl->ctx) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   SSL_CTX_set_min_proto_version(impl->ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(impl->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -321,7 +312,7 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forServer(const TlsServerConfig&
 Result<std::shared_ptr<TlsContext>> TlsContext::forClient(const TlsClientConfig& config) {
   auto impl = std::make_unique<Impl>();
   impl->ctx = SSL_CTX_new(TLS_client_method());
-  if (!impl->ctx) return Status::Internal("TLS: " + opensslErrors());
+  if (!impl->ctx) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   SSL_CTX_set_min_proto_version(impl->ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(impl->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
@@ -364,7 +355,7 @@ SSL* newSsl(SSL_CTX* ctx, int fd) {
 
 Result<std::unique_ptr<Stream>> TlsContext::accept(int fd) const {
   SSL* ssl = newSsl(impl_->ctx, fd);
-  if (!ssl) return Status::Internal("TLS: " + opensslErrors());
+  if (!ssl) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   auto stream = std::make_unique<TlsStream>(ssl, fd);
   if (Status s = stream->handshake(true, -1); !s.ok()) {
     stream->releaseSocket();
@@ -377,7 +368,7 @@ Result<std::unique_ptr<Stream>> TlsContext::accept(int fd) const {
 Result<std::unique_ptr<Stream>> TlsContext::connect(int fd, const std::string& host,
                                                     std::chrono::milliseconds timeout) const {
   SSL* ssl = newSsl(impl_->ctx, fd);
-  if (!ssl) return Status::Internal("TLS: " + opensslErrors());
+  if (!ssl) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   auto stream = std::make_unique<TlsStream>(ssl, fd);
   const std::string& name = impl_->serverName.empty() ? host : impl_->serverName;
   const bool ip = isIpAddress(name);
