@@ -106,6 +106,28 @@ void validatePodUpdate(FieldErrors& errs, const json& obj, const json& old) {
                              kPodUpdatableFields + diff);
 }
 
+// Go's base64.StdEncoding strictness: padded, only the standard alphabet.
+std::optional<size_t> base64Error(const std::string& s, size_t& decodedSize) {
+  auto isB64 = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+           c == '/';
+  };
+  size_t pad = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '=') {
+      // Padding only in the last two places of the last quantum.
+      if (i + 2 < s.size() || s.size() % 4 != 0 || i % 4 < 2) return i;
+      if (i + 1 < s.size() && s[i + 1] != '=') return i + 1;
+      ++pad;
+      continue;
+    }
+    if (!isB64(s[i]) || pad) return i;
+  }
+  if (s.size() % 4 != 0) return s.size() / 4 * 4;
+  decodedSize = s.size() / 4 * 3 - pad;
+  return std::nullopt;
+}
+
 // Keys of data-like maps (ConfigMap data/binaryData, Secret data/stringData).
 void validateDataKeys(FieldErrors& errs, const json& data, const std::string& path) {
   for (auto it = data.begin(); it != data.end(); ++it) {
@@ -203,27 +225,6 @@ void validateEndpointAddresses(FieldErrors& errs, const json& addresses, const s
 }
 
 }  // namespace
-
-std::optional<size_t> base64Error(const std::string& s, size_t& decodedSize) {
-  auto isB64 = [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-           c == '/';
-  };
-  size_t pad = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '=') {
-      // Padding only in the last two places of the last quantum.
-      if (i + 2 < s.size() || s.size() % 4 != 0 || i % 4 < 2) return i;
-      if (i + 1 < s.size() && s[i + 1] != '=') return i + 1;
-      ++pad;
-      continue;
-    }
-    if (!isB64(s[i]) || pad) return i;
-  }
-  if (s.size() % 4 != 0) return s.size() / 4 * 4;
-  decodedSize = s.size() / 4 * 3 - pad;
-  return std::nullopt;
-}
 
 void validatePod(FieldErrors& errs, const json& obj, const json* old) {
   validateObjectMeta(errs, obj, true, nameIsDNSSubdomain);

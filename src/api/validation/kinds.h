@@ -3,7 +3,6 @@
 // Each appends to a FieldErrors; none throws, whatever the JSON holds. Stateless functions.
 #pragma once
 
-#include <optional>
 #include <string>
 
 #include "api/validation/field_errors.h"
@@ -69,9 +68,6 @@ inline bool absent(const json& obj, std::string_view name) {
 }
 // Reports value < 0 as "must be greater than or equal to 0".
 void validateNonnegative(FieldErrors& errs, std::optional<int64_t> value, const std::string& path);
-// Go's base64.StdEncoding strictness (how []byte fields decode): padded, only the standard
-// alphabet. The offset of the first bad byte, or nullopt and the decoded size.
-std::optional<size_t> base64Error(const std::string& s, size_t& decodedSize);
 // A port protocol (TCP/UDP/SCTP): required, else one of them.
 void validateProtocol(FieldErrors& errs, const json& obj, const std::string& path);
 // A port given as number (1-65535) or IANA name.
