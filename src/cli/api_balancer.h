@@ -1,26 +1,15 @@
-// A tiny TCP load balancer in front of the API servers of an HA cluster (`minik8s cluster up
-// --ha` runs it on the underlay gateway), so that a kubeconfig, which names one server, keeps
-// working when a server dies: each accepted connection goes to the next backend in turn, and to
-// the one after when a backend refuses the connection. Bytes are copied unchanged both ways (TLS
-// or plain HTTP alike), one thread per connection: kubectl opens few.
-// Thread-safety: runApiBalancer owns everything it creates; nothing is shared with callers.
+// The hidden `minik8s cluster balance` command that `cluster up --ha` starts: runs a
+// client::ApiBalancer (client/api_balancer.h, where the balancer itself lives) until SIGTERM or
+// SIGINT. Thread-safety: runApiBalancer owns everything it creates.
 #pragma once
 
-#include <chrono>
-#include <string>
-#include <vector>
-
-#include "common/status.h"
+#include "client/api_balancer.h"
 
 namespace minik8s::cli {
 
-struct ApiBalancerOptions {
-  std::string listen;                 // host:port
-  std::vector<std::string> backends;  // host:port (http:// prefixes are ignored)
-  std::chrono::milliseconds connectTimeout{1000};
-};
+using ApiBalancerOptions = client::ApiBalancerOptions;
 
-// Serves until SIGTERM or SIGINT; returns a process exit code.
+// Serves until SIGTERM or SIGINT; returns a process exit code (2: bad options, 1: cannot listen).
 int runApiBalancer(const ApiBalancerOptions& options);
 
 }  // namespace minik8s::cli

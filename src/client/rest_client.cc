@@ -56,6 +56,7 @@ RestClient::RestClient(std::string baseUrl) : baseUrl_(std::move(baseUrl)) {
 
 RestClient::RestClient(const ClientConfig& config) : RestClient(config.servers) {
   tls_ = config.tls;
+  timeouts_ = config.timeouts;
   bearerToken_ = config.bearerToken;
 }
 
@@ -72,7 +73,7 @@ std::unique_ptr<http::Client> RestClient::acquire(size_t server) {
       if (owner == server) return std::move(c);
     }
   }
-  return std::make_unique<http::Client>(urls_[server], tls_);
+  return std::make_unique<http::Client>(urls_[server], tls_, timeouts_);
 }
 
 void RestClient::release(size_t server, std::unique_ptr<http::Client> c) {
@@ -92,12 +93,9 @@ std::vector<std::pair<std::string, std::string>> RestClient::authHeaders() const
 
 namespace {
 // A request may be sent again to another server when repeating it cannot apply it twice: a read,
-// or a request whose connection was never established.
+// or a request no server can have acted on.
 bool safeToRetryElsewhere(const std::string& method, const Status& failure) {
-  if (method == "GET") return true;
-  const std::string& m = failure.message();
-  return m.rfind("cannot connect", 0) == 0 || m.rfind("cannot resolve", 0) == 0 ||
-         m.rfind("TLS handshake failed", 0) == 0;
+  return method == "GET" || http::neverReachedServer(failure);
 }
 }  // namespace
 
@@ -206,7 +204,7 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
   q += (q.empty() ? "?" : "&") + std::string("watch=true&allowWatchBookmarks=true");
   if (timeoutSeconds > 0) q += "&timeoutSeconds=" + std::to_string(timeoutSeconds);
   const size_t server = current_.load() % urls_.size();
-  http::Client c(urls_[server], tls_);
+  http::Client c(urls_[server], tls_, timeouts_);
   if (canceller) {
     std::lock_guard lock(canceller->mu_);
     if (canceller->cancelled_) return Status::Ok();

@@ -9,10 +9,12 @@
 // certificate or bearer token; client/kubeconfig.h reads one from a kubeconfig file).
 //
 // Failover (HA control planes): the base URL may list several API servers separated by commas.
-// Requests go to the current one; when it cannot be reached the client moves to the next for
-// every thread, and retries there the requests that are safe to repeat (GETs, and any request
-// whose connection was refused, so it never reached a server). Watches are not retried here:
-// the caller's next watch (an informer relists and rewatches) goes to the new server.
+// Requests go to the current one; when it cannot be reached or stops answering (see
+// http::ClientTimeouts) the client moves to the next one in the list, circularly, for every
+// thread, and retries there the requests that are safe to repeat (GETs, and any request that
+// never reached a server: http::neverReachedServer). It stays on a server while it answers, and
+// comes back to an earlier one when the servers after it fail in turn. Watches are not retried
+// here: the caller's next watch (an informer relists and rewatches) goes to the new server.
 #pragma once
 
 #include <atomic>
@@ -75,9 +77,10 @@ class WatchCanceller {
 
 // Where and how to reach the API server.
 struct ClientConfig {
-  std::string servers;        // "https://host:port", or several separated by commas
-  http::TlsClientConfig tls;  // for https:// servers
-  std::string bearerToken;    // sent as Authorization: Bearer when set
+  std::string servers;            // "https://host:port", or several separated by commas
+  http::TlsClientConfig tls;      // for https:// servers
+  std::string bearerToken;        // sent as Authorization: Bearer when set
+  http::ClientTimeouts timeouts;  // connect, request and dead-peer limits of every connection
 };
 
 class RestClient {
@@ -131,6 +134,7 @@ class RestClient {
   std::vector<std::string> urls_;  // baseUrl_ split at commas; never empty
   std::atomic<size_t> current_{0};
   http::TlsClientConfig tls_;
+  http::ClientTimeouts timeouts_;
   std::string bearerToken_;
   std::mutex mu_;
   std::vector<std::pair<size_t, std::unique_ptr<http::Client>>> pool_;  // (server, connection)
