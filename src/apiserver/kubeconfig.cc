@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "common/pki.h"
+#include "common/base64.h"
 #include "common/yaml_json.h"
 
 namespace minik8s::apiserver {
@@ -49,12 +49,12 @@ Status writeKubeconfig(const std::string& path, const std::string& serverUrl,
   }
   json cluster = json::object();
   if (!credentials.caPem.empty()) {
-    cluster["certificate-authority-data"] = pki::base64Encode(credentials.caPem);
+    cluster["certificate-authority-data"] = base64::encode(credentials.caPem);
   }
   json user = json::object();
   if (!credentials.clientCertPem.empty()) {
-    user["client-certificate-data"] = pki::base64Encode(credentials.clientCertPem);
-    user["client-key-data"] = pki::base64Encode(credentials.clientKeyPem);
+    user["client-certificate-data"] = base64::encode(credentials.clientCertPem);
+    user["client-key-data"] = base64::encode(credentials.clientKeyPem);
   }
   if (!credentials.token.empty()) user["token"] = credentials.token;
   return writeConfig(path, serverUrl, cluster, credentials.userName, user, clusterName);

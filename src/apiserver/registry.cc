@@ -1,13 +1,12 @@
 #include "apiserver/registry.h"
 
-#include <boost/beast/core/detail/base64.hpp>
-
 #include "api/defaults.h"
 #include "api/field_selector.h"
 #include "api/selector.h"
 #include "api/validation.h"
 #include "apiserver/service_allocator.h"
 #include "apiserver/strategy.h"
+#include "common/base64.h"
 #include "common/random.h"
 #include "common/time_util.h"
 
@@ -16,22 +15,6 @@ namespace minik8s::apiserver {
 namespace {
 
 constexpr int kMaxRetries = 16;
-
-std::string base64Encode(const std::string& in) {
-  namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::encoded_size(in.size()), '\0');
-  out.resize(b64::encode(out.data(), in.data(), in.size()));
-  return out;
-}
-
-std::optional<std::string> base64Decode(const std::string& in) {
-  namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::decoded_size(in.size()), '\0');
-  auto [written, read] = b64::decode(out.data(), in.data(), in.size());
-  if (read != in.size()) return std::nullopt;
-  out.resize(written);
-  return out;
-}
 
 std::string encodeForStorage(json obj) {
   if (obj.contains("metadata") && obj["metadata"].is_object()) {
@@ -150,8 +133,8 @@ Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& n
   int64_t revision = 0;
   std::string start;
   if (!opts.continueToken.empty()) {
-    auto raw = base64Decode(opts.continueToken);
-    json tok = raw ? json::parse(*raw, nullptr, false) : json();
+    auto raw = base64::decode(opts.continueToken);
+    json tok = raw.ok() ? json::parse(*raw, nullptr, false) : json();
     if (!tok.is_object() || !tok.contains("rv") || !tok.contains("start")) {
       return Status::BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
     }
@@ -186,8 +169,8 @@ Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& n
       if (opts.limit > 0 && static_cast<int64_t>(page.items.size()) >= opts.limit) {
         bool last = (&kv == &res->items.back()) && !res->more;
         if (!last) {
-          page.continueToken =
-              base64Encode(json{{"rv", revision}, {"start", kv.key + std::string(1, '\0')}}.dump());
+          const json token = {{"rv", revision}, {"start", kv.key + std::string(1, '\0')}};
+          page.continueToken = base64::encode(token.dump());
         }
         return page;
       }

@@ -1,8 +1,7 @@
 #include "apiserver/strategy.h"
 
-#include <boost/beast/core/detail/base64.hpp>
-
 #include "api/quantity.h"
+#include "common/base64.h"
 
 namespace minik8s::apiserver::strategy {
 
@@ -56,14 +55,10 @@ void mergeStringData(json& secret) {
   const json sd = secret["stringData"];
   secret.erase("stringData");
   if (!sd.is_object()) return;
-  namespace b64 = boost::beast::detail::base64;
   if (!secret.contains("data") || !secret["data"].is_object()) secret["data"] = json::object();
   for (auto it = sd.begin(); it != sd.end(); ++it) {
     if (!it.value().is_string()) continue;
-    const std::string& v = it.value().get_ref<const std::string&>();
-    std::string out(b64::encoded_size(v.size()), '\0');
-    out.resize(b64::encode(out.data(), v.data(), v.size()));
-    secret["data"][it.key()] = out;
+    secret["data"][it.key()] = base64::encode(it.value().get_ref<const std::string&>());
   }
 }
 

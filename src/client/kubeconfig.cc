@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/pki.h"
+#include "common/base64.h"
 #include "common/yaml_json.h"
 
 namespace minik8s::client {
@@ -39,7 +39,8 @@ Result<json> namedEntry(const json& config, const std::string& list, const std::
 Result<std::string> pemFrom(const json& obj, const std::string& key, const fs::path& dir) {
   std::string data = obj.value(key + "-data", "");
   if (!data.empty()) {
-    auto decoded = pki::base64Decode(data);
+    // Hand-written files: padding optional and wrapped text accepted, as minik8s always did.
+    auto decoded = base64::decodeLenient(data);
     if (!decoded.ok()) return Status::BadRequest("kubeconfig: " + key + "-data is not base64");
     return decoded;
   }

@@ -10,11 +10,10 @@
 #include <array>
 #include <memory>
 
+#include "common/base64.h"
+
 namespace minik8s::jwt {
 namespace {
-
-constexpr std::string_view kAlphabet =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 struct PkeyFree {
   void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
@@ -55,66 +54,6 @@ Result<json> parseJsonObject(std::string_view text, const char* what) {
 
 }  // namespace
 
-std::string base64UrlEncode(std::string_view data) {
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < data.size(); i += 3) {
-    uint32_t n = (uint8_t(data[i]) << 16) | (uint8_t(data[i + 1]) << 8) | uint8_t(data[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  size_t rest = data.size() - i;
-  if (rest == 1) {
-    uint32_t n = uint8_t(data[i]) << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-  } else if (rest == 2) {
-    uint32_t n = (uint8_t(data[i]) << 16) | (uint8_t(data[i + 1]) << 8);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-  }
-  return out;
-}
-
-Result<std::string> base64UrlDecode(std::string_view text) {
-  if (text.size() % 4 == 1) return Status::BadRequest("invalid base64url length");
-  std::string out;
-  out.reserve(text.size() * 3 / 4);
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    int v;
-    if (c >= 'A' && c <= 'Z') {
-      v = c - 'A';
-    } else if (c >= 'a' && c <= 'z') {
-      v = c - 'a' + 26;
-    } else if (c >= '0' && c <= '9') {
-      v = c - '0' + 52;
-    } else if (c == '-') {
-      v = 62;
-    } else if (c == '_') {
-      v = 63;
-    } else {
-      return Status::BadRequest("invalid base64url character");
-    }
-    buffer = (buffer << 6) | uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += char((buffer >> bits) & 0xff);
-    }
-  }
-  // Leftover bits must be zero, so that each byte string has one encoding.
-  if (bits > 0 && (buffer & ((1u << bits) - 1)) != 0) {
-    return Status::BadRequest("invalid base64url padding bits");
-  }
-  return out;
-}
-
 Result<std::string> keyId(const std::string& keyPem) {
   PkeyPtr key = loadKey(keyPem, /*wantPrivate=*/false);
   if (!key) return Status::BadRequest("not a PEM private or public key");
@@ -124,8 +63,8 @@ Result<std::string> keyId(const std::string& keyPem) {
   std::array<unsigned char, SHA256_DIGEST_LENGTH> digest{};
   SHA256(der, static_cast<size_t>(len), digest.data());
   OPENSSL_free(der);
-  return base64UrlEncode(
-      std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+  return base64::encode(
+      std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()), base64::kJws);
 }
 
 Result<std::string> sign(const json& claims, const std::string& privateKeyPem) {
@@ -137,7 +76,8 @@ Result<std::string> sign(const json& claims, const std::string& privateKeyPem) {
   json header = {{"alg", "RS256"}, {"kid", *kid}, {"typ", "JWT"}};
   std::string input;
   try {
-    input = base64UrlEncode(header.dump()) + "." + base64UrlEncode(claims.dump());
+    input = base64::encode(header.dump(), base64::kJws) + "." +
+            base64::encode(claims.dump(), base64::kJws);
   } catch (const json::exception& e) {  // invalid UTF-8 in a claim
     return Status::BadRequest(std::string("token claims cannot be encoded: ") + e.what());
   }
@@ -154,7 +94,7 @@ Result<std::string> sign(const json& claims, const std::string& privateKeyPem) {
     return Status::Internal("RS256 signing failed");
   }
   signature.resize(sigLen);
-  return input + "." + base64UrlEncode(signature);
+  return input + "." + base64::encode(signature, base64::kJws);
 }
 
 namespace {
@@ -180,9 +120,9 @@ Result<Split> splitToken(std::string_view token) {
 Result<Parts> decodeUnverified(std::string_view token) {
   auto split = splitToken(token);
   if (!split.ok()) return split.status();
-  auto header = base64UrlDecode(split->header);
+  auto header = base64::decode(split->header, base64::kJws);
   if (!header.ok()) return header.status();
-  auto claims = base64UrlDecode(split->claims);
+  auto claims = base64::decode(split->claims, base64::kJws);
   if (!claims.ok()) return claims.status();
   auto h = parseJsonObject(*header, "header");
   if (!h.ok()) return h.status();
@@ -200,7 +140,7 @@ Result<json> verify(std::string_view token, const std::string& publicKeyPem) {
     return Status::Unauthorized("token algorithm is not RS256");
   }
   auto split = splitToken(token);
-  auto signature = base64UrlDecode(split->signature);
+  auto signature = base64::decode(split->signature, base64::kJws);
   if (!signature.ok()) return signature.status();
   if (signature->empty()) return Status::Unauthorized("token is not signed");
   PkeyPtr key = loadKey(publicKeyPem, /*wantPrivate=*/false);

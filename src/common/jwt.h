@@ -17,11 +17,6 @@ namespace minik8s::jwt {
 // Tokens longer than this are refused unread (fuzz safety; Kubernetes tokens are ~1 KiB).
 inline constexpr size_t kMaxTokenBytes = 64 * 1024;
 
-// RFC 4648 section 5 alphabet without padding.
-std::string base64UrlEncode(std::string_view data);
-// Refuses characters outside the alphabet, padding and impossible lengths.
-Result<std::string> base64UrlDecode(std::string_view text);
-
 // The key id of a private or public key (PEM): base64url(sha256(DER SubjectPublicKeyInfo)), as
 // Kubernetes computes it.
 Result<std::string> keyId(const std::string& keyPem);

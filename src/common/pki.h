@@ -72,7 +72,4 @@ Result<std::string> readPemFile(const std::string& path);
 // they do not leak into the next call (also used by the TLS code in tls.cc).
 std::string takeOpenSslErrors();
 
-std::string base64Encode(std::string_view data);
-Result<std::string> base64Decode(std::string_view text);  // standard alphabet, padding optional
-
 }  // namespace minik8s::pki

@@ -6,19 +6,13 @@
 
 #include <chrono>
 
+#include "common/base64.h"
+
 namespace minik8s::ws {
 
 namespace {
 
 constexpr size_t kMaxMessage = 64 * 1024 * 1024;
-
-std::string base64(const unsigned char* data, size_t n) {
-  std::string out(4 * ((n + 2) / 3), '\0');
-  int len =
-      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), data, static_cast<int>(n));
-  out.resize(len < 0 ? 0 : static_cast<size_t>(len));
-  return out;
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -51,7 +45,7 @@ std::string acceptKey(std::string_view clientKey) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_Digest(in.data(), in.size(), digest, &len, EVP_sha1(), nullptr);
-  return base64(digest, len);
+  return base64::encode(std::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
 bool isUpgradeRequest(const http::Request& req) {
@@ -213,7 +207,8 @@ Result<std::unique_ptr<Connection>> dial(
   const std::string portStr = std::to_string(port);
   unsigned char nonce[16];
   RAND_bytes(nonce, sizeof(nonce));
-  std::string key = base64(nonce, sizeof(nonce));
+  std::string key =
+      base64::encode(std::string_view(reinterpret_cast<const char*>(nonce), sizeof(nonce)));
   const std::string hostHeader =
       host.find(':') != std::string::npos ? "[" + host + "]:" + portStr : host + ":" + portStr;
   std::string req = "GET " + target + " HTTP/1.1\r\nHost: " + hostHeader +

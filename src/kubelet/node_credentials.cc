@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "apiserver/join_token.h"
+#include "common/base64.h"
 #include "common/http_client.h"
 #include "common/logging.h"
 #include "common/random.h"
@@ -46,8 +47,7 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
                                        const std::vector<std::string>& usages,
                                        const NodeCredentialsOptions& options) {
   const std::string name = "node-csr-" + randomSuffix(10);
-  json spec = {
-      {"request", pki::base64Encode(csrPem)}, {"signerName", signerName}, {"usages", usages}};
+  json spec = {{"request", base64::encode(csrPem)}, {"signerName", signerName}, {"usages", usages}};
   if (options.expiration) spec["expirationSeconds"] = options.expiration->count();
   json csr = {{"apiVersion", "certificates.k8s.io/v1"},
               {"kind", "CertificateSigningRequest"},
@@ -69,7 +69,7 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
       const std::string encoded =
           got->value("status", json::object()).value("certificate", std::string());
       if (!encoded.empty()) {
-        auto pem = pki::base64Decode(encoded);
+        auto pem = base64::decode(encoded);
         if (!pem.ok())
           return Status::Internal("CertificateSigningRequest " + name +
                                   ": status.certificate is not base64");

@@ -1,17 +1,15 @@
 #include "kubelet/object_source.h"
 
-#include <boost/beast/core/detail/base64.hpp>
+#include "common/base64.h"
 
 namespace minik8s::kubelet {
 
 namespace {
 
-std::string base64Decode(const std::string& in) {
-  namespace b64 = boost::beast::detail::base64;
-  std::string out(b64::decoded_size(in.size()), '\0');
-  auto [written, read] = b64::decode(out.data(), in.data(), in.size());
-  out.resize(written);
-  return out;
+// The API server validated these values as Go's StdEncoding; a raw object's value that is not
+// base64 is left out rather than half-decoded.
+void putDecoded(KeyBytes& out, const std::string& key, const std::string& text) {
+  if (auto bytes = base64::decode(text); bytes.ok()) out[key] = std::move(*bytes);
 }
 
 }  // namespace
@@ -23,7 +21,7 @@ KeyBytes configMapDataOf(const json& configMap) {
       if (v.is_string()) out[k] = v.get<std::string>();
   if (configMap.contains("binaryData") && configMap["binaryData"].is_object())
     for (const auto& [k, v] : configMap["binaryData"].items())
-      if (v.is_string()) out[k] = base64Decode(v.get<std::string>());
+      if (v.is_string()) putDecoded(out, k, v.get_ref<const std::string&>());
   return out;
 }
 
@@ -31,7 +29,7 @@ KeyBytes secretDataOf(const json& secret) {
   KeyBytes out;
   if (secret.contains("data") && secret["data"].is_object())
     for (const auto& [k, v] : secret["data"].items())
-      if (v.is_string()) out[k] = base64Decode(v.get<std::string>());
+      if (v.is_string()) putDecoded(out, k, v.get_ref<const std::string&>());
   // stringData is folded into data by the API server; honour it anyway for raw objects.
   if (secret.contains("stringData") && secret["stringData"].is_object())
     for (const auto& [k, v] : secret["stringData"].items())

@@ -18,6 +18,7 @@
 #include "apiserver/auth/rbac_authorizer.h"
 #include "apiserver/auth/static_token_authenticator.h"
 #include "client/rest_client.h"
+#include "common/base64.h"
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/pki.h"
@@ -474,7 +475,7 @@ TEST_F(AuthServerTest, RealKubectl) {
               {"kind", "CertificateSigningRequest"},
               {"metadata", {{"name", "node-csr-n9"}}},
               {"spec",
-               {{"request", pki::base64Encode(*csrPem)},
+               {{"request", base64::encode(*csrPem)},
                 {"signerName", "kubernetes.io/kube-apiserver-client-kubelet"},
                 {"usages", {"digital signature", "client auth"}}}}};
   std::ofstream((dir_ / "csr.json").string()) << csr.dump();

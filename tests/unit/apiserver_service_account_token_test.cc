@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "apiserver/auth/service_account_token.h"
+#include "common/base64.h"
 #include "common/jwt.h"
 #include "common/pki.h"
 #include "common/time_util.h"
@@ -247,8 +248,9 @@ TEST_F(ServiceAccountTokenTest, ForeignTokensAreNotOursAndForgeriesAreRefused) {
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->status().code(), 401);
   // alg none with our issuer.
-  std::string none = jwt::base64UrlEncode(R"({"alg":"none"})") + "." +
-                     jwt::base64UrlEncode(json({{"iss", kServiceAccountIssuer}}).dump()) + ".";
+  std::string none = base64::encode(R"({"alg":"none"})", base64::kJws) + "." +
+                     base64::encode(json({{"iss", kServiceAccountIssuer}}).dump(), base64::kJws) +
+                     ".";
   EXPECT_EQ(authenticate(none)->status().code(), 401);
 }
 

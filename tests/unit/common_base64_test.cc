@@ -135,6 +135,8 @@ TEST(Base64Test, CanonicalRefusesUnusedBitsAndNewlines) {
   EXPECT_TRUE(errorOffset("Zm9", kJws).has_value());
   EXPECT_EQ(errorOffset("Zm9v\nZg", kJws), 4u);
   EXPECT_EQ(errorOffset("Zm9 v", kJws), 3u);
+  EXPECT_EQ(errorOffset("Zm9v+A", kJws), 4u);  // standard alphabet in a JWS
+  EXPECT_EQ(errorOffset("Zm9v/A", kJws), 4u);
   EXPECT_TRUE(errorOffset("Zg==", kJws).has_value());
   EXPECT_TRUE(errorOffset("Z", kJws).has_value());
 }

@@ -2,6 +2,7 @@
 // in-process API server.
 #include <gtest/gtest.h>
 
+#include "common/base64.h"
 #include "common/pki.h"
 #include "controllers/certificates/csr_rules.h"
 
@@ -35,7 +36,7 @@ json makeCsr(const CsrOptions& o, std::string* keyOut = nullptr) {
           {"kind", "CertificateSigningRequest"},
           {"metadata", {{"name", "node-csr-x"}}},
           {"spec",
-           {{"request", pki::base64Encode(*csr)},
+           {{"request", base64::encode(*csr)},
             {"signerName", o.signer},
             {"usages", o.usages},
             {"username", o.username},
@@ -123,7 +124,7 @@ TEST(CsrApprovalRules, LeavesOddClientRequestsPending) {
 
 TEST(CsrApprovalRules, MalformedAndDecidedRequestsStayAlone) {
   json csr = makeCsr({});
-  csr["spec"]["request"] = pki::base64Encode("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n");
+  csr["spec"]["request"] = base64::encode("-----BEGIN CERTIFICATE REQUEST-----\nAAAA\n");
   EXPECT_FALSE(decideApproval(csr, std::nullopt).approve);
   csr["spec"]["request"] = "%%%";
   EXPECT_FALSE(decideApproval(csr, std::nullopt).approve);

@@ -12,6 +12,7 @@
 #include "apiserver/api_server.h"
 #include "apiserver/join_token.h"
 #include "client/informer.h"
+#include "common/base64.h"
 #include "common/http.h"
 #include "controllers/certificates/csr_approving_controller.h"
 #include "controllers/certificates/csr_rules.h"
@@ -296,7 +297,7 @@ TEST_F(NodeBootstrapTest, AdminApprovalGetsAnyOfOurSignersSigned) {
               {"kind", "CertificateSigningRequest"},
               {"metadata", {{"name", "alice"}}},
               {"spec",
-               {{"request", pki::base64Encode(*csrPem)},
+               {{"request", base64::encode(*csrPem)},
                 {"signerName", certs::kApiServerClientSigner},
                 {"usages", {"client auth"}}}}};
   auto admin = clientAs("admin");
@@ -318,7 +319,7 @@ TEST_F(NodeBootstrapTest, AdminApprovalGetsAnyOfOurSignersSigned) {
     std::this_thread::sleep_for(20ms);
   }
   ASSERT_TRUE(issued.has_value());
-  auto pem = pki::base64Decode((*issued)["status"]["certificate"].get<std::string>());
+  auto pem = base64::decode((*issued)["status"]["certificate"].get<std::string>());
   ASSERT_TRUE(pem.ok());
   EXPECT_TRUE(pki::verifyCertificate(ca.certPem, *pem).ok());
   EXPECT_EQ(pki::parseCertificate(*pem)->commonName, "alice");

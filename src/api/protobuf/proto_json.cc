@@ -9,6 +9,8 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "common/base64.h"
+
 namespace minik8s::api::protobuf {
 namespace {
 
@@ -226,30 +228,6 @@ std::string fieldKey(const FieldDescriptor* field) {
   return std::string(name);
 }
 
-std::string base64(std::string_view in) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i < in.size()) {
-    uint32_t n = uint8_t(in[i]) << 16;
-    if (i + 1 < in.size()) n |= uint8_t(in[i + 1]) << 8;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += i + 1 < in.size() ? kAlphabet[(n >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 // RFC 3339 in UTC with whole seconds, as metav1.Time marshals.
 Result<std::string> formatTime(int64_t seconds, int32_t nanos) {
   // Years 1..9999 only: what Go can format and what gmtime_r handles everywhere.
@@ -335,7 +313,7 @@ Result<json> Converter::convertScalar(const Message& m, const FieldDescriptor* f
   switch (f->cpp_type()) {
     case FieldDescriptor::CPPTYPE_STRING: {
       std::string s = repeated ? r->GetRepeatedString(m, f, index) : r->GetString(m, f);
-      if (f->type() == FieldDescriptor::TYPE_BYTES) return json(base64(s));
+      if (f->type() == FieldDescriptor::TYPE_BYTES) return json(base64::encode(s));
       // Protobuf strings are not checked for UTF-8 in proto2; JSON needs valid text.
       json j = s;
       try {

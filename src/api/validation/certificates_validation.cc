@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "api/validation/kinds.h"
+#include "common/base64.h"
 
 namespace minik8s::api::validation {
 namespace {
@@ -35,36 +36,6 @@ const std::vector<std::string> kKeyUsages = {"signing",
                                              "microsoft sgc",
                                              "netscape sgc"};
 
-// Standard base64 (the JSON form of []byte); nullopt when malformed.
-std::optional<std::string> decodeBase64(const std::string& in) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  unsigned buffer = 0;
-  int bits = 0;
-  size_t i = 0;
-  for (; i < in.size() && in[i] != '='; ++i) {
-    int v = value(in[i]);
-    if (v < 0) return std::nullopt;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xFF));
-    }
-  }
-  for (; i < in.size(); ++i) {
-    if (in[i] != '=') return std::nullopt;
-  }
-  return out;
-}
-
 void validateRequest(FieldErrors& errs, const json& spec) {
   auto request = errs.string(spec, "request", "spec.request");
   if (!request || request->empty()) {
@@ -72,8 +43,9 @@ void validateRequest(FieldErrors& errs, const json& spec) {
     errs.required("spec.request");
     return;
   }
-  auto pem = decodeBase64(*request);
-  if (!pem) {
+  // The JSON form of []byte: kube-apiserver refuses what Go's StdEncoding does (unpadded too).
+  auto pem = base64::decode(*request);
+  if (!pem.ok()) {
     errs.invalidShown("spec.request", "<bytes>", "must be base64-encoded PEM");
     return;
   }

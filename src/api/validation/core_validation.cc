@@ -5,6 +5,7 @@
 
 #include "api/quantity.h"
 #include "api/validation/kinds.h"
+#include "common/base64.h"
 
 namespace minik8s::api::validation {
 namespace {
@@ -104,28 +105,6 @@ void validatePodUpdate(FieldErrors& errs, const json& obj, const json& old) {
   }
   errs.forbidden("spec", std::string("pod updates may not change fields other than ") +
                              kPodUpdatableFields + diff);
-}
-
-// Go's base64.StdEncoding strictness: padded, only the standard alphabet.
-std::optional<size_t> base64Error(const std::string& s, size_t& decodedSize) {
-  auto isB64 = [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-           c == '/';
-  };
-  size_t pad = 0;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '=') {
-      // Padding only in the last two places of the last quantum.
-      if (i + 2 < s.size() || s.size() % 4 != 0 || i % 4 < 2) return i;
-      if (i + 1 < s.size() && s[i + 1] != '=') return i + 1;
-      ++pad;
-      continue;
-    }
-    if (!isB64(s[i]) || pad) return i;
-  }
-  if (s.size() % 4 != 0) return s.size() / 4 * 4;
-  decodedSize = s.size() / 4 * 3 - pad;
-  return std::nullopt;
 }
 
 // Keys of data-like maps (ConfigMap data/binaryData, Secret data/stringData).
@@ -253,12 +232,12 @@ void validateConfigMap(FieldErrors& errs, const json& obj, const json* old) {
   if (binary) {
     validateDataKeys(errs, *binary, "binaryData");
     for (auto it = binary->begin(); it != binary->end(); ++it) {
-      size_t size = 0;
-      if (auto bad = base64Error(it->get_ref<const std::string&>(), size)) {
-        errs.invalid(key("binaryData", it.key()), *it,
-                     "illegal base64 data at input byte " + std::to_string(*bad));
+      auto bytes = base64::decode(it->get_ref<const std::string&>());
+      if (!bytes.ok()) {
+        errs.invalid(key("binaryData", it.key()), *it, bytes.status().message());
+      } else {
+        total += static_cast<int64_t>(bytes->size());
       }
-      total += static_cast<int64_t>(size);
     }
   }
   if (total > kMaxSecretSize) errs.tooLong("", kMaxSecretSize);
@@ -276,12 +255,12 @@ void validateSecret(FieldErrors& errs, const json& obj, const json* old) {
   if (data) {
     validateDataKeys(errs, *data, "data");
     for (auto it = data->begin(); it != data->end(); ++it) {
-      size_t size = 0;
-      if (auto bad = base64Error(it->get_ref<const std::string&>(), size)) {
-        errs.invalid(key("data", it.key()), "<secret contents redacted>",
-                     "illegal base64 data at input byte " + std::to_string(*bad));
+      auto bytes = base64::decode(it->get_ref<const std::string&>());
+      if (!bytes.ok()) {
+        errs.invalid(key("data", it.key()), "<secret contents redacted>", bytes.status().message());
+      } else {
+        total += static_cast<int64_t>(bytes->size());
       }
-      total += static_cast<int64_t>(size);
     }
   }
   const json* stringData = errs.stringMap(obj, "stringData", "stringData");

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "apiserver/auth/auth.h"
+#include "common/base64.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers::certificates {
@@ -130,7 +131,7 @@ bool isIssued(const json& csr) {
 Result<pki::CertInfo> parseCsrRequest(const json& csr) {
   const std::string encoded = stringField(specOf(csr), "request");
   if (encoded.empty()) return Status::BadRequest("spec.request is empty");
-  auto pem = pki::base64Decode(encoded);
+  auto pem = base64::decode(encoded);
   if (!pem.ok()) return Status::BadRequest("spec.request is not base64");
   return pki::parseCsr(*pem);
 }
@@ -187,7 +188,7 @@ Result<std::string> signRequest(const pki::KeyAndCert& ca, const json& csr,
   if (auto bad = checkUsages(usages, required))
     return Status::BadRequest("signer " + signer + ": " + *bad);
   const std::string encoded = stringField(spec, "request");
-  auto pem = pki::base64Decode(encoded);
+  auto pem = base64::decode(encoded);
   if (!pem.ok()) return Status::BadRequest("spec.request is not base64");
   if (auto info = pki::parseCsr(*pem); !info.ok()) return info.status();
 

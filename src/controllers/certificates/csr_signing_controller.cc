@@ -1,5 +1,6 @@
 #include "controllers/certificates/csr_signing_controller.h"
 
+#include "common/base64.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/certificates/csr_rules.h"
@@ -34,7 +35,7 @@ Status CsrSigningController::sync(const std::string& name) {
   if (!updated["status"].is_object()) updated["status"] = json::object();
   auto cert = signRequest(options_.ca, *csr, options_.defaultValidity, options_.maxValidity);
   if (cert.ok()) {
-    updated["status"]["certificate"] = pki::base64Encode(*cert);
+    updated["status"]["certificate"] = base64::encode(*cert);
   } else {
     const std::string t = formatRfc3339(options_.now());
     json& conditions = updated["status"]["conditions"];
