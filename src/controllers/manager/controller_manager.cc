@@ -1,6 +1,7 @@
 #include "controllers/manager/controller_manager.h"
 
 #include "common/logging.h"
+#include "common/time_util.h"
 #include "controllers/certificates/csr_approving_controller.h"
 #include "controllers/certificates/csr_rules.h"
 #include "controllers/certificates/csr_signing_controller.h"
@@ -11,6 +12,7 @@
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
+#include "controllers/podgc/pod_gc_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
@@ -23,7 +25,7 @@ Result<std::chrono::milliseconds> parseDurationFlag(const std::string& flag,
                                                     const std::string& value) {
   bool digits = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
   if (digits) return std::chrono::milliseconds(std::stoll(value) * 1000);
-  if (auto d = hpa::parseGoDuration(value)) return *d;
+  if (auto d = parseGoDuration(value)) return *d;
   return Status::BadRequest("invalid value \"" + value + "\" for " + flag +
                             ": want a duration such as 15s, 5m0s or 1m30s");
 }
@@ -75,7 +77,7 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
                             {"Deployment", res::kDeployments, deployments_.get()}},
         options_.workersPerController);
   }
-  if (options_.enableNodeIpam || options_.enableNodeLifecycle) {
+  if (options_.enableNodeIpam || options_.enableNodeLifecycle || options_.enablePodGc) {
     nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
   }
   if (options_.enableNodeIpam) {
@@ -98,6 +100,12 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     nOpts.defaultTolerationSeconds = options_.podEvictionTimeout;
     nodeLifecycle_ =
         std::make_unique<NodeLifecycleController>(rest_, *nodes_, *pods_, *leases_, nOpts);
+  }
+  if (options_.enablePodGc) {
+    PodGcOptions gOpts;
+    gOpts.terminatedPodThreshold = options_.terminatedPodGcThreshold;
+    gOpts.quarantine = options_.podGcQuarantine;
+    podGc_ = std::make_unique<PodGcController>(rest_, *pods_, *nodes_, gOpts);
   }
   if (options_.enableServiceAccounts) {
     namespaces_ = std::make_unique<client::Informer>(rest_, res::kNamespaces);
@@ -152,6 +160,7 @@ Status ControllerManager::start() {
   }
   if (hpaController_) hpaController_->start();
   if (nodeLifecycle_) nodeLifecycle_->start();
+  if (podGc_) podGc_->start();
   if (services_) {
     services_->start();
     if (!services_->waitForSync(options_.syncTimeout))
@@ -192,6 +201,7 @@ void ControllerManager::stop() {
   if (nodeIpam_) nodeIpam_->stop();
   if (hpaController_) hpaController_->stop();
   if (nodeLifecycle_) nodeLifecycle_->stop();
+  if (podGc_) podGc_->stop();
   for (auto* inf : {hpas_.get(), leases_.get()}) {
     if (inf) inf->stop();
   }

@@ -24,6 +24,7 @@ class EndpointsController;
 class EndpointSliceController;
 class NodeIpamController;
 class NodeLifecycleController;
+class PodGcController;
 class ServiceAccountsController;
 class RootCaPublisher;
 namespace certificates {
@@ -57,6 +58,11 @@ class ControllerManager {
     bool enableNodeLifecycle = true;
     std::chrono::seconds nodeMonitorGracePeriod = std::chrono::seconds(40);
     std::chrono::seconds podEvictionTimeout = std::chrono::seconds(300);
+    // Pod GC: --terminated-pod-gc-threshold (<= 0 keeps every terminated pod), and how long a
+    // pod's node must be missing before its pods are force-deleted (40 s, as Kubernetes).
+    bool enablePodGc = true;
+    int terminatedPodGcThreshold = 12500;
+    std::chrono::milliseconds podGcQuarantine = std::chrono::seconds(40);
     // Service accounts: a "default" ServiceAccount in every namespace, and (when the CA is
     // known) the kube-root-ca.crt ConfigMap pods mount with their token.
     bool enableServiceAccounts = true;
@@ -93,6 +99,7 @@ class ControllerManager {
   std::unique_ptr<hpa::MetricsSource> metricsSource_;
   std::unique_ptr<hpa::HorizontalPodAutoscalerController> hpaController_;
   std::unique_ptr<NodeLifecycleController> nodeLifecycle_;
+  std::unique_ptr<PodGcController> podGc_;
   std::unique_ptr<client::Informer> namespaces_, serviceAccounts_, rootCaConfigMaps_, csrs_;
   std::unique_ptr<ServiceAccountsController> serviceAccountsController_;
   std::unique_ptr<RootCaPublisher> rootCaPublisher_;
