@@ -6,12 +6,14 @@
 //
 //   build/bin/apiserver_api_bench [--pods N] [--backend sqlite|etcd|all]
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <boost/beast/core/detail/base64.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -27,10 +29,6 @@ using namespace std::chrono;
 using minik8s::json;
 using minik8s::http::Client;
 
-// The admin credential of the server under test (read from its kubeconfig once it serves);
-// ignored for http:// URLs (etcd).
-minik8s::http::TlsClientConfig gServerTls;
-
 namespace {
 
 std::string selfDir;
@@ -39,6 +37,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
   std::fflush(nullptr);  // or the child prints our buffered output again
   pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a server or etcd never outlives the bench
     FILE* f = freopen(log.c_str(), "w", stdout);
     (void)f;
     dup2(fileno(stdout), 2);
@@ -61,9 +60,11 @@ int freePort() {
   return next++;
 }
 
-bool waitReady(const std::string& url, const std::string& path) {
+// `tls`: the admin credential of the server under test; {} for etcd (plain http://).
+bool waitReady(const std::string& url, const std::string& path,
+               const minik8s::http::TlsClientConfig& tls = {}) {
   for (int i = 0; i < 200; ++i) {
-    Client c(url, gServerTls);
+    Client c(url, tls);
     auto r = c.get(path);
     if (r.ok() && r->status == 200) return true;
     std::this_thread::sleep_for(milliseconds(50));
@@ -105,15 +106,15 @@ struct RunResult {
 };
 
 // Runs `total` operations over `threads` clients; op(client, i) returns true on success.
-RunResult runConcurrent(const std::string& url, int threads, int total,
-                        const std::function<bool(Client&, int)>& op) {
+RunResult runConcurrent(const std::string& url, const minik8s::http::TlsClientConfig& tls,
+                        int threads, int total, const std::function<bool(Client&, int)>& op) {
   std::vector<std::vector<double>> lat(threads);
   std::atomic<int> next{0}, errors{0};
   auto start = steady_clock::now();
   std::vector<std::thread> ts;
   for (int t = 0; t < threads; ++t) {
     ts.emplace_back([&, t] {
-      Client c(url, gServerTls);
+      Client c(url, tls);
       for (int i = next++; i < total; i = next++) {
         auto s = steady_clock::now();
         if (!op(c, i)) ++errors;
@@ -145,12 +146,13 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   for (int i = 0; i < 300 && !std::filesystem::exists(serverDir + "/kubeconfig"); ++i)
     std::this_thread::sleep_for(milliseconds(50));
   // The admin's credential, as the server's kubeconfig carries it.
-  for (auto [field, file] : {std::pair{&gServerTls.caPem, "/pki/ca.crt"},
-                             std::pair{&gServerTls.certPem, "/pki/admin.crt"},
-                             std::pair{&gServerTls.keyPem, "/pki/admin.key"}}) {
+  minik8s::http::TlsClientConfig adminTls;
+  for (auto [field, file] :
+       {std::pair{&adminTls.caPem, "/pki/ca.crt"}, std::pair{&adminTls.certPem, "/pki/admin.crt"},
+        std::pair{&adminTls.keyPem, "/pki/admin.key"}}) {
     if (auto pem = minik8s::pki::readPemFile(serverDir + file); pem.ok()) *field = *pem;
   }
-  if (!waitReady(url, "/readyz")) {
+  if (!waitReady(url, "/readyz", adminTls)) {
     std::cout << backend << ": server did not start\n";
     stopProcess(server);
     return;
@@ -160,23 +162,23 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   const std::string ns = "/api/v1/namespaces/default/pods";
 
   int first = std::min(pods, 2000);
-  auto creates = runConcurrent(url, 8, first, [&](Client& c, int i) {
+  auto creates = runConcurrent(url, adminTls, 8, first, [&](Client& c, int i) {
     auto r = c.request("POST", ns, podBody("pod-" + std::to_string(i)));
     return r.ok() && r->status == 201;
   });
-  auto gets = runConcurrent(url, 8, 4000, [&](Client& c, int i) {
+  auto gets = runConcurrent(url, adminTls, 8, 4000, [&](Client& c, int i) {
     auto r = c.get(ns + "/pod-" + std::to_string(i % first));
     return r.ok() && r->status == 200;
   });
   // Fill up to `pods` for the list and memory figures.
-  runConcurrent(url, 8, pods - first, [&](Client& c, int i) {
+  runConcurrent(url, adminTls, 8, pods - first, [&](Client& c, int i) {
     auto r = c.request("POST", ns, podBody("pod-" + std::to_string(first + i)));
     return r.ok() && r->status == 201;
   });
   std::vector<double> listMs;
   size_t listed = 0;
   for (int i = 0; i < 3; ++i) {
-    Client c(url, gServerTls);
+    Client c(url, adminTls);
     auto s = steady_clock::now();
     auto r = c.get(ns);
     listMs.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
@@ -191,9 +193,9 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   std::atomic<int> ready{0};
   std::atomic<int64_t> createdAtNs{0};
   std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < kWatchers; ++i) clients.push_back(std::make_unique<Client>(url));
+  for (int i = 0; i < kWatchers; ++i) clients.push_back(std::make_unique<Client>(url, adminTls));
   std::vector<std::thread> watchers;
-  Client probe(url);
+  Client probe(url, adminTls);
   auto rv = json::parse(probe.get(ns + "?limit=1")->body)["metadata"]["resourceVersion"];
   for (int i = 0; i < kWatchers; ++i) {
     watchers.emplace_back([&, i] {
@@ -250,13 +252,26 @@ void benchRawEtcd(const std::string& etcdUrl) {
     return out;
   };
   std::string value = podBody("raw");
-  auto puts = runConcurrent(etcdUrl, 8, 2000, [&](Client& c, int i) {
+  auto puts = runConcurrent(etcdUrl, {}, 8, 2000, [&](Client& c, int i) {
     json body = {{"key", enc("/raw/pod-" + std::to_string(i))}, {"value", enc(value)}};
     auto r = c.request("POST", "/v3/kv/put", body.dump());
     return r.ok() && r->status == 200;
   });
   std::printf("etcd    raw puts/s %7.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)  [baseline]\n",
               puts.perSecond, puts.p50, puts.p99, puts.errors);
+}
+
+// Removes the temp dirs of earlier runs that died before removing them (their pid is gone).
+void removeStaleRunDirs() {
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("minik8s-bench-", 0) != 0) continue;
+    const pid_t owner = std::atoi(name.c_str() + 14);
+    if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(e.path(), ec);
+  }
 }
 
 }  // namespace
@@ -273,6 +288,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   std::string dir =
       std::filesystem::temp_directory_path() / ("minik8s-bench-" + std::to_string(getpid()));
+  removeStaleRunDirs();
   std::filesystem::create_directories(dir);
   if (which == "all" || which == "sqlite") benchBackend("sqlite", pods, "", dir);
   if (which == "all" || which == "etcd") {

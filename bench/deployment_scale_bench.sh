@@ -5,14 +5,15 @@
 # a warm-up first, so both runs start from the same state. Reports figures, never fails on a time.
 #
 #   sudo MINIK8S_BIN=build/bin/minik8s bash bench/deployment_scale_bench.sh [REPLICAS]
-# Uses the cluster name "wl" and the underlay 172.29.104.0/24 (those of tests/e2e/workloads_test.sh:
-# do not run both at once).
-source "$(dirname "$0")/../tests/e2e/lib.sh"
-set +e
+# Cluster "bdep" on the underlay 172.29.111.0/24 unless BENCH_CLUSTER / BENCH_SUBNET say otherwise.
+# Cleans up (cluster, namespaces, links, rules, processes) on any exit.
+source "$(dirname "$0")/lib.sh"
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 N=${1:-100}
+bench_load start
 
-start_cluster wl 172.29.104 3 || exit 1
+bench_cluster bdep 172.29.111 3 || exit 1
+echo "cluster up: ${UP_TOTAL_S} s (${UP_AFTER_REGISTRY_S} s after the registry)"
 
 pod_spec() {
   cat <<YAML
@@ -105,4 +106,5 @@ clean direct
 echo
 echo "RESULT replicas=$N deployment_running_s=$dep_running direct_running_s=$pod_running" \
   "ratio=$(awk -v a="$dep_running" -v b="$pod_running" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}')"
+bench_load end
 finish

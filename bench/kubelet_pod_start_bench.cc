@@ -9,10 +9,12 @@
 //             the previous to run), then 30 created at once; latency = create -> phase Running as
 //             seen by a watch.
 // Reports p50/p99/max and ratios, plus the agent's VmRSS with 30 pods running. It needs root
-// (containerd), cleans up everything it started, and never fails on a time.
+// (containerd), cleans up everything it started (pods, sandboxes, processes, mounts, cgroups),
+// also when it fails or is interrupted (SIGINT, SIGTERM, SIGHUP), and never fails on a time.
 //
 //   (from the source root) build/bin/kubelet_pod_start_bench [--pods N] [--recipes images]
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,6 +52,11 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
+    // The children must not outlive the bench, and must not inherit its blocked signals.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     FILE* f = freopen(log.c_str(), "w", stdout);
     (void)f;
     dup2(fileno(stdout), 2);
@@ -220,7 +227,7 @@ class CriBaseline {
 // Records when each pod is first seen Running through a watch.
 class RunningWatcher {
  public:
-  explicit RunningWatcher(const std::string& url) : client_(url) {
+  explicit RunningWatcher(const client::ClientConfig& config) : client_(config) {
     thread_ = std::thread([this] {
       client::ListParams p;
       p.labelSelector = "bench=start";
@@ -282,6 +289,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   minik8s::initLogging("warn", "bench");
+  // Interruptions are taken by a thread that cleans up (below), not by the default handlers.
+  sigset_t stopSignals;
+  sigemptyset(&stopSignals);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&stopSignals, sig);
+  pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
   const std::string bin =
       (std::filesystem::canonical("/proc/self/exe").parent_path() / "minik8s").string();
   char tmpl[] = "/tmp/minik8s-podstart-bench.XXXXXX";
@@ -310,7 +322,8 @@ int main(int argc, char** argv) {
   client::RestClient api(apiConfig);
   std::string joinToken;
   std::getline(std::ifstream(dir + "/server/token"), joinToken);
-  auto cleanup = [&] {
+  std::once_flag cleanedUp;
+  auto cleanupOnce = [&] {
     client::ListParams p;
     p.labelSelector = "bench=start";
     if (auto list = api.list(client::resources::kPods, "default", p); list.ok()) {
@@ -322,6 +335,17 @@ int main(int argc, char** argv) {
       });
     }
     stopProcess(agent, 10s);
+    // Whatever sandbox is left on the agent's private containerd (the CRI baseline's, or pods the
+    // agent had no time to remove) goes through CRI, so that CNI removes its veth and rules.
+    if (std::filesystem::exists(agentDir + "/containerd/containerd.sock")) {
+      kubelet::cri::GrpcRuntime leftovers(agentDir + "/containerd/containerd.sock");
+      if (auto sandboxes = leftovers.listPodSandbox(); sandboxes.ok()) {
+        for (const auto& s : *sandboxes) {
+          leftovers.stopPodSandbox(s.id());
+          leftovers.removePodSandbox(s.id());
+        }
+      }
+    }
     std::string pid = readFile(agentDir + "/containerd/containerd.pid");
     if (!pid.empty()) stopProcess(std::atoi(pid.c_str()), 3s);
     std::system(("for p in $(pgrep -f 'containerd-shim.*" + agentDir +
@@ -340,6 +364,14 @@ int main(int argc, char** argv) {
             .c_str());
     std::filesystem::remove_all(dir);
   };
+  auto cleanup = [&] { std::call_once(cleanedUp, cleanupOnce); };
+  std::thread([&] {
+    int sig = 0;
+    sigwait(&stopSignals, &sig);
+    std::fprintf(stderr, "signal %d: cleaning up\n", sig);
+    cleanup();
+    _exit(128 + sig);
+  }).detach();
 
   bool ok = waitFor(120s, [&] {
     return readFile(dir + "/registry.log").find("registry ready") != std::string::npos;
@@ -396,7 +428,7 @@ int main(int argc, char** argv) {
   // One after another, CRI and agent interleaved so that drift in the machine's load (it is
   // shared) weighs on both alike.
   CriBaseline baseline(runtime, api, dir);
-  RunningWatcher watcher(url);
+  RunningWatcher watcher(apiConfig);
   std::this_thread::sleep_for(500ms);  // the watch is open
   auto measure = [&](const std::string& name, steady_clock::time_point created) -> double {
     if (!waitFor(120s, [&] { return watcher.runningAt(name).has_value(); })) return -1;

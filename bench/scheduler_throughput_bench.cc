@@ -8,10 +8,12 @@
 //
 //   build/bin/scheduler_throughput_bench [--nodes N] [--pods N]
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -37,6 +39,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the server never outlives the bench
     FILE* f = freopen(log.c_str(), "w", stdout);
     (void)f;
     dup2(fileno(stdout), 2);
@@ -237,6 +240,19 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
   waitpid(server, nullptr, 0);
 }
 
+// Removes the temp dirs of earlier runs that died before removing them (their pid is gone).
+void removeStaleRunDirs() {
+  std::error_code ec;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("minik8s-sched-bench-", 0) != 0) continue;
+    const pid_t owner = std::atoi(name.c_str() + 20);
+    if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)
+      std::filesystem::remove_all(e.path(), ec);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -251,6 +267,7 @@ int main(int argc, char** argv) {
   const std::string binDir = std::filesystem::canonical("/proc/self/exe").parent_path().string();
   const std::string dir =
       std::filesystem::temp_directory_path() / ("minik8s-sched-bench-" + std::to_string(getpid()));
+  removeStaleRunDirs();
   std::filesystem::create_directories(dir);
   benchAlgorithm(nodes, pods);
   benchApi(binDir, dir, nodes, pods);
