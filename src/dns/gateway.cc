@@ -68,6 +68,8 @@ json gatewayEndpointSliceObject(const std::string& nodeName, const std::string& 
 DnsGateway::DnsGateway(client::RestClient& client, GatewayOptions options)
     : client_(client),
       options_(std::move(options)),
+      events_(client_,
+              client::ApiEventRecorderOptions{.component = kComponent, .host = options_.nodeName}),
       dnses_(client_, client::resources::kDnses),
       services_(client_, client::resources::kServices),
       nginx_(GatewayNginxConfig{options_.nginxPath, options_.dataDir}),
@@ -247,37 +249,9 @@ bool DnsGateway::syncStatuses(const GatewayPlan& plan) {
 
 void DnsGateway::recordEvent(const json& dns, const std::string& type, const std::string& reason,
                              const std::string& message) {
-  const json meta = objectField(dns, "metadata");
-  const std::string ns = meta.value("namespace", "default");
-  const std::string name = meta.value("name", "");
-  const std::string now = formatRfc3339(Clock::now());
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
-  json event = {{"apiVersion", "v1"},
-                {"kind", "Event"},
-                {"metadata", {{"name", fmt::format("{}.{:x}", name, nanos)}, {"namespace", ns}}},
-                {"involvedObject",
-                 {{"apiVersion", "minik8s.io/v1"},
-                  {"kind", "Dns"},
-                  {"namespace", ns},
-                  {"name", name},
-                  {"uid", meta.value("uid", "")},
-                  {"resourceVersion", meta.value("resourceVersion", "")}}},
-                {"reason", reason},
-                {"message", message},
-                {"source", {{"component", kComponent}, {"host", options_.nodeName}}},
-                {"firstTimestamp", now},
-                {"lastTimestamp", now},
-                {"count", 1},
-                {"type", type},
-                {"reportingComponent", kComponent},
-                {"reportingInstance", options_.nodeName}};
-  auto created = client_.create(client::resources::kEvents, ns, event);
-  if (!created.ok()) {
-    LOG_WARN("gateway: cannot record event {} for dns {}/{}: {}", reason, ns, name,
-             created.status().message());
-  }
+  json involved = {
+      {"apiVersion", "minik8s.io/v1"}, {"kind", "Dns"}, {"metadata", objectField(dns, "metadata")}};
+  events_.record(involved, type, reason, message);
 }
 
 }  // namespace minik8s::dns

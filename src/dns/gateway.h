@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "dns/gateway_config.h"
@@ -81,6 +82,7 @@ class DnsGateway {
 
   client::RestClient& client_;
   GatewayOptions options_;
+  client::ApiEventRecorder events_;
   client::Informer dnses_;
   client::Informer services_;
   GatewayNginx nginx_;

@@ -21,9 +21,10 @@ PodSyncerOptions syncerOptions(const KubeletOptions& o) {
   return s;
 }
 
-ApiEventRecorderOptions eventOptions(const KubeletOptions& o) {
-  ApiEventRecorderOptions e;
-  e.nodeName = o.nodeName;
+client::ApiEventRecorderOptions eventOptions(const KubeletOptions& o) {
+  client::ApiEventRecorderOptions e;
+  e.component = "kubelet";
+  e.host = o.nodeName;
   return e;
 }
 

@@ -24,11 +24,11 @@
 #include <thread>
 #include <vector>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
 #include "cri/runtime_service.h"
-#include "kubelet/event_recorder.h"
 #include "kubelet/node_status.h"
 #include "kubelet/object_source.h"
 #include "kubelet/pod_sync.h"
@@ -89,7 +89,7 @@ class Kubelet : public server::PodLookup {
   cri::ImageService& images_;
   KubeletOptions options_;
   RestClientObjectSource objects_;
-  ApiEventRecorder events_;
+  client::ApiEventRecorder events_;
   client::WorkQueue queue_;
   RestClientTokenRequester tokenRequester_;
   TokenManager tokens_;

@@ -52,7 +52,8 @@ void sortNewestFirst(std::vector<v1::ContainerStatus>& instances) {
 
 PodSyncer::PodSyncer(cri::RuntimeService& runtime, cri::ImageService& images,
                      VolumeManager& volumes, ObjectSource& objects, ProbeManager& probes,
-                     const client::Clock& clock, PodSyncerOptions options, EventRecorder* events)
+                     const client::Clock& clock, PodSyncerOptions options,
+                     client::EventRecorder* events)
     : runtime_(runtime),
       images_(images),
       volumes_(volumes),
@@ -220,7 +221,7 @@ void PodSyncer::event(const json& pod, const json* container, const std::string&
     const std::string name = container->value("name", "");
     bool isInit = false;
     for (const auto& c : initContainers(pod)) isInit |= c.value("name", "") == name;
-    fieldPath = containerFieldPath(name, isInit);
+    fieldPath = client::containerFieldPath(name, isInit);
   }
   events_->record(pod, fieldPath, type, reason, message);
 }

@@ -17,11 +17,11 @@
 #include <set>
 #include <string>
 
+#include "client/event_recorder.h"
 #include "client/work_queue.h"
 #include "cri/runtime_service.h"
 #include "kubelet/backoff.h"
 #include "kubelet/env_resolver.h"
-#include "kubelet/event_recorder.h"
 #include "kubelet/pod_status.h"
 #include "kubelet/prober.h"
 #include "kubelet/volume_manager.h"
@@ -43,7 +43,7 @@ class PodSyncer {
  public:
   PodSyncer(cri::RuntimeService& runtime, cri::ImageService& images, VolumeManager& volumes,
             ObjectSource& objects, ProbeManager& probes, const client::Clock& clock,
-            PodSyncerOptions options, EventRecorder* events = nullptr);
+            PodSyncerOptions options, client::EventRecorder* events = nullptr);
 
   // Converges the runtime towards the pod's spec; returns the status to report. Errors of
   // single steps (an image pull, a missing ConfigMap) show in the status, not as a failure;
@@ -102,7 +102,7 @@ class PodSyncer {
   ProbeManager& probes_;
   const client::Clock& clock_;
   PodSyncerOptions options_;
-  EventRecorder* events_;  // optional
+  client::EventRecorder* events_;  // optional
   Backoff restartBackoff_;
   Backoff imageBackoff_;
 

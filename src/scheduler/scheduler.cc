@@ -44,7 +44,7 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
       options_(std::move(options)),
       framework_(Framework::withDefaultPlugins(options_.policy, options_.seed)),
       queue_(client::RealClock::instance(), options_.queue),
-      events_(client, options_.schedulerName),
+      events_(client, client::ApiEventRecorderOptions{.component = options_.schedulerName}),
       pods_(client, client::resources::kPods),
       nodes_(client, client::resources::kNodes) {
   pods_.addHandlers({[this](const json& p) { onPodAdd(p); },

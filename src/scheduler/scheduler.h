@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
-#include "scheduler/event_recorder.h"
 #include "scheduler/framework.h"
 #include "scheduler/scheduler_cache.h"
 #include "scheduler/scheduling_queue.h"
@@ -77,7 +77,7 @@ class Scheduler {
   std::unique_ptr<Framework> framework_;
   SchedulerCache cache_;
   SchedulingQueue queue_;
-  EventRecorder events_;
+  client::ApiEventRecorder events_;
   client::Informer pods_, nodes_;
 
   std::mutex tasksMu_;

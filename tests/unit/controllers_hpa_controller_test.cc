@@ -43,6 +43,10 @@ class HpaControllerTest : public ::testing::Test {
     addNamespaceIndex(*pods);
     HpaControllerOptions opts;
     opts.now = [this] { return now; };
+    recorder = std::make_unique<client::ApiEventRecorder>(
+        *rest,
+        client::ApiEventRecorderOptions{.component = "horizontal-pod-autoscaler", .now = opts.now});
+    opts.events = recorder.get();
     controller =
         std::make_unique<HorizontalPodAutoscalerController>(*rest, *hpas, *pods, metrics, opts);
     hpas->start();
@@ -52,6 +56,7 @@ class HpaControllerTest : public ::testing::Test {
   }
   void TearDown() override {
     controller.reset();
+    recorder.reset();
     hpas->stop();
     pods->stop();
     apiServer.stop();
@@ -159,6 +164,7 @@ class HpaControllerTest : public ::testing::Test {
   }
   std::vector<json> events(const std::string& reason) {
     std::vector<json> out;
+    recorder->flush();  // Events are written asynchronously
     auto l = rest->list(res::kEvents, "default");
     if (!l.ok()) return out;
     for (const auto& e : (*l)["items"]) {
@@ -169,6 +175,7 @@ class HpaControllerTest : public ::testing::Test {
 
   testing::InProcessApiServer apiServer;
   std::unique_ptr<client::RestClient> rest;
+  std::unique_ptr<client::ApiEventRecorder> recorder;
   std::unique_ptr<client::Informer> hpas, pods;
   FakeMetrics metrics;
   std::unique_ptr<HorizontalPodAutoscalerController> controller;

@@ -24,12 +24,12 @@ using testing::FakeClock;
 using testing::MapObjects;
 
 // Keeps what the sync reported, in order.
-struct RecordedEvents : EventRecorder {
+struct RecordedEvents : client::EventRecorder {
   struct Event {
     std::string fieldPath, type, reason, message;
   };
-  void record(const json& pod, const std::string& fieldPath, const std::string& type,
-              const std::string& reason, const std::string& message) override {
+  void recordAt(const json& pod, const std::string& fieldPath, const std::string& type,
+                const std::string& reason, const std::string& message) override {
     EXPECT_EQ(pod["metadata"]["name"], "web");
     all.push_back({fieldPath, type, reason, message});
   }

@@ -5,7 +5,6 @@
 #include "api/quantity.h"
 #include "api/selector.h"
 #include "common/logging.h"
-#include "common/random.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers::hpa {
@@ -72,6 +71,13 @@ HorizontalPodAutoscalerController::HorizontalPodAutoscalerController(client::Res
       options_(std::move(options)),
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "horizontal-pod-autoscaler") {
+  events_ = options_.events;
+  if (!events_) {
+    ownEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "horizontal-pod-autoscaler",
+                                               .now = options_.now});
+    events_ = ownEvents_.get();
+  }
   hpas_.addHandlers({[this](const json& h) { queue_.add(client::objectKey(h)); },
                      [this](const json& oldHpa, const json& h) {
                        // Our own status writes come back as updates: only a spec change is news.
@@ -127,50 +133,10 @@ std::shared_ptr<ScalingHistory> HorizontalPodAutoscalerController::historyOf(
 void HorizontalPodAutoscalerController::recordEvent(const json& hpa, const std::string& type,
                                                     const std::string& reason,
                                                     const std::string& message) {
-  const std::string ns = nsOf(hpa);
-  const std::string now = formatRfc3339(options_.now());
-  const std::string dedup = ns + "/" + nameOf(hpa) + "\n" + type + "\n" + reason + "\n" + message;
-  std::pair<std::string, int64_t> seen;
-  {
-    std::lock_guard lock(mu_);
-    auto it = events_.find(dedup);
-    if (it != events_.end()) {
-      ++it->second.second;
-      seen = it->second;
-    }
-  }
-  if (!seen.first.empty()) {
-    auto r = rest_.patch(client::resources::kEvents, ns, seen.first,
-                         {{"count", seen.second}, {"lastTimestamp", now}});
-    if (r.ok()) return;
-  }
-  json event = {
-      {"apiVersion", "v1"},
-      {"kind", "Event"},
-      {"metadata", {{"name", nameOf(hpa) + "." + randomSuffix(10)}, {"namespace", ns}}},
-      {"involvedObject",
-       {{"kind", "HorizontalPodAutoscaler"},
-        {"apiVersion", "autoscaling/v2"},
-        {"namespace", ns},
-        {"name", nameOf(hpa)},
-        {"uid", hpa.value("/metadata/uid"_json_pointer, std::string())},
-        {"resourceVersion", hpa.value("/metadata/resourceVersion"_json_pointer, std::string())}}},
-      {"reason", reason},
-      {"message", message},
-      {"source", {{"component", "horizontal-pod-autoscaler"}}},
-      {"reportingComponent", "horizontal-pod-autoscaler"},
-      {"firstTimestamp", now},
-      {"lastTimestamp", now},
-      {"count", 1},
-      {"type", type}};
-  auto created = rest_.create(client::resources::kEvents, ns, event);
-  if (!created.ok()) {
-    LOG_WARN("hpa {}/{}: cannot record event {}: {}", ns, nameOf(hpa), reason,
-             created.status().message());
-    return;
-  }
-  std::lock_guard lock(mu_);
-  events_[dedup] = {event["metadata"]["name"], 1};
+  json involved = hpa;  // informer items carry no kind
+  involved["kind"] = "HorizontalPodAutoscaler";
+  involved["apiVersion"] = "autoscaling/v2";
+  events_->record(involved, type, reason, message);
 }
 
 Status HorizontalPodAutoscalerController::writeStatus(const json& hpa, const json& status) {

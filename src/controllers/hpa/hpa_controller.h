@@ -20,6 +20,7 @@
 #include <string>
 #include <thread>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
@@ -38,6 +39,8 @@ struct HpaControllerOptions {
   ReplicaCalculatorConfig calculator;
   int workers = 1;
   NowFn now = [] { return WallClock::now(); };
+  // Where Events go; nullptr: an ApiEventRecorder of the controller's own.
+  client::EventRecorder* events = nullptr;
 };
 
 class HorizontalPodAutoscalerController {
@@ -72,12 +75,13 @@ class HorizontalPodAutoscalerController {
   client::Informer& pods_;
   MetricsSource& metrics_;
   HpaControllerOptions options_;
+  std::unique_ptr<client::ApiEventRecorder> ownEvents_;
+  client::EventRecorder* events_ = nullptr;
   client::WorkQueue queue_;
   WorkerPool workers_;
 
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<ScalingHistory>> histories_;
-  std::map<std::string, std::pair<std::string, int64_t>> events_;  // dedup -> (name, count)
   std::condition_variable stopCv_;
   bool stopping_ = false;
   std::thread resync_;

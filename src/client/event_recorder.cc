@@ -1,4 +1,4 @@
-#include "kubelet/event_recorder.h"
+#include "client/event_recorder.h"
 
 #include <fmt/format.h>
 
@@ -6,11 +6,10 @@
 
 #include "common/logging.h"
 
-namespace minik8s::kubelet {
+namespace minik8s::client {
 
 namespace {
 
-constexpr const char* kComponent = "kubelet";
 constexpr const char* kCombinedPrefix = "(combined from similar events): ";
 
 std::string str(const json& obj, const char* field) {
@@ -18,9 +17,9 @@ std::string str(const json& obj, const char* field) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
-// The involved object without the container: events of one pod share a rate limit and an
+// The involved object without its field path: events of one object share a rate limit and an
 // aggregation window, as in Kubernetes.
-std::string objectKey(const json& ref) {
+std::string involvedKey(const json& ref) {
   return str(ref, "kind") + "/" + str(ref, "namespace") + "/" + str(ref, "name") + "/" +
          str(ref, "uid") + "/" + str(ref, "apiVersion");
 }
@@ -32,15 +31,35 @@ void bound(Map& m, size_t max) {
 
 }  // namespace
 
+json objectReference(const json& object, const std::string& fieldPath) {
+  // Tolerates malformed objects: an Event is never worth an exception.
+  const json empty = json::object();
+  const json& obj = object.is_object() ? object : empty;
+  auto metaIt = obj.find("metadata");
+  const json& meta = metaIt != obj.end() && metaIt->is_object() ? *metaIt : empty;
+  auto text = [](const json& o, const char* field, const std::string& otherwise) {
+    std::string s = str(o, field);
+    return s.empty() ? otherwise : s;
+  };
+  json ref = {{"kind", text(obj, "kind", "Pod")},
+              {"namespace", text(meta, "namespace", "default")},
+              {"name", str(meta, "name")},
+              {"uid", str(meta, "uid")},
+              {"apiVersion", text(obj, "apiVersion", "v1")},
+              {"resourceVersion", str(meta, "resourceVersion")}};
+  if (!fieldPath.empty()) ref["fieldPath"] = fieldPath;
+  return ref;
+}
+
 std::string containerFieldPath(const std::string& name, bool isInit) {
   return (isInit ? "spec.initContainers{" : "spec.containers{") + name + "}";
 }
 
-EventCorrelator::Decision EventCorrelator::observe(const Input& in, Clock::time_point now) {
+EventCorrelator::Decision EventCorrelator::observe(const Input& in, EventClock::time_point now) {
   Decision d;
   d.lastTimestamp = now;
   d.message = in.message;
-  const std::string object = objectKey(in.involvedObject);
+  const std::string object = involvedKey(in.involvedObject);
   const std::string aggregateKey = object + "/" + in.type + "/" + in.reason;
 
   // Aggregation: too many different messages for one reason become one combined Event.
@@ -89,7 +108,7 @@ EventCorrelator::Decision EventCorrelator::observe(const Input& in, Clock::time_
   return d;
 }
 
-ApiEventRecorder::ApiEventRecorder(client::RestClient& client, ApiEventRecorderOptions options)
+ApiEventRecorder::ApiEventRecorder(RestClient& client, ApiEventRecorderOptions options)
     : client_(client), options_(std::move(options)), correlator_(options_.correlator) {
   writer_ = std::thread([this] { writerLoop(); });
 }
@@ -103,31 +122,27 @@ ApiEventRecorder::~ApiEventRecorder() {
   if (writer_.joinable()) writer_.join();
 }
 
-void ApiEventRecorder::record(const json& pod, const std::string& fieldPath,
-                              const std::string& type, const std::string& reason,
-                              const std::string& message) {
-  const json meta = pod.value("metadata", json::object());
-  json ref = {{"kind", pod.value("kind", "Pod")},
-              {"namespace", meta.value("namespace", "default")},
-              {"name", meta.value("name", "")},
-              {"uid", meta.value("uid", "")},
-              {"apiVersion", pod.value("apiVersion", "v1")},
-              {"resourceVersion", meta.value("resourceVersion", "")}};
-  if (!fieldPath.empty()) ref["fieldPath"] = fieldPath;
-  LOG_DEBUG("event {} {} {}/{}: {}", type, reason, str(ref, "namespace"), str(ref, "name"),
-            message);
+void ApiEventRecorder::recordAt(const json& object, const std::string& fieldPath,
+                                const std::string& type, const std::string& reason,
+                                const std::string& message) {
+  json ref = objectReference(object, fieldPath);
+  LOG_DEBUG("event {} {} {} {}/{}: {}", type, reason, str(ref, "kind"), str(ref, "namespace"),
+            str(ref, "name"), message);
+  const EventClock::time_point at = options_.now();
   std::lock_guard lock(mu_);
   if (stopping_ || queue_.size() >= options_.maxQueued) return;
-  queue_.push_back({{std::move(ref), type, reason, message}, Clock::now()});
+  queue_.push_back({{std::move(ref), type, reason, message}, at});
   cv_.notify_all();
 }
 
 json ApiEventRecorder::newEvent(const EventCorrelator::Input& in,
                                 const EventCorrelator::Decision& d) const {
   const std::string ns = str(in.involvedObject, "namespace");
+  // Named by the real time, as client-go does: `options_.now` may be a fake clock.
   const auto nanos =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(d.lastTimestamp.time_since_epoch())
-          .count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(EventClock::now().time_since_epoch()).count();
+  json source = {{"component", options_.component}};
+  if (!options_.host.empty()) source["host"] = options_.host;
   return {{"apiVersion", "v1"},
           {"kind", "Event"},
           {"metadata",
@@ -136,23 +151,25 @@ json ApiEventRecorder::newEvent(const EventCorrelator::Input& in,
           {"involvedObject", in.involvedObject},
           {"reason", in.reason},
           {"message", d.message},
-          {"source", {{"component", kComponent}, {"host", options_.nodeName}}},
+          {"source", source},
           {"firstTimestamp", formatRfc3339(d.firstTimestamp)},
           {"lastTimestamp", formatRfc3339(d.lastTimestamp)},
           {"count", d.count},
           {"type", in.type},
           {"eventTime", nullptr},
-          {"reportingComponent", kComponent},
-          {"reportingInstance", options_.nodeName}};
+          {"reportingComponent", options_.component},
+          {"reportingInstance", options_.host}};
 }
 
 void ApiEventRecorder::create(Written& w, const EventCorrelator::Decision& d) {
   json event = newEvent(w.input, d);
   w.ns = event["metadata"]["namespace"];
-  auto created = client_.create(client::resources::kEvents, w.ns, event);
-  if (!created.ok() && created.status().code() == 409) {  // same nanosecond: another name
-    event["metadata"]["name"] = event["metadata"]["name"].get<std::string>() + "1";
-    created = client_.create(client::resources::kEvents, w.ns, event);
+  auto created = client_.create(resources::kEvents, w.ns, event);
+  // The same nanosecond (a fake clock, or two recorders): another name.
+  for (int i = 1; i <= 3 && !created.ok() && created.status().code() == 409; ++i) {
+    event["metadata"]["name"] =
+        fmt::format("{}.{}", event["metadata"]["name"].get<std::string>(), i);
+    created = client_.create(resources::kEvents, w.ns, event);
   }
   if (!created.ok()) {
     LOG_WARN("cannot create event {} for {}/{}: {}", w.input.reason, w.ns,
@@ -198,7 +215,7 @@ void ApiEventRecorder::writePending(bool all) {
     json patch = {{"count", w.pendingCount},
                   {"lastTimestamp", formatRfc3339(w.pendingLast)},
                   {"message", w.pendingMessage}};
-    auto patched = client_.patch(client::resources::kEvents, w.ns, w.name, patch);
+    auto patched = client_.patch(resources::kEvents, w.ns, w.name, patch);
     if (patched.ok()) {
       w.count = w.pendingCount;
       w.writtenAt = now;
@@ -256,4 +273,37 @@ void ApiEventRecorder::writerLoop() {
   }
 }
 
-}  // namespace minik8s::kubelet
+void FakeEventRecorder::recordAt(const json& object, const std::string& fieldPath,
+                                 const std::string& type, const std::string& reason,
+                                 const std::string& message) {
+  std::lock_guard lock(mu_);
+  events_.push_back({objectReference(object, fieldPath), type, reason, message});
+}
+
+std::vector<FakeEventRecorder::Recorded> FakeEventRecorder::events() const {
+  std::lock_guard lock(mu_);
+  return events_;
+}
+
+std::vector<std::string> FakeEventRecorder::reasons() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& e : events_) out.push_back(e.reason);
+  return out;
+}
+
+std::optional<FakeEventRecorder::Recorded> FakeEventRecorder::find(
+    const std::string& reason) const {
+  std::lock_guard lock(mu_);
+  for (const auto& e : events_) {
+    if (e.reason == reason) return e;
+  }
+  return std::nullopt;
+}
+
+void FakeEventRecorder::clear() {
+  std::lock_guard lock(mu_);
+  events_.clear();
+}
+
+}  // namespace minik8s::client

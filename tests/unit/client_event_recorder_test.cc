@@ -1,13 +1,16 @@
-// Kubelet Events: the correlator's decisions (dedup, aggregation, rate limit) with explicit
-// times, and ApiEventRecorder writing real Events to an in-process API server (count bumps
-// coalesced into one PATCH, the fields `kubectl describe` reads).
+// The event recorder: the correlator's decisions (dedup, aggregation, rate limit) with explicit
+// times, ApiEventRecorder writing real Events to an in-process API server (count bumps coalesced
+// into one PATCH, the fields `kubectl describe` reads, a bounded queue that never blocks, a fake
+// clock for timestamps), objectReference, and the in-memory FakeEventRecorder.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "client/event_recorder.h"
 #include "client/rest_client.h"
 #include "in_process_api_server.h"
-#include "kubelet/event_recorder.h"
 
-namespace minik8s::kubelet {
+namespace minik8s::client {
 namespace {
 
 using namespace std::chrono_literals;
@@ -27,7 +30,7 @@ EventCorrelator::Input input(const std::string& reason, const std::string& messa
 
 TEST(EventCorrelatorTest, IdenticalEventsBumpTheCountOfTheFirst) {
   EventCorrelator c;
-  Clock::time_point t0{std::chrono::seconds(1'700'000'000)};
+  EventClock::time_point t0{std::chrono::seconds(1'700'000'000)};
   auto first = c.observe(input("BackOff", "back-off"), t0);
   EXPECT_EQ(first.kind, Kind::kCreate);
   EXPECT_EQ(first.count, 1);
@@ -48,7 +51,7 @@ TEST(EventCorrelatorTest, ManyMessagesOfOneReasonAreCombined) {
   EventCorrelatorOptions o;
   o.maxSimilarMessages = 3;
   EventCorrelator c(o);
-  Clock::time_point t0{std::chrono::seconds(1'700'000'000)};
+  EventClock::time_point t0{std::chrono::seconds(1'700'000'000)};
   EXPECT_EQ(c.observe(input("Unhealthy", "m1"), t0).message, "m1");
   EXPECT_EQ(c.observe(input("Unhealthy", "m2"), t0).message, "m2");
   auto third = c.observe(input("Unhealthy", "m3"), t0);
@@ -69,7 +72,7 @@ TEST(EventCorrelatorTest, NewEventsPerObjectAreRateLimited) {
   o.burst = 3;
   o.refillEvery = 60s;
   EventCorrelator c(o);
-  Clock::time_point t0{std::chrono::seconds(1'700'000'000)};
+  EventClock::time_point t0{std::chrono::seconds(1'700'000'000)};
   for (int i = 0; i < 3; ++i)
     EXPECT_EQ(c.observe(input("Created", "c" + std::to_string(i)), t0).kind, Kind::kCreate);
   EXPECT_EQ(c.observe(input("Created", "c3"), t0 + 1s).kind, Kind::kDrop);
@@ -83,14 +86,20 @@ TEST(EventCorrelatorTest, NewEventsPerObjectAreRateLimited) {
 
 class ApiEventRecorderTest : public ::testing::Test {
  protected:
+  static ApiEventRecorderOptions kubeletOptions() {
+    ApiEventRecorderOptions o;
+    o.component = "kubelet";
+    o.host = "node-1";
+    return o;
+  }
   void SetUp() override {
     ASSERT_TRUE(server.start().ok());
-    client = std::make_unique<client::RestClient>(server.url());
+    client = std::make_unique<RestClient>(server.url());
   }
   json events(const std::string& fieldSelector = "") {
-    client::ListParams p;
+    ListParams p;
     p.fieldSelector = fieldSelector;
-    auto list = client->list(client::resources::kEvents, "default", p);
+    auto list = client->list(resources::kEvents, "default", p);
     EXPECT_TRUE(list.ok()) << list.status().message();
     return list.ok() ? (*list)["items"] : json::array();
   }
@@ -100,12 +109,11 @@ class ApiEventRecorderTest : public ::testing::Test {
       {"metadata",
        {{"name", "web"}, {"namespace", "default"}, {"uid", "u-1"}, {"resourceVersion", "12"}}}};
   testing::InProcessApiServer server;
-  std::unique_ptr<client::RestClient> client;
+  std::unique_ptr<RestClient> client;
 };
 
 TEST_F(ApiEventRecorderTest, WritesTheEventKubectlDescribeShows) {
-  ApiEventRecorderOptions o;
-  o.nodeName = "node-1";
+  ApiEventRecorderOptions o = kubeletOptions();
   ApiEventRecorder rec(*client, o);
   rec.record(pod, "spec.containers{app}", "Normal", "Started", "Started container app");
   rec.flush();
@@ -128,8 +136,7 @@ TEST_F(ApiEventRecorderTest, WritesTheEventKubectlDescribeShows) {
 }
 
 TEST_F(ApiEventRecorderTest, RepeatsAreCoalescedIntoOneCountUpdate) {
-  ApiEventRecorderOptions o;
-  o.nodeName = "node-1";
+  ApiEventRecorderOptions o = kubeletOptions();
   o.updateInterval = 1h;  // nothing is patched until flush()
   ApiEventRecorder rec(*client, o);
   rec.record(pod, "spec.containers{app}", "Warning", "BackOff", "Back-off restarting");
@@ -149,17 +156,15 @@ TEST_F(ApiEventRecorderTest, RepeatsAreCoalescedIntoOneCountUpdate) {
 }
 
 TEST_F(ApiEventRecorderTest, ADeletedEventIsWrittenAgain) {
-  ApiEventRecorderOptions o;
-  o.nodeName = "node-1";
+  ApiEventRecorderOptions o = kubeletOptions();
   ApiEventRecorder rec(*client, o);
   rec.record(pod, "", "Normal", "Pulled", "already present");
   rec.flush();
   json items = events();
   ASSERT_EQ(items.size(), 1u);
-  ASSERT_TRUE(client
-                  ->remove(client::resources::kEvents, "default",
-                           items[0]["metadata"]["name"].get<std::string>())
-                  .ok());
+  ASSERT_TRUE(
+      client->remove(resources::kEvents, "default", items[0]["metadata"]["name"].get<std::string>())
+          .ok());
   rec.record(pod, "", "Normal", "Pulled", "already present");
   rec.flush();
   items = events();
@@ -169,8 +174,7 @@ TEST_F(ApiEventRecorderTest, ADeletedEventIsWrittenAgain) {
 }
 
 TEST_F(ApiEventRecorderTest, TheWriterThreadWritesWithoutFlush) {
-  ApiEventRecorderOptions o;
-  o.nodeName = "node-1";
+  ApiEventRecorderOptions o = kubeletOptions();
   o.updateInterval = 100ms;
   ApiEventRecorder rec(*client, o);
   rec.record(pod, "", "Normal", "Scheduled", "x");
@@ -185,5 +189,74 @@ TEST_F(ApiEventRecorderTest, TheWriterThreadWritesWithoutFlush) {
   EXPECT_EQ(items[0]["count"], 2);
 }
 
+TEST_F(ApiEventRecorderTest, AControllerEventHasItsComponentNoHostAndTheGivenTime) {
+  const EventClock::time_point fakeNow{std::chrono::seconds(1'700'000'000)};
+  ApiEventRecorderOptions o;
+  o.component = "default-scheduler";
+  o.now = [&] { return fakeNow; };
+  ApiEventRecorder rec(*client, o);
+  json hpa = {{"kind", "HorizontalPodAutoscaler"},
+              {"apiVersion", "autoscaling/v2"},
+              {"metadata", {{"name", "web"}, {"namespace", "default"}, {"uid", "h-1"}}}};
+  rec.record(hpa, "Normal", "SuccessfulRescale", "New size: 3");
+  rec.record(pod, "Warning", "FailedScheduling", "0/1 nodes are available");
+  rec.flush();
+  json items = events("reason=SuccessfulRescale");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0]["source"], json({{"component", "default-scheduler"}}));
+  EXPECT_EQ(items[0]["reportingComponent"], "default-scheduler");
+  EXPECT_EQ(items[0]["involvedObject"]["kind"], "HorizontalPodAutoscaler");
+  EXPECT_EQ(items[0]["involvedObject"]["apiVersion"], "autoscaling/v2");
+  EXPECT_EQ(items[0]["firstTimestamp"], formatRfc3339(fakeNow));
+  EXPECT_EQ(items[0]["lastTimestamp"], formatRfc3339(fakeNow));
+  // Two Events at the same fake instant still get distinct names.
+  ASSERT_EQ(events().size(), 2u);
+  EXPECT_EQ(events("reason=FailedScheduling")[0]["involvedObject"]["kind"], "Pod");
+}
+
+TEST(ObjectReferenceTest, DefaultsAndMalformedObjects) {
+  json node = {{"kind", "Node"}, {"apiVersion", "v1"}, {"metadata", {{"name", "n1"}}}};
+  json ref = objectReference(node);
+  EXPECT_EQ(ref["namespace"], "default");  // cluster-scoped: as Kubernetes writes them
+  EXPECT_EQ(ref["kind"], "Node");
+  EXPECT_FALSE(ref.contains("fieldPath"));
+  // A list item has no kind: a pod.
+  ref = objectReference({{"metadata", {{"name", "p"}, {"namespace", "ns"}, {"uid", "u"}}}},
+                        containerFieldPath("init", true));
+  EXPECT_EQ(ref["kind"], "Pod");
+  EXPECT_EQ(ref["apiVersion"], "v1");
+  EXPECT_EQ(ref["namespace"], "ns");
+  EXPECT_EQ(ref["fieldPath"], "spec.initContainers{init}");
+  EXPECT_EQ(objectReference(json("x"))["name"], "");
+  EXPECT_EQ(objectReference({{"metadata", 3}, {"kind", 4}})["kind"], "Pod");
+}
+
+TEST(ApiEventRecorderQueueTest, RecordNeverWaitsForTheApiServer) {
+  RestClient unreachable("http://127.0.0.1:1");
+  ApiEventRecorderOptions o;
+  o.component = "test";
+  o.maxQueued = 50;
+  ApiEventRecorder rec(unreachable, o);
+  json p = {{"metadata", {{"name", "p"}, {"namespace", "default"}}}};
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 2000; ++i) rec.record(p, "Normal", "R", "message " + std::to_string(i));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
+TEST(FakeEventRecorderTest, KeepsRecordsInOrder) {
+  FakeEventRecorder rec;
+  EventRecorder& seam = rec;
+  json p = {{"metadata", {{"name", "web"}, {"namespace", "default"}}}};
+  seam.record(p, containerFieldPath("app", false), "Normal", "Pulling", "Pulling image");
+  seam.record(p, "Warning", "BackOff", "Back-off");
+  EXPECT_EQ(rec.reasons(), (std::vector<std::string>{"Pulling", "BackOff"}));
+  ASSERT_TRUE(rec.find("Pulling"));
+  EXPECT_EQ(rec.find("Pulling")->involvedObject["fieldPath"], "spec.containers{app}");
+  EXPECT_EQ(rec.find("BackOff")->type, "Warning");
+  EXPECT_FALSE(rec.find("Started"));
+  rec.clear();
+  EXPECT_TRUE(rec.events().empty());
+}
+
 }  // namespace
-}  // namespace minik8s::kubelet
+}  // namespace minik8s::client
