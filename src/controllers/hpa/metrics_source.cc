@@ -1,50 +1,10 @@
 #include "controllers/hpa/metrics_source.h"
 
-#include <cctype>
-
 #include "api/quantity.h"
 #include "common/http.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers::hpa {
-
-std::optional<std::chrono::milliseconds> parseGoDuration(const std::string& text) {
-  double totalMs = 0;
-  size_t i = 0;
-  if (text.empty()) return std::nullopt;
-  if (text == "0") return std::chrono::milliseconds(0);
-  while (i < text.size()) {
-    size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-      ++i;
-    if (start == i) return std::nullopt;
-    double value = 0;
-    try {
-      value = std::stod(text.substr(start, i - start));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    size_t unitStart = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-    const std::string unit = text.substr(unitStart, i - unitStart);
-    if (unit == "h") {
-      totalMs += value * 3600e3;
-    } else if (unit == "m") {
-      totalMs += value * 60e3;
-    } else if (unit == "s") {
-      totalMs += value * 1e3;
-    } else if (unit == "ms") {
-      totalMs += value;
-    } else if (unit == "us" || unit == "µs") {
-      totalMs += value / 1e3;
-    } else if (unit == "ns") {
-      totalMs += value / 1e6;
-    } else {
-      return std::nullopt;
-    }
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(totalMs));
-}
 
 PodMetrics parsePodMetricsList(const json& list, const std::string& resource) {
   PodMetrics out;

@@ -23,8 +23,6 @@ class MetricsSource {
 
 // PodMetrics as the metrics API returns them (a PodMetricsList) -> samples for `resource`.
 PodMetrics parsePodMetricsList(const json& list, const std::string& resource);
-// A Go duration such as "10s", "1m30s", "1.5s"; nullopt when malformed.
-std::optional<std::chrono::milliseconds> parseGoDuration(const std::string& text);
 
 class RestMetricsSource : public MetricsSource {
  public:
