@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/child_process.h"
 #include "common/status.h"
 
 namespace minik8s::dns {
@@ -45,12 +46,12 @@ class Dnsmasq {
   Status reload();
   // SIGTERM, then SIGKILL after `grace`.
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(2));
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
   const DnsmasqConfig& config() const { return config_; }
 
  private:
   DnsmasqConfig config_;
-  pid_t pid_ = -1;
+  ChildProcess process_;
 };
 
 }  // namespace minik8s::dns

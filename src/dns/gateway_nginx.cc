@@ -1,11 +1,5 @@
 #include "dns/gateway_nginx.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -66,50 +60,9 @@ Status GatewayNginx::start() {
                       /*killAfterGrace=*/false);
   std::error_code ec;
   fs::remove(pidFile, ec);
-  std::vector<std::string> argv = nginxArgs(config_);
-  std::vector<char*> args;
-  for (auto& a : argv) args.push_back(a.data());
-  args.push_back(nullptr);
-  const std::string log = config_.runDir + "/nginx.out";
-  int logFd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (logFd < 0)
-    return Status::Internal(fmt::format("cannot open {}: {}", log, std::strerror(errno)));
-  int errPipe[2];
-  if (pipe2(errPipe, O_CLOEXEC) != 0) {
-    ::close(logFd);
-    return Status::Internal("pipe failed");
+  if (Status s = process_.start(nginxArgs(config_), config_.runDir + "/nginx.out"); !s.ok()) {
+    return s;
   }
-  pid_t pid = fork();
-  if (pid < 0) {
-    ::close(logFd), ::close(errPipe[0]), ::close(errPipe[1]);
-    return Status::Internal(fmt::format("fork failed: {}", std::strerror(errno)));
-  }
-  if (pid == 0) {
-    setpgid(0, 0);  // a terminal's ^C goes to the agent, which stops us
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    dup2(logFd, 1);
-    dup2(logFd, 2);
-    execvp(args[0], args.data());
-    int e = errno;
-    ssize_t ignored = ::write(errPipe[1], &e, sizeof(e));
-    (void)ignored;
-    _exit(127);
-  }
-  ::close(logFd);
-  ::close(errPipe[1]);
-  int childErrno = 0;
-  ssize_t n = ::read(errPipe[0], &childErrno, sizeof(childErrno));
-  ::close(errPipe[0]);
-  if (n == sizeof(childErrno)) {
-    waitpid(pid, nullptr, 0);
-    return Status::Internal(
-        fmt::format("cannot run {}: {}", config_.binary, std::strerror(childErrno)));
-  }
-  pid_ = pid;
   // The pid file appears once the listening sockets are bound and the signals handled.
   for (int i = 0; i < 300; ++i) {
     if (!running()) {
@@ -122,13 +75,7 @@ Status GatewayNginx::start() {
   return Status::Timeout("gateway: nginx did not write its pid file within 3 s");
 }
 
-bool GatewayNginx::running() {
-  if (pid_ <= 0) return false;
-  int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) == 0) return true;
-  pid_ = -1;
-  return false;
-}
+bool GatewayNginx::running() { return process_.running(); }
 
 Status GatewayNginx::reload() {
   if (!running()) return Status::Unavailable("nginx is not running");
@@ -139,18 +86,6 @@ Status GatewayNginx::reload() {
   return Status::Ok();
 }
 
-void GatewayNginx::stop(std::chrono::milliseconds grace) {
-  if (!running()) return;
-  ::kill(pid_, SIGQUIT);  // graceful: finish the requests in flight
-  auto deadline = std::chrono::steady_clock::now() + grace;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!running()) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ::kill(-pid_, SIGKILL);  // its workers are in its process group
-  ::kill(pid_, SIGKILL);
-  waitpid(pid_, nullptr, 0);
-  pid_ = -1;
-}
+void GatewayNginx::stop(std::chrono::milliseconds grace) { process_.stop(grace); }
 
 }  // namespace minik8s::dns

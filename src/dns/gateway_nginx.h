@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/child_process.h"
 #include "common/status.h"
 
 namespace minik8s::dns {
@@ -45,11 +46,12 @@ class GatewayNginx {
   Status reload();
   // SIGQUIT (graceful), then SIGKILL after `grace`.
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(3));
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return process_.pid(); }
 
  private:
   GatewayNginxConfig config_;
-  pid_t pid_ = -1;
+  // SIGQUIT: finish the requests in flight; SIGKILL reaches the workers in its process group.
+  ChildProcess process_{StopPolicy{.signal = SIGQUIT, .killGroup = true}};
 };
 
 }  // namespace minik8s::dns

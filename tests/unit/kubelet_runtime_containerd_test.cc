@@ -8,7 +8,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kubelet/runtime/child_process.h"
+#include "common/child_process.h"
 #include "kubelet/runtime/containerd_config.h"
 #include "kubelet/runtime/containerd_supervisor.h"
 
@@ -210,14 +210,6 @@ TEST(ContainerdSupervisorTest, RejectsADataDirTooLongForAUnixSocket) {
   Status s = ContainerdSupervisor(o).start();
   ASSERT_FALSE(s.ok());
   EXPECT_TRUE(contains(s.message(), "too long"));
-}
-
-TEST(ChildProcessTest, ReportsAMissingProgram) {
-  ChildProcess p;
-  Status s = p.start({"/nonexistent/program"}, "/dev/null");
-  ASSERT_FALSE(s.ok());
-  EXPECT_TRUE(contains(s.message(), "No such file"));
-  EXPECT_FALSE(p.running());
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/child_process.h"
 #include "common/status.h"
-#include "kubelet/runtime/child_process.h"
 #include "kubelet/runtime/containerd_config.h"
 
 namespace minik8s::kubelet::runtime {

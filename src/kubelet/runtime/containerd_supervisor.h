@@ -16,8 +16,8 @@
 #include <string>
 #include <thread>
 
+#include "common/child_process.h"
 #include "common/status.h"
-#include "kubelet/runtime/child_process.h"
 #include "kubelet/runtime/containerd_config.h"
 
 namespace minik8s::kubelet::runtime {

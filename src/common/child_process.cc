@@ -1,4 +1,4 @@
-#include "kubelet/runtime/child_process.h"
+#include "common/child_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,16 +14,17 @@
 
 #include "fmt/format.h"
 
-namespace minik8s::kubelet::runtime {
+namespace minik8s {
 
 ChildProcess::~ChildProcess() { stop(); }
 
 Status ChildProcess::start(const std::vector<std::string>& argv, const std::string& logFile) {
   if (running()) return Status::Ok();
   if (argv.empty()) return Status::BadRequest("empty command");
-  int logFd = ::open(logFile.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const std::string logPath = logFile.empty() ? "/dev/null" : logFile;
+  int logFd = ::open(logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (logFd < 0) {
-    return Status::Internal(fmt::format("cannot open {}: {}", logFile, std::strerror(errno)));
+    return Status::Internal(fmt::format("cannot open {}: {}", logPath, std::strerror(errno)));
   }
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -80,14 +81,24 @@ bool ChildProcess::running() {
   return false;
 }
 
+Status ChildProcess::signal(int signo) {
+  if (!running()) return Status::Unavailable("process is not running");
+  if (::kill(pid_, signo) != 0) {
+    return Status::Internal(
+        fmt::format("signal {} to pid {}: {}", signo, pid_, std::strerror(errno)));
+  }
+  return Status::Ok();
+}
+
 void ChildProcess::stop(std::chrono::milliseconds grace) {
   if (!running()) return;
-  ::kill(pid_, SIGTERM);
+  ::kill(pid_, policy_.signal);
   auto deadline = std::chrono::steady_clock::now() + grace;
   while (std::chrono::steady_clock::now() < deadline) {
     if (!running()) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (policy_.killGroup) ::kill(-pid_, SIGKILL);  // it leads its group (setpgid at start)
   ::kill(pid_, SIGKILL);
   int status = 0;
   if (waitpid(pid_, &status, 0) == pid_) exitStatus_ = status;
@@ -118,4 +129,4 @@ bool tcpPortAnswers(const std::string& host, int port) {
   return ok;
 }
 
-}  // namespace minik8s::kubelet::runtime
+}  // namespace minik8s
