@@ -11,8 +11,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -159,6 +162,44 @@ TEST(HttpClientTimeoutsTest, CloseFromAnotherThreadWakesARequestWithoutATimeout)
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), 503);
   EXPECT_LT(secondsSince(start), 2.0);
+}
+
+// The kernel's view of our connection to `port` (/proc/net/tcp): the "tr" field, 2 when the
+// keepalive timer is armed; -1 when there is no such established connection.
+int timerOfConnectionTo(int port) {
+  std::ifstream in("/proc/net/tcp");
+  std::string line;
+  char wanted[16];
+  std::snprintf(wanted, sizeof wanted, ":%04X", port);
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state, queues, timer;
+    fields >> slot >> local >> remote >> state >> queues >> timer;
+    if (state == "01" && remote.size() > 5 && remote.substr(remote.size() - 5) == wanted) {
+      return std::stoi(timer.substr(0, 2), nullptr, 16);
+    }
+  }
+  return -1;
+}
+
+TEST(HttpClientTimeoutsTest, QuietConnectionsCarryKeepaliveProbesUnlessDisabled) {
+  for (bool enabled : {true, false}) {
+    SilentListener silent;  // the request is taken by the kernel; the connection then idles
+    ClientTimeouts t;
+    t.request = 0ms;
+    t.deadPeer = enabled ? 4s : 0s;
+    Client client(silent.url(), {}, t);
+    std::thread waiting([&] { (void)client.get("/watch"); });
+    int timer = -1;
+    for (int i = 0; i < 50 && timer <= 0; ++i) {
+      std::this_thread::sleep_for(20ms);
+      timer = timerOfConnectionTo(silent.port);
+    }
+    EXPECT_EQ(timer, enabled ? 2 : 0) << (enabled ? "keepalive armed" : "kernel default: none");
+    client.close();
+    waiting.join();
+  }
 }
 
 struct TestPki {
