@@ -96,6 +96,44 @@ for n in 2 3; do
 done
 must_fail kubectl get node node-4
 expect_not_contains "$(kubectl get pods)" "web-4" "web-4 gone with its node"
+step "pod GC: pods bound to the removed node go after its 40 s quarantine; a ReplicaSet's return elsewhere"
+# remove-node deleted the node's own pods; these are bound to node-4 after it is gone, so only the
+# pod garbage collector removes them. The ReplicaSet adopts gc-rs-orphan by its labels.
+for p in gc-orphan gc-rs-orphan; do
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $p, labels: {app: $p}}
+spec:
+  nodeName: node-4
+  containers: [{name: c, image: minik8s/busybox:1.35, command: [sleep, "3600"]}]
+YAML
+done
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: gc-rs}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: gc-rs-orphan}}
+  template:
+    metadata: {labels: {app: gc-rs-orphan}}
+    spec:
+      containers: [{name: c, image: minik8s/busybox:1.35, command: [sleep, "3600"]}]
+YAML
+gc_start=$SECONDS
+wait_for 20 bash -c "[[ \$(kubectl get pod gc-rs-orphan -o jsonpath='{.metadata.ownerReferences[0].name}') == gc-rs ]]" ||
+  fail "the ReplicaSet did not adopt gc-rs-orphan"
+expect_eq "$(kubectl get pods -l app=gc-rs-orphan --no-headers | wc -l)" "1" "the adopted pod counts: no second pod yet"
+wait_for 60 bash -c "! kubectl get pods gc-orphan gc-rs-orphan --no-headers 2>/dev/null | grep -q gc-" ||
+  fail "pods bound to the removed node-4 are still there"
+echo "pods on node-4 garbage-collected after $((SECONDS - gc_start)) s"
+((SECONDS - gc_start >= 35)) || fail "pods removed before the quarantine ended"
+wait_for 90 bash -c "[[ \$(kubectl get pods -l app=gc-rs-orphan -o jsonpath='{.items[*].status.phase}') == Running ]]" ||
+  kubectl get pods -l app=gc-rs-orphan -o wide
+node=$(kubectl get pods -l app=gc-rs-orphan -o jsonpath='{.items[0].spec.nodeName}')
+[[ $node =~ ^node-[123]$ ]] || fail "the ReplicaSet's new pod is on '$node', not a remaining node"
+kubectl delete rs gc-rs --wait=false >/dev/null
 
 step "cluster down leaves nothing behind"
 cluster down --purge
