@@ -223,8 +223,10 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
       "GET", r.path(ns) + q, [&](std::string_view chunk) { return decoder.feed(chunk, onEvent); },
       authHeaders());
   if (!res.ok()) {
-    // Unless cancelled, the next watch (or request) goes to the next server.
-    if (urls_.size() > 1 && !(canceller && canceller->cancelled())) failOver(server);
+    if (canceller && canceller->cancelled()) return Status::Ok();
+    // The server could not be reached or the watch broke off: the next watch (or request) goes
+    // to the next server.
+    if (urls_.size() > 1) failOver(server);
     return res.status();
   }
   if (res->status >= 300) return statusFromResponse(res->status, "");

@@ -111,7 +111,8 @@ class RestClient {
 
   // Streams watch events until `onEvent` returns false, the server ends the watch (timeout),
   // the connection fails or `canceller` (optional) is cancelled. An ERROR event (such as 410
-  // Expired) is returned as the Status.
+  // Expired) is returned as the Status; a watch that could not start or broke off returns
+  // Unavailable and sends the next watch or request to the next server.
   Status watch(const Resource& r, const std::string& ns, const ListParams& params,
                int64_t timeoutSeconds, const std::function<bool(const WatchEvent&)>& onEvent,
                WatchCanceller* canceller = nullptr);

@@ -366,6 +366,10 @@ Result<Response> Client::stream(const std::string& method, const std::string& ta
   }
   // A stream leaves the connection in an unknown state: start afresh next time.
   impl_->disconnect();
+  // A body cut before its end: the server died, the peer vanished or close() was called.
+  if (ec && !parser.is_done()) {
+    return Status::Unavailable("the stream of " + what + " broke: " + ec.message());
+  }
   return r;
 }
 

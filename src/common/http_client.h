@@ -70,8 +70,9 @@ class Client {
   Result<Response> get(const std::string& target) { return request("GET", target); }
 
   // Sends a request and delivers the response body as it arrives; `onData` returns false to stop.
-  // Returns the response status line and headers (empty body). The request and the response
-  // headers are bounded by ClientTimeouts::request, the body only by ClientTimeouts::deadPeer.
+  // Returns the response status line and headers (empty body); Unavailable when the body broke
+  // off before its end (server gone, dead peer, close()). The request and the response headers
+  // are bounded by ClientTimeouts::request, the body only by ClientTimeouts::deadPeer.
   Result<Response> stream(const std::string& method, const std::string& target,
                           const std::function<bool(std::string_view)>& onData,
                           const std::vector<std::pair<std::string, std::string>>& headers = {});

@@ -12,6 +12,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -169,6 +170,70 @@ TEST_F(ThreeApiServers, TheNextWatchAfterADeadServerGoesToTheNextServer) {
   writer.join();
   EXPECT_TRUE(second.ok()) << second.toString();
   EXPECT_TRUE(sawAdded.load());
+  EXPECT_EQ(rest.currentUrl(), url(1));
+}
+
+// A server whose watches send one event and then break off (the server died mid-watch).
+struct BreaksWatches {
+  BreaksWatches() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(fd, 16), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = ntohs(addr.sin_port);
+    thread = std::thread([this] {
+      int c = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
+      if (c < 0) return;
+      char buf[4096];
+      (void)::recv(c, buf, sizeof buf, 0);
+      const std::string event =
+          R"({"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"x"}}})"
+          "\n";
+      char size[16];
+      std::snprintf(size, sizeof size, "%zx", event.size());
+      const std::string answer = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                                 std::string(size) + "\r\n" + event + "\r\n";
+      ::send(c, answer.data(), answer.size(), MSG_NOSIGNAL);
+      ::close(c);
+    });
+  }
+  ~BreaksWatches() {
+    ::shutdown(fd, SHUT_RDWR);
+    thread.join();
+    ::close(fd);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+  int fd = -1;
+  int port = 0;
+  std::thread thread;
+};
+
+TEST_F(ThreeApiServers, AWatchThatBreaksOffSendsTheNextOneToTheNextServer) {
+  BreaksWatches dying;
+  RestClient rest(dying.url() + "," + url(1));
+  int events = 0;
+  Status s = rest.watch(resources::kConfigMaps, "default", {}, 5, [&](const WatchEvent& e) {
+    events += e.type == "ADDED";
+    return true;
+  });
+  EXPECT_EQ(events, 1);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), 503);
+  EXPECT_EQ(rest.currentUrl(), url(1));
+  // A cancelled watch is not a failure and moves nothing.
+  WatchCanceller canceller;
+  std::thread cancel([&] {
+    std::this_thread::sleep_for(200ms);
+    canceller.cancel();
+  });
+  Status cancelled = rest.watch(
+      resources::kConfigMaps, "default", {}, 5, [](const WatchEvent&) { return true; }, &canceller);
+  cancel.join();
+  EXPECT_TRUE(cancelled.ok()) << cancelled.toString();
   EXPECT_EQ(rest.currentUrl(), url(1));
 }
 

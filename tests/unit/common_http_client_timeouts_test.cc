@@ -202,6 +202,30 @@ TEST(HttpClientTimeoutsTest, QuietConnectionsCarryKeepaliveProbesUnlessDisabled)
   }
 }
 
+TEST(HttpClientTimeoutsTest, AStreamCutBeforeItsEndIsUnavailable) {
+  SilentListener listener;
+  std::thread server([&] {
+    int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    char buf[4096];
+    (void)::recv(fd, buf, sizeof buf, 0);
+    const std::string head =
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nevent\n\r\n";
+    ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    ::close(fd);  // dies before the last chunk
+  });
+  Client client(listener.url(), {}, quick());
+  std::string received;
+  auto r = client.stream("GET", "/watch", [&](std::string_view d) {
+    received.append(d);
+    return true;
+  });
+  server.join();
+  EXPECT_EQ(received, "event\n");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), 503);
+  EXPECT_NE(r.status().message().find("broke"), std::string::npos) << r.status().toString();
+}
+
 struct TestPki {
   pki::KeyAndCert ca, server;
 };
