@@ -8,6 +8,7 @@
 #include <map>
 #include <thread>
 
+#include "controllers/manager/controller_manager.h"
 #include "controllers/podgc/pod_gc_controller.h"
 #include "fake_clock.h"
 #include "in_process_api_server.h"
@@ -49,6 +50,17 @@ TEST(TerminatedPodsToDelete, EvictedFirstThenOldestThenName) {
   EXPECT_TRUE(terminatedPodsToDelete(pods, 5).empty());
   EXPECT_TRUE(terminatedPodsToDelete(pods, 0).empty());  // turned off
   EXPECT_TRUE(terminatedPodsToDelete(pods, -1).empty());
+}
+
+TEST(PodGcOptionsTest, ManagerDefaultsAndTheThresholdFlag) {
+  ControllerManager::Options options;
+  EXPECT_TRUE(options.enablePodGc);
+  EXPECT_EQ(options.terminatedPodGcThreshold, 12500);
+  EXPECT_EQ(options.podGcQuarantine, 40s);
+  ControllerDurationFlags flags;
+  flags.terminatedPodGcThreshold = 7;
+  ASSERT_TRUE(flags.applyTo(options).ok());
+  EXPECT_EQ(options.terminatedPodGcThreshold, 7);
 }
 
 class PodGcTest : public ::testing::Test {

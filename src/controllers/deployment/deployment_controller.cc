@@ -1,5 +1,7 @@
 #include "controllers/deployment/deployment_controller.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "api/selector.h"
@@ -240,7 +242,17 @@ Status DeploymentController::scaleReplicaSet(json& rs, int64_t replicas, const j
                 {"spec", {{"replicas", replicas}, {"minReadySeconds", minReady}}}};
   auto r = rest_.patch(kReplicaSets, nsOf(rs), nameOf(rs), patch);
   if (!r.ok()) return r.status();
+  const int64_t before = specReplicas(rs);
   rs = *r;
+  if (options_.events && before != replicas) {
+    json involved = d;  // informer items carry no kind
+    involved["kind"] = "Deployment";
+    involved["apiVersion"] = "apps/v1";
+    options_.events->record(
+        involved, "Normal", "ScalingReplicaSet",
+        fmt::format("Scaled {} replica set {} from {} to {}", replicas > before ? "up" : "down",
+                    nameOf(rs), before, replicas));
+  }
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
@@ -24,6 +25,8 @@ struct DeploymentControllerOptions {
   int workers = 2;
   const client::Clock* clock = &client::RealClock::instance();
   NowFn now = [] { return WallClock::now(); };
+  // ScalingReplicaSet Events go here when set.
+  client::EventRecorder* events = nullptr;
 };
 
 class DeploymentController {

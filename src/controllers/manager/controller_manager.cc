@@ -45,6 +45,7 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
   options.hpaDownscaleStabilization = duration_cast<seconds>(*window);
   options.nodeMonitorGracePeriod = duration_cast<seconds>(*grace);
   options.podEvictionTimeout = duration_cast<seconds>(*eviction);
+  options.terminatedPodGcThreshold = terminatedPodGcThreshold;
   return Status::Ok();
 }
 
@@ -61,12 +62,18 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     endpointSliceController_ = std::make_unique<EndpointSliceController>(
         rest_, *services_, *pods_, options_.workersPerController);
   }
+  replicaSetEvents_ = std::make_unique<client::ApiEventRecorder>(
+      rest_, client::ApiEventRecorderOptions{.component = "replicaset-controller"});
+  deploymentEvents_ = std::make_unique<client::ApiEventRecorder>(
+      rest_, client::ApiEventRecorderOptions{.component = "deployment-controller"});
   ReplicaSetControllerOptions rsOpts;
   rsOpts.workers = options_.workersPerController;
+  rsOpts.events = replicaSetEvents_.get();
   replicaSetController_ =
       std::make_unique<ReplicaSetController>(rest_, *replicaSets_, *pods_, rsOpts);
   DeploymentControllerOptions dOpts;
   dOpts.workers = options_.workersPerController;
+  dOpts.events = deploymentEvents_.get();
   deploymentController_ =
       std::make_unique<DeploymentController>(rest_, *deployments_, *replicaSets_, *pods_, dOpts);
   if (options_.enableGarbageCollector) {

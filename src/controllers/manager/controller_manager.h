@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "common/pki.h"
@@ -87,6 +88,9 @@ class ControllerManager {
   client::RestClient& rest_;
   Options options_;
   std::unique_ptr<client::Informer> pods_, replicaSets_, deployments_;
+  // Events of the ReplicaSet and Deployment controllers (source replicaset-controller,
+  // deployment-controller); declared before the controllers that write to them.
+  std::unique_ptr<client::ApiEventRecorder> replicaSetEvents_, deploymentEvents_;
   std::unique_ptr<ReplicaSetController> replicaSetController_;
   std::unique_ptr<DeploymentController> deploymentController_;
   std::unique_ptr<GarbageCollector> garbageCollector_;
@@ -108,12 +112,14 @@ class ControllerManager {
   bool started_ = false;
 };
 
-// The duration flags `minik8s server` and `minik8s controller-manager` share, as typed.
+// The controller flags `minik8s server` and `minik8s controller-manager` share, as typed
+// (durations, and the one count).
 struct ControllerDurationFlags {
   std::string hpaSyncPeriod = "15s";               // --horizontal-pod-autoscaler-sync-period
   std::string hpaDownscaleStabilization = "5m0s";  // ...-downscale-stabilization
   std::string nodeMonitorGracePeriod = "40s";      // --node-monitor-grace-period
   std::string podEvictionTimeout = "5m0s";         // --pod-eviction-timeout
+  int terminatedPodGcThreshold = 12500;            // --terminated-pod-gc-threshold
   // BadRequest naming the flag when a value does not parse.
   Status applyTo(ControllerManager::Options& options) const;
 };

@@ -214,6 +214,15 @@ Status ReplicaSetController::sync(const std::string& key) {
   return manage.ok() ? st : manage;
 }
 
+void ReplicaSetController::recordEvent(const json& rs, const std::string& type,
+                                       const std::string& reason, const std::string& message) {
+  if (!options_.events) return;
+  json involved = rs;  // informer items carry no kind
+  involved["kind"] = "ReplicaSet";
+  involved["apiVersion"] = "apps/v1";
+  options_.events->record(involved, type, reason, message);
+}
+
 Status ReplicaSetController::managePods(const json& rs, const std::string& key,
                                         std::vector<json>& active) {
   const std::string ns = nsOf(rs);
@@ -234,6 +243,9 @@ Status ReplicaSetController::managePods(const json& rs, const std::string& key,
     Status firstError = Status::Ok();
     for (int i = 0; i < n; ++i) {
       auto r = rest_.create(kPods, ns, pod);
+      recordEvent(
+          rs, r.ok() ? "Normal" : "Warning", r.ok() ? "SuccessfulCreate" : "FailedCreate",
+          r.ok() ? "Created pod: " + nameOf(*r) : "Error creating: " + r.status().message());
       if (!r.ok()) {
         // The informer will never see this pod: lower the expectation ourselves.
         expectations_.creationObserved(key);
@@ -256,6 +268,8 @@ Status ReplicaSetController::managePods(const json& rs, const std::string& key,
     Status firstError = Status::Ok();
     for (size_t i = 0; i < n; ++i) {
       auto r = rest_.remove(kPods, ns, nameOf(active[i]));
+      if (r.ok())
+        recordEvent(rs, "Normal", "SuccessfulDelete", "Deleted pod: " + nameOf(active[i]));
       if (!r.ok()) {
         expectations_.deletionObserved(key, uidOf(active[i]));
         if (r.status().code() != 404 && firstError.ok()) firstError = r.status();

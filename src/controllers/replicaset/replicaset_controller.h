@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
@@ -29,6 +30,8 @@ struct ReplicaSetControllerOptions {
   int burstReplicas = 500;  // most creates or deletes in one sync
   const client::Clock* clock = &client::RealClock::instance();  // expectations, queue back-off
   NowFn now = [] { return WallClock::now(); };
+  // SuccessfulCreate / SuccessfulDelete / FailedCreate Events go here when set.
+  client::EventRecorder* events = nullptr;
 };
 
 class ReplicaSetController {
@@ -52,6 +55,8 @@ class ReplicaSetController {
   void enqueueOwner(const json& pod);
   void enqueueMatching(const json& pod);
   Status managePods(const json& rs, const std::string& key, std::vector<json>& active);
+  void recordEvent(const json& rs, const std::string& type, const std::string& reason,
+                   const std::string& message);
   Status updateStatus(const json& rs, const std::vector<json>& owned);
 
   client::RestClient& rest_;
