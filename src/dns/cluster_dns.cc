@@ -51,14 +51,8 @@ ClusterDns::ClusterDns(client::RestClient& client, DnsOptions options)
       services_(client_, client::resources::kServices),
       slices_(client_, client::resources::kEndpointSlices),
       dnsmasq_(dnsmasqConfig(options_)),
-      runner_([this] { return sync(); }, options_.minSyncInterval, options_.maxSyncInterval,
-              options_.retryInterval) {
-  client::EventHandlers poke{[this](const json&) { runner_.requestRun(); },
-                             [this](const json&, const json&) { runner_.requestRun(); },
-                             [this](const json&) { runner_.requestRun(); }};
-  services_.addHandlers(poke);
-  slices_.addHandlers(poke);
-}
+      sync_({&services_, &slices_}, [this] { return sync(); },
+            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {}
 
 ClusterDns::~ClusterDns() { stop(); }
 
@@ -71,17 +65,9 @@ Status ClusterDns::start() {
     return Status::Internal(
         fmt::format("cluster DNS: cannot create {}: {}", options_.dataDir, ec.message()));
   }
-  services_.start();
-  slices_.start();
-  auto deadline = std::chrono::steady_clock::now() + options_.informerSyncTimeout;
-  for (client::Informer* inf : {&services_, &slices_}) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (!inf->waitForSync(std::max(left, std::chrono::milliseconds(1)))) {
-      LOG_WARN("dns: informers not synced after {} ms; records follow once they are",
-               options_.informerSyncTimeout.count());
-      break;
-    }
+  if (!sync_.startInformers(options_.informerSyncTimeout)) {
+    LOG_WARN("dns: informers not synced after {} ms; records follow once they are",
+             options_.informerSyncTimeout.count());
   }
   // The first file (possibly empty) is there before dnsmasq reads it.
   std::vector<HostEntry> extra;
@@ -91,8 +77,7 @@ Status ClusterDns::start() {
   }
   std::string text = buildHostsFile(services_.list(), slices_.list(), options_.domain, extra);
   if (Status s = writeHostsFile(text); !s.ok()) {
-    services_.stop();
-    slices_.stop();
+    sync_.stop();
     return s;
   }
   written_ = text;
@@ -100,11 +85,10 @@ Status ClusterDns::start() {
   if (s.ok()) s = waitUntilServing();
   if (!s.ok()) {
     dnsmasq_.stop();
-    services_.stop();
-    slices_.stop();
+    sync_.stop();
     return s;
   }
-  runner_.start();
+  sync_.startSyncing();
   started_ = true;
   LOG_INFO("dns: dnsmasq (pid {}) serving {} on {}:{}", dnsmasq_.pid(), options_.domain,
            options_.listenAddress, options_.port);
@@ -113,9 +97,7 @@ Status ClusterDns::start() {
 
 void ClusterDns::stop() {
   if (!started_) return;
-  runner_.stop();
-  services_.stop();
-  slices_.stop();
+  sync_.stop();
   dnsmasq_.stop();
   started_ = false;
 }
@@ -125,7 +107,7 @@ void ClusterDns::setExtraHosts(std::vector<HostEntry> entries) {
     std::lock_guard lock(mu_);
     extraHosts_ = std::move(entries);
   }
-  runner_.requestRun();
+  sync_.requestSync();
 }
 
 int64_t ClusterDns::reloads() const {

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
+#include "client/bounded_frequency_runner.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "dns/dnsmasq.h"
 #include "dns/hosts_file.h"
-#include "proxy/bounded_frequency_runner.h"
 
 namespace minik8s::dns {
 
@@ -62,7 +62,7 @@ class ClusterDns {
   client::Informer services_;
   client::Informer slices_;
   Dnsmasq dnsmasq_;
-  proxy::BoundedFrequencyRunner runner_;
+  client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;
 
   mutable std::mutex mu_;

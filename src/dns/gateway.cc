@@ -73,14 +73,8 @@ DnsGateway::DnsGateway(client::RestClient& client, GatewayOptions options)
       dnses_(client_, client::resources::kDnses),
       services_(client_, client::resources::kServices),
       nginx_(GatewayNginxConfig{options_.nginxPath, options_.dataDir}),
-      runner_([this] { return sync(); }, options_.minSyncInterval, options_.maxSyncInterval,
-              options_.retryInterval) {
-  client::EventHandlers poke{[this](const json&) { runner_.requestRun(); },
-                             [this](const json&, const json&) { runner_.requestRun(); },
-                             [this](const json&) { runner_.requestRun(); }};
-  dnses_.addHandlers(poke);
-  services_.addHandlers(poke);
-}
+      sync_({&dnses_, &services_}, [this] { return sync(); },
+            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {}
 
 DnsGateway::~DnsGateway() { stop(); }
 
@@ -93,17 +87,9 @@ Status DnsGateway::start() {
     return Status::Internal(
         fmt::format("gateway: cannot create {}: {}", options_.dataDir, ec.message()));
   }
-  dnses_.start();
-  services_.start();
-  auto deadline = std::chrono::steady_clock::now() + options_.informerSyncTimeout;
-  for (client::Informer* inf : {&dnses_, &services_}) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (!inf->waitForSync(std::max(left, std::chrono::milliseconds(1)))) {
-      LOG_WARN("gateway: informers not synced after {} ms; routes follow once they are",
-               options_.informerSyncTimeout.count());
-      break;
-    }
+  if (!sync_.startInformers(options_.informerSyncTimeout)) {
+    LOG_WARN("gateway: informers not synced after {} ms; routes follow once they are",
+             options_.informerSyncTimeout.count());
   }
   // nginx starts on what is known now (maybe nothing): the port answers from the beginning.
   GatewayPlan plan = planGateway(dnses_.list(), services_.list());
@@ -112,8 +98,7 @@ Status DnsGateway::start() {
   Status s = nginx_.writeConfig(text);
   if (s.ok()) s = nginx_.start();
   if (!s.ok()) {
-    dnses_.stop();
-    services_.stop();
+    sync_.stop();
     return s;
   }
   written_ = text;
@@ -125,7 +110,7 @@ Status DnsGateway::start() {
     endpointPublished_ = es.ok();
     if (!es.ok()) LOG_WARN("gateway endpoint: {} (retrying)", es.message());
   }
-  runner_.start();
+  sync_.startSyncing();
   started_ = true;
   LOG_INFO("gateway: nginx (pid {}) on {}:{} for {} host(s)", nginx_.pid(), options_.listenAddress,
            options_.port, plan.hosts.size());
@@ -134,9 +119,7 @@ Status DnsGateway::start() {
 
 void DnsGateway::stop() {
   if (!started_) return;
-  runner_.stop();
-  dnses_.stop();
-  services_.stop();
+  sync_.stop();
   nginx_.stop();
   started_ = false;
 }

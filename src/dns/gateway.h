@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "client/bounded_frequency_runner.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "dns/gateway_config.h"
 #include "dns/gateway_nginx.h"
 #include "dns/hosts_file.h"
-#include "proxy/bounded_frequency_runner.h"
 
 namespace minik8s::dns {
 
@@ -86,7 +86,7 @@ class DnsGateway {
   client::Informer dnses_;
   client::Informer services_;
   GatewayNginx nginx_;
-  proxy::BoundedFrequencyRunner runner_;
+  client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;
 
   mutable std::mutex mu_;

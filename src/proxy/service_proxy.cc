@@ -30,14 +30,8 @@ ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
       iptables_(std::move(iptables)),
       services_(client_, client::resources::kServices),
       slices_(client_, client::resources::kEndpointSlices),
-      runner_([this] { return syncRules(); }, options_.minSyncInterval, options_.maxSyncInterval,
-              options_.retryInterval) {
-  client::EventHandlers poke{[this](const json&) { runner_.requestRun(); },
-                             [this](const json&, const json&) { runner_.requestRun(); },
-                             [this](const json&) { runner_.requestRun(); }};
-  services_.addHandlers(poke);
-  slices_.addHandlers(poke);
-}
+      sync_({&services_, &slices_}, [this] { return syncRules(); },
+            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {}
 
 ServiceProxy::~ServiceProxy() { stop(); }
 
@@ -51,19 +45,11 @@ Status ServiceProxy::start() {
   auto nat = iptables_->save("nat");
   if (!nat.ok()) return nat.status();
   existingChains_ = perServiceChains(*nat);
-  services_.start();
-  slices_.start();
-  auto deadline = std::chrono::steady_clock::now() + options_.informerSyncTimeout;
-  for (client::Informer* inf : {&services_, &slices_}) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (!inf->waitForSync(std::max(left, std::chrono::milliseconds(1)))) {
-      LOG_WARN("proxy: informers not synced after {} ms; rules follow once they are",
-               options_.informerSyncTimeout.count());
-      break;
-    }
+  if (!sync_.startInformers(options_.informerSyncTimeout)) {
+    LOG_WARN("proxy: informers not synced after {} ms; rules follow once they are",
+             options_.informerSyncTimeout.count());
   }
-  runner_.start();
+  sync_.startSyncing();
   started_ = true;
   LOG_INFO("proxy: syncing iptables rules for node {} ({})", options_.nodeName,
            fmt::join(options_.nodeIPs, ", "));
@@ -72,9 +58,7 @@ Status ServiceProxy::start() {
 
 void ServiceProxy::stop() {
   if (!started_) return;
-  runner_.stop();
-  services_.stop();
-  slices_.stop();
+  sync_.stop();
   started_ = false;
 }
 

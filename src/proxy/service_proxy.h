@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "client/bounded_frequency_runner.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
-#include "proxy/bounded_frequency_runner.h"
 #include "proxy/iptables.h"
 #include "proxy/proxy_rules.h"
 
@@ -76,7 +76,7 @@ class ServiceProxy {
   std::unique_ptr<Iptables> iptables_;
   client::Informer services_;
   client::Informer slices_;
-  BoundedFrequencyRunner runner_;
+  client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;
 
   // Owned by the sync thread (runner), read by start() before the runner starts.
