@@ -329,27 +329,37 @@ int main(int argc, char** argv) {
     if (auto list = api.list(client::resources::kPods, "default", p); list.ok()) {
       for (const auto& pod : (*list)["items"])
         api.remove(client::resources::kPods, "default", pod["metadata"]["name"]);
-      waitFor(60s, [&] {
-        auto l = api.list(client::resources::kPods, "default", p);
-        return l.ok() && (*l)["items"].empty();
-      });
+      if (!waitFor(120s, [&] {
+            auto l = api.list(client::resources::kPods, "default", p);
+            return l.ok() && (*l)["items"].empty();
+          }))
+        std::fprintf(stderr, "cleanup: the agent did not remove every pod; removing through CRI\n");
     }
-    stopProcess(agent, 10s);
     // Whatever sandbox is left on the agent's private containerd (the CRI baseline's, or pods the
-    // agent had no time to remove) goes through CRI, so that CNI removes its veth and rules.
-    if (std::filesystem::exists(agentDir + "/containerd/containerd.sock")) {
-      kubelet::cri::GrpcRuntime leftovers(agentDir + "/containerd/containerd.sock");
-      if (auto sandboxes = leftovers.listPodSandbox(); sandboxes.ok()) {
-        for (const auto& s : *sandboxes) {
-          leftovers.stopPodSandbox(s.id());
-          leftovers.removePodSandbox(s.id());
+    // agent had no time to remove) goes through CRI, so that CNI removes its netns, veth and
+    // rules. Before the agent stops: it stops its containerd with it.
+    const std::string socket = agentDir + "/containerd/containerd.sock";
+    if (std::filesystem::exists(socket)) {
+      kubelet::cri::GrpcRuntime leftovers(socket);
+      if (leftovers.waitReady(5s).ok()) {
+        if (auto sandboxes = leftovers.listPodSandbox(); sandboxes.ok()) {
+          for (const auto& s : *sandboxes) {
+            if (auto st = leftovers.stopPodSandbox(s.id()); !st.ok())
+              std::fprintf(stderr, "cleanup: stop sandbox: %s\n", st.message().c_str());
+            (void)leftovers.removePodSandbox(s.id());
+          }
         }
       }
     }
+    stopProcess(agent, 10s);
     std::string pid = readFile(agentDir + "/containerd/containerd.pid");
     if (!pid.empty()) stopProcess(std::atoi(pid.c_str()), 3s);
+    // Last resort for anything CRI could not remove: the shims, the containers' processes (the
+    // node's cgroup tree), then the mounts under the private dir.
     std::system(("for p in $(pgrep -f 'containerd-shim.*" + agentDir +
-                 "'); do kill -9 $p; done 2>/dev/null; grep ' " + agentDir +
+                 "'); do kill -9 $p; done 2>/dev/null; cat $(find /sys/fs/cgroup/pids/minik8s/" +
+                 kNode + " -name cgroup.procs) 2>/dev/null | xargs -r kill -9 2>/dev/null; " +
+                 "grep ' " + agentDir +
                  "' /proc/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l "
                  "2>/dev/null")
                     .c_str());
@@ -362,7 +372,9 @@ int main(int argc, char** argv) {
         ("for p in $(pgrep -f '" + dir + "'); do [ $p != $$ ] && kill -9 $p; done 2>/dev/null; " +
          "find /sys/fs/cgroup/*/minik8s/" + kNode + " -depth -type d -exec rmdir {} + 2>/dev/null")
             .c_str());
-    std::filesystem::remove_all(dir);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (ec) std::fprintf(stderr, "cleanup: %s: %s\n", dir.c_str(), ec.message().c_str());
   };
   auto cleanup = [&] { std::call_once(cleanedUp, cleanupOnce); };
   std::thread([&] {
