@@ -1,14 +1,10 @@
 #include "dns/cluster_dns.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "common/child_process.h"
 #include "common/logging.h"
 #include "fmt/format.h"
 
@@ -29,18 +25,6 @@ DnsmasqConfig dnsmasqConfig(const DnsOptions& o) {
   c.logFile = o.dataDir + "/dnsmasq.log";
   c.ttlSeconds = o.ttlSeconds;
   return c;
-}
-
-bool tcpAnswers(const std::string& host, int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return false;
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
 }
 
 }  // namespace
@@ -122,7 +106,7 @@ Status ClusterDns::waitUntilServing() {
       return Status::Internal(
           fmt::format("dns: dnsmasq exited at start; see {}", dnsmasq_.config().logFile));
     }
-    if (tcpAnswers(options_.listenAddress, options_.port)) return Status::Ok();
+    if (tcpPortAnswers(options_.listenAddress, options_.port)) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return Status::Timeout(
