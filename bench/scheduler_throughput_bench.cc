@@ -6,7 +6,9 @@
 // API calls), and as the baseline the rate of raw POST pods/binding calls with the same
 // concurrency and no scheduling decision. Reports figures, never fails on a time.
 //
-//   build/bin/scheduler_throughput_bench [--nodes N] [--pods N]
+//   build/bin/scheduler_throughput_bench [--nodes N] [--pods N] [--no-token-volume]
+// --no-token-volume: pods say automountServiceAccountToken: false, so the ServiceAccount admission
+// adds no projected token volume (smaller pods, as before service accounts existed).
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -69,24 +71,27 @@ json nodeStatus() {
 }
 
 // Pods of 30 "ReplicaSets" so that SelectorSpread has work to do.
-json podObject(const std::string& name, int i, const std::string& schedulerName) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata",
-           {{"name", name},
-            {"labels", {{"app", "rs-" + std::to_string(i % 30)}}},
-            {"ownerReferences",
-             {{{"apiVersion", "apps/v1"},
-               {"kind", "ReplicaSet"},
-               {"name", "rs-" + std::to_string(i % 30)},
-               {"uid", "00000000-0000-0000-0000-0000000000" + std::to_string(10 + i % 30)},
-               {"controller", true}}}}}},
-          {"spec",
-           {{"schedulerName", schedulerName},
-            {"containers",
-             {{{"name", "c"},
-               {"image", "busybox"},
-               {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}}}}}}};
+json podObject(const std::string& name, int i, const std::string& schedulerName,
+               bool mountToken = true) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata",
+               {{"name", name},
+                {"labels", {{"app", "rs-" + std::to_string(i % 30)}}},
+                {"ownerReferences",
+                 {{{"apiVersion", "apps/v1"},
+                   {"kind", "ReplicaSet"},
+                   {"name", "rs-" + std::to_string(i % 30)},
+                   {"uid", "00000000-0000-0000-0000-0000000000" + std::to_string(10 + i % 30)},
+                   {"controller", true}}}}}},
+              {"spec",
+               {{"schedulerName", schedulerName},
+                {"containers",
+                 {{{"name", "c"},
+                   {"image", "busybox"},
+                   {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}}}}}}};
+  if (!mountToken) pod["spec"]["automountServiceAccountToken"] = false;
+  return pod;
 }
 
 // Runs fn(i) for i in [0, n) on `threads` threads; returns the failures.
@@ -130,7 +135,8 @@ void benchAlgorithm(int nodes, int pods) {
       placed, nodes, secs, placed / secs);
 }
 
-void benchApi(const std::string& binDir, const std::string& dir, int nodes, int pods) {
+void benchApi(const std::string& binDir, const std::string& dir, int nodes, int pods,
+              bool mountToken) {
   const int port = 20000 + (getpid() % 5000) * 4 + 1;
   pid_t server = spawn({binDir + "/minik8s", "server", "--data-dir", dir + "/server", "--listen",
                         "127.0.0.1:" + std::to_string(port), "--log-level", "warn",
@@ -172,7 +178,7 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
   failed += parallel(pods, 8, [&](int i) {
     return rest
         .create(client::resources::kPods, "default",
-                podObject("p-" + std::to_string(i), i, kBenchScheduler))
+                podObject("p-" + std::to_string(i), i, kBenchScheduler, mountToken))
         .ok();
   });
   double createSecs = duration<double>(steady_clock::now() - createStart).count();
@@ -215,7 +221,7 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
   failed = parallel(pods, 8, [&](int i) {
     return rest
         .create(client::resources::kPods, "default",
-                podObject("raw-" + std::to_string(i), i, "nobody"))
+                podObject("raw-" + std::to_string(i), i, "nobody", mountToken))
         .ok();
   });
   auto rawStart = steady_clock::now();
@@ -257,10 +263,12 @@ void removeStaleRunDirs() {
 
 int main(int argc, char** argv) {
   int nodes = 100, pods = 3000;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  bool mountToken = true;
+  for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--nodes") nodes = std::stoi(argv[i + 1]);
-    if (a == "--pods") pods = std::stoi(argv[i + 1]);
+    if (a == "--nodes" && i + 1 < argc) nodes = std::stoi(argv[++i]);
+    if (a == "--pods" && i + 1 < argc) pods = std::stoi(argv[++i]);
+    if (a == "--no-token-volume") mountToken = false;
   }
   signal(SIGPIPE, SIG_IGN);
   spdlog::set_level(spdlog::level::warn);
@@ -270,7 +278,7 @@ int main(int argc, char** argv) {
   removeStaleRunDirs();
   std::filesystem::create_directories(dir);
   benchAlgorithm(nodes, pods);
-  benchApi(binDir, dir, nodes, pods);
+  benchApi(binDir, dir, nodes, pods, mountToken);
   std::filesystem::remove_all(dir);
   return 0;
 }
