@@ -66,8 +66,10 @@ Status Kubelet::start() {
   nso.kubeletPort = options_.kubeletPort;
   nso.capacityOverrides = options_.capacityOverrides;
   nso.containerRuntimeVersion = runtimeVersion;
+  nso.events = &events_;
   nodeStatus_ = std::make_unique<NodeStatus>(client_, nso, collectMachineInfo());
   if (options_.registerNode) {
+    nodeStatus_->recordNodeEvent("Starting", "Starting kubelet.");
     Status s = nodeStatus_->registerNode();
     if (!s.ok()) return s;
     nodeStatus_->renewLease();

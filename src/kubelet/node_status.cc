@@ -20,6 +20,24 @@ std::string readFirstLine(const std::string& path) {
   return line;
 }
 
+std::string conditionStatus(const json& node, const std::string& type) {
+  if (!node.is_object()) return "";
+  for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+    if (c.is_object() && c.value("type", "") == type) return c.value("status", "");
+  }
+  return "";
+}
+
+// The reason of the kubelet's Event for a condition now in `status`.
+std::string conditionEventReason(const std::string& type, const std::string& status) {
+  const bool on = status == "True";
+  if (type == "MemoryPressure") return on ? "NodeHasInsufficientMemory" : "NodeHasSufficientMemory";
+  if (type == "DiskPressure") return on ? "NodeHasDiskPressure" : "NodeHasNoDiskPressure";
+  if (type == "PIDPressure") return on ? "NodeHasInsufficientPID" : "NodeHasSufficientPID";
+  if (type == "Ready") return on ? "NodeReady" : "NodeNotReady";
+  return "";
+}
+
 }  // namespace
 
 MachineInfo collectMachineInfo() {
@@ -120,6 +138,25 @@ json NodeStatus::buildNode(bool ready, const std::string& message, const std::st
   return node;
 }
 
+void NodeStatus::recordNodeEvent(const std::string& reason, const std::string& message) {
+  if (!options_.events) return;
+  // The kubelet names its node by name in both name and uid (kubectl describe node looks for
+  // both the node's uid and its name).
+  const json ref = {{"kind", "Node"},
+                    {"apiVersion", "v1"},
+                    {"metadata", {{"name", options_.nodeName}, {"uid", options_.nodeName}}}};
+  options_.events->record(ref, "Normal", reason, message);
+}
+
+void NodeStatus::recordConditionChanges(const json& before, const json& after) {
+  for (const char* type : {"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}) {
+    const std::string now = conditionStatus(after, type);
+    if (now.empty() || now == conditionStatus(before, type)) continue;
+    const std::string reason = conditionEventReason(type, now);
+    recordNodeEvent(reason, "Node " + options_.nodeName + " status is now: " + reason);
+  }
+}
+
 Status NodeStatus::registerNode() {
   std::lock_guard lock(mu_);
   const std::string now = formatRfc3339(Clock::now());
@@ -129,6 +166,7 @@ Status NodeStatus::registerNode() {
   auto created = client_.create(client::resources::kNodes, "", node);
   if (created.ok()) {
     LOG_INFO("node {} registered", options_.nodeName);
+    recordConditionChanges(nullptr, node);
     return Status::Ok();
   }
   if (created.status().reason() != "AlreadyExists") return created.status();
@@ -150,6 +188,7 @@ Status NodeStatus::registerNode() {
     if (!s.ok() && s.status().reason() == "Conflict") continue;
     if (!s.ok()) return s.status();
     LOG_INFO("node {} re-registered", options_.nodeName);
+    recordConditionChanges(*existing, node);
     return Status::Ok();
   }
   return Status::Conflict("nodes", options_.nodeName);
@@ -158,18 +197,33 @@ Status NodeStatus::registerNode() {
 Status NodeStatus::updateStatus(bool ready, const std::string& message) {
   std::lock_guard lock(mu_);
   const std::string now = formatRfc3339(Clock::now());
-  if (ready != lastReady_) {
+  const bool readyChanged = ready != lastReady_;
+  if (readyChanged) {
     readySince_ = now;
     lastReady_ = ready;
   }
   json node = buildNode(ready, message, now);
+  // What the API shows now (the node lifecycle controller may have set Unknown): Events for what
+  // this write changes. Without it (an error), only our own readiness change is told.
+  json before = nullptr;
+  if (options_.events) {
+    auto current = client_.get(client::resources::kNodes, "", options_.nodeName);
+    if (current.ok()) before = *current;
+  }
   auto r = client_.patch(client::resources::kNodes, "", options_.nodeName,
                          {{"status",
                            {{"conditions", node["status"]["conditions"]},
                             {"nodeInfo", node["status"]["nodeInfo"]},
                             {"addresses", node["status"]["addresses"]}}}},
                          "strategic", "status");
-  return r.ok() ? Status::Ok() : r.status();
+  if (!r.ok()) return r.status();
+  if (options_.events && !before.is_null()) {
+    recordConditionChanges(before, node);
+  } else if (options_.events && readyChanged) {
+    const std::string reason = ready ? "NodeReady" : "NodeNotReady";
+    recordNodeEvent(reason, "Node " + options_.nodeName + " status is now: " + reason);
+  }
+  return Status::Ok();
 }
 
 Status NodeStatus::renewLease() {

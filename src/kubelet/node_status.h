@@ -5,13 +5,17 @@
 // endpoint and conditions (Ready, MemoryPressure, DiskPressure, PIDPressure). renewLease() keeps
 // kube-node-lease/<node> fresh (call it every 10 s); updateStatus() refreshes the conditions'
 // heartbeat (call it about once a minute or when readiness changes). buildNode() is pure.
-// Thread-safe (calls serialize on an internal mutex).
+// With an event recorder, each condition the API shows changing is an Event on the Node, as the
+// kubelet writes them ("Node X status is now: NodeHasSufficientMemory", ... NodeReady,
+// NodeNotReady; involvedObject uid = the node name, as kubectl describe node expects of the
+// kubelet). Thread-safe (calls serialize on an internal mutex).
 #pragma once
 
 #include <map>
 #include <mutex>
 #include <string>
 
+#include "client/event_recorder.h"
 #include "client/rest_client.h"
 
 namespace minik8s::kubelet {
@@ -39,6 +43,7 @@ struct NodeStatusOptions {
   std::map<std::string, std::string> capacityOverrides;
   std::string containerRuntimeVersion = "containerd://unknown";
   std::string kubeletVersion = "v1.32.0-minik8s";
+  client::EventRecorder* events = nullptr;  // not owned; null: no Events
 };
 
 class NodeStatus {
@@ -52,10 +57,17 @@ class NodeStatus {
 
   json buildNode(bool ready, const std::string& message, const std::string& now) const;
 
+  // A Normal Event on this node (e.g. Starting "Starting kubelet.").
+  void recordNodeEvent(const std::string& reason, const std::string& message);
+
  private:
   client::RestClient& client_;
   NodeStatusOptions options_;
   MachineInfo machine_;
+  // Events for the conditions whose status differs between `before` (the node as the API had it,
+  // or null) and `after` (what we wrote).
+  void recordConditionChanges(const json& before, const json& after);
+
   std::mutex mu_;
   bool lastReady_ = false;
   std::string readySince_;

@@ -1,6 +1,6 @@
 // Node lifecycle against a real in-process API server with a fake wall clock: heartbeats stop ->
 // Ready=Unknown, unreachable taints, pods not ready -> pods evicted after their toleration; the
-// node comes back -> taints removed. Plus the toleration arithmetic.
+// node comes back -> taints removed; the Events of each step. Plus the toleration arithmetic.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -65,6 +65,7 @@ class NodeLifecycleTest : public ::testing::Test {
     leases = std::make_unique<client::Informer>(*rest, res::kLeases, "kube-node-lease");
     NodeLifecycleOptions opts;
     opts.now = [this] { return now; };
+    opts.events = &events;
     controller = std::make_unique<NodeLifecycleController>(*rest, *nodes, *pods, *leases, opts);
     for (auto* i : {nodes.get(), pods.get(), leases.get()}) {
       i->start();
@@ -173,7 +174,20 @@ class NodeLifecycleTest : public ::testing::Test {
     return p.ok() && !(*p)["metadata"].contains("deletionTimestamp");
   }
 
+  // The records of `reason`, as "kind ns/name type: message".
+  std::vector<std::string> recorded(const std::string& reason) {
+    std::vector<std::string> out;
+    for (const auto& e : events.events()) {
+      if (e.reason != reason) continue;
+      out.push_back(e.involvedObject.value("kind", "") + " " +
+                    e.involvedObject.value("namespace", "") + "/" +
+                    e.involvedObject.value("name", "") + " " + e.type + ": " + e.message);
+    }
+    return out;
+  }
+
   testing::InProcessApiServer apiServer;
+  client::FakeEventRecorder events;
   std::unique_ptr<client::RestClient> rest;
   std::unique_ptr<client::Informer> nodes, pods, leases;
   std::unique_ptr<NodeLifecycleController> controller;
@@ -191,6 +205,10 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   pass();
   EXPECT_EQ(condition(node(), "Ready")["status"], "True");
   EXPECT_TRUE(taintKeys().empty());
+  EXPECT_EQ(recorded("RegisteredNode"),
+            std::vector<std::string>{
+                "Node default/n1 Normal: Node n1 event: Registered Node n1 in Controller"});
+  EXPECT_EQ(events.find("RegisteredNode")->involvedObject["uid"], node()["metadata"]["uid"]);
 
   // The lease is renewed at +30 s: still healthy at +60 s (30 s since the last heartbeat).
   now = kT0 + 30s;
@@ -201,6 +219,7 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   now = kT0 + 70s;
   pass();
   EXPECT_EQ(condition(node(), "Ready")["status"], "True");
+  EXPECT_EQ(events.reasons(), std::vector<std::string>{"RegisteredNode"});  // once per node
 
   // 41 s without a heartbeat.
   now = kT0 + 71s;
@@ -216,6 +235,11 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   EXPECT_EQ(condition(n, "Ready")["lastHeartbeatTime"], formatRfc3339(kT0));
   EXPECT_EQ(condition(*rest->get(res::kPods, "default", "default-toleration"), "Ready")["status"],
             "False");
+  EXPECT_EQ(recorded("NodeNotReady"),
+            (std::vector<std::string>{"Node default/n1 Normal: Node n1 status is now: NodeNotReady",
+                                      "Pod default/default-toleration Warning: Node is not ready",
+                                      "Pod default/short-toleration Warning: Node is not ready",
+                                      "Pod default/tolerates-all Warning: Node is not ready"}));
   pass();  // the taints follow the Unknown status
   EXPECT_EQ(taintKeys(), (std::set<std::string>{"node.kubernetes.io/unreachable:NoExecute",
                                                 "node.kubernetes.io/unreachable:NoSchedule"}));
@@ -228,6 +252,9 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   pass();
   EXPECT_TRUE(eventually([&] { return !podExists("short-toleration"); }));
   EXPECT_TRUE(podExists("default-toleration"));
+  EXPECT_EQ(recorded("TaintManagerEviction"),
+            std::vector<std::string>{"Pod default/short-toleration Normal: Marking for deletion "
+                                     "Pod default/short-toleration"});
   now = kT0 + 370s;
   pass();
   EXPECT_TRUE(podExists("default-toleration"));
@@ -236,6 +263,11 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   EXPECT_TRUE(eventually([&] { return !podExists("default-toleration"); }));
   EXPECT_TRUE(podExists("tolerates-all"));
   EXPECT_EQ(node()["spec"]["taints"], taintedAt);  // timeAdded kept across passes
+  EXPECT_EQ(recorded("TaintManagerEviction").size(), 2u);
+  EXPECT_EQ(recorded("TaintManagerEviction")[1],
+            "Pod default/default-toleration Normal: Marking for deletion Pod "
+            "default/default-toleration");
+  EXPECT_EQ(recorded("NodeNotReady").size(), 4u);  // not again while it stays Unknown
 
   // The agent comes back: Ready=True again, the taints go.
   now = kT0 + 400s;
@@ -261,6 +293,23 @@ TEST_F(NodeLifecycleTest, NotReadyNodeGetsNotReadyTaints) {
   pass();
   EXPECT_EQ(taintKeys(), (std::set<std::string>{"node.kubernetes.io/not-ready:NoExecute",
                                                 "node.kubernetes.io/not-ready:NoSchedule"}));
+  // The kubelet said NotReady itself: the kubelet reports it, not this controller.
+  EXPECT_TRUE(recorded("NodeNotReady").empty());
+}
+
+TEST_F(NodeLifecycleTest, DeletedNodeIsRemovedFromTheController) {
+  createNode();
+  pass();
+  const std::string uid = node()["metadata"]["uid"];
+  ASSERT_TRUE(rest->remove(res::kNodes, "", "n1").ok());
+  pass();
+  EXPECT_EQ(events.reasons(), (std::vector<std::string>{"RegisteredNode", "RemovingNode"}));
+  EXPECT_EQ(recorded("RemovingNode"),
+            std::vector<std::string>{
+                "Node default/n1 Normal: Node n1 event: Removing Node n1 from Controller"});
+  EXPECT_EQ(events.find("RemovingNode")->involvedObject["uid"], uid);
+  pass();
+  EXPECT_EQ(events.events().size(), 2u);
 }
 
 }  // namespace

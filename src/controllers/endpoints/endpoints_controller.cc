@@ -9,6 +9,9 @@ namespace {
 
 const client::Resource& kEndpoints = client::resources::kEndpoints;
 
+// Conflicts and lost create races are retried by the next sync: not worth a Warning.
+bool retried(const Status& s) { return s.code() == 409; }
+
 std::pair<std::string, std::string> splitKey(const std::string& key) {
   auto slash = key.find('/');
   if (slash == std::string::npos) return {"", key};
@@ -18,11 +21,13 @@ std::pair<std::string, std::string> splitKey(const std::string& key) {
 }  // namespace
 
 EndpointsController::EndpointsController(client::RestClient& rest, client::Informer& services,
-                                         client::Informer& pods, int workers)
+                                         client::Informer& pods, int workers,
+                                         client::EventRecorder* events)
     : rest_(rest),
       services_(services),
       pods_(pods),
       workers_(workers),
+      events_(events),
       pool_(
           queue_, [this](const std::string& k) { return sync(k); }, "endpoints") {
   queueServicesOnChanges(services_, pods_, queue_);
@@ -53,7 +58,13 @@ Status EndpointsController::sync(const std::string& key) {
                {"subsets", subsets}};
     auto created = rest_.create(kEndpoints, ns, ep);
     // AlreadyExists: someone was quicker; the next sync compares.
-    return created.ok() ? Status::Ok() : created.status();
+    if (created.ok()) return Status::Ok();
+    if (events_ && !retried(created.status())) {
+      events_->record(
+          ep, "Warning", "FailedToCreateEndpoint",
+          "Failed to create endpoint for service " + key + ": " + created.status().message());
+    }
+    return created.status();
   }
   json have = current->value("subsets", json::array());
   if (have.is_null()) have = json::array();
@@ -63,7 +74,13 @@ Status EndpointsController::sync(const std::string& key) {
   ep["subsets"] = subsets;
   ep["metadata"]["labels"] = labels;
   auto updated = rest_.update(kEndpoints, ep);  // resourceVersion set: Conflict retries later
-  return updated.ok() ? Status::Ok() : updated.status();
+  if (updated.ok()) return Status::Ok();
+  if (events_ && !retried(updated.status())) {
+    if (!ep.contains("kind")) ep["kind"] = "Endpoints";
+    events_->record(ep, "Warning", "FailedToUpdateEndpoint",
+                    "Failed to update endpoint " + key + ": " + updated.status().message());
+  }
+  return updated.status();
 }
 
 }  // namespace minik8s::controllers

@@ -4,9 +4,12 @@
 // their users; the Endpoints of a deleted Service are deleted. Reads Services and pods from
 // shared informers; reads and writes Endpoints through the RestClient (a fresh read each sync, so
 // a lagging cache never makes it create twice). Thread-safe; sync runs on worker threads, one
-// key at a time.
+// key at a time. A failed write other than a conflict (retried) is also a Warning Event on the
+// Endpoints, as Kubernetes' endpoint-controller writes it: FailedToCreateEndpoint or
+// FailedToUpdateEndpoint.
 #pragma once
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
@@ -18,7 +21,7 @@ class EndpointsController {
  public:
   // Registers handlers: construct before the informers start.
   EndpointsController(client::RestClient& rest, client::Informer& services, client::Informer& pods,
-                      int workers = 2);
+                      int workers = 2, client::EventRecorder* events = nullptr);
   ~EndpointsController();
 
   void start();
@@ -32,6 +35,7 @@ class EndpointsController {
   client::Informer& services_;
   client::Informer& pods_;
   int workers_;
+  client::EventRecorder* events_;  // not owned; may be null
   client::WorkQueue queue_;
   WorkerPool pool_;
 };

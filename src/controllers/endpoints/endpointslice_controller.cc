@@ -31,11 +31,12 @@ bool sameContent(const json& have, const json& want) {
 
 EndpointSliceController::EndpointSliceController(client::RestClient& rest,
                                                  client::Informer& services, client::Informer& pods,
-                                                 int workers)
+                                                 int workers, client::EventRecorder* events)
     : rest_(rest),
       services_(services),
       pods_(pods),
       workers_(workers),
+      events_(events),
       pool_(
           queue_, [this](const std::string& k) { return sync(k); }, "endpointslice") {
   queueServicesOnChanges(services_, pods_, queue_);
@@ -62,8 +63,12 @@ Status EndpointSliceController::sync(const std::string& key) {
 
   std::vector<bool> used(existing.size(), false);
   Status result;
+  // Conflicts are retried by the next sync; other failures are also told on the Service.
+  bool worthEvent = false;
   auto keep = [&](const Result<json>& r) {
-    if (!r.ok() && r.status().code() != 404 && result.ok()) result = r.status();
+    if (r.ok() || r.status().code() == 404) return;
+    if (r.status().code() != 409) worthEvent = true;
+    if (result.ok() || (result.code() == 409 && r.status().code() != 409)) result = r.status();
   };
   std::vector<json> toCreate;
   for (auto& want : desired) {
@@ -104,6 +109,12 @@ Status EndpointSliceController::sync(const std::string& key) {
   for (size_t i = 0; i < existing.size(); ++i) {
     if (used[i]) continue;
     keep(rest_.remove(kSlices, ns, existing[i]["metadata"].value("name", "")));
+  }
+  if (worthEvent && events_ && svc) {
+    json service = *svc;
+    if (!service.contains("kind")) service["kind"] = "Service";
+    events_->record(service, "Warning", "FailedToUpdateEndpointSlices",
+                    "Error updating Endpoint Slices for Service " + key + ": " + result.message());
   }
   return result;
 }

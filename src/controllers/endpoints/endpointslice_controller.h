@@ -5,9 +5,12 @@
 // ones created with generateName "<service>-", stale ones deleted; slices of other managers are
 // never touched. Services without a selector get none (their users write slices). Reads
 // Services and pods from shared informers and the current slices from the API each sync (a
-// lagging cache never makes it create twice). Thread-safe; one key at a time.
+// lagging cache never makes it create twice). A failed write other than a conflict (retried) is
+// also a Warning Event FailedToUpdateEndpointSlices on the Service, as in Kubernetes.
+// Thread-safe; one key at a time.
 #pragma once
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
@@ -19,7 +22,8 @@ class EndpointSliceController {
  public:
   // Registers handlers: construct before the informers start.
   EndpointSliceController(client::RestClient& rest, client::Informer& services,
-                          client::Informer& pods, int workers = 2);
+                          client::Informer& pods, int workers = 2,
+                          client::EventRecorder* events = nullptr);
   ~EndpointSliceController();
 
   void start();
@@ -33,6 +37,7 @@ class EndpointSliceController {
   client::Informer& services_;
   client::Informer& pods_;
   int workers_;
+  client::EventRecorder* events_;  // not owned; may be null
   client::WorkQueue queue_;
   WorkerPool pool_;
 };

@@ -57,10 +57,14 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
   addNamespaceIndex(*pods_);
   if (options_.enableEndpoints) {
     services_ = std::make_unique<client::Informer>(rest_, res::kServices);
-    endpointsController_ = std::make_unique<EndpointsController>(rest_, *services_, *pods_,
-                                                                 options_.workersPerController);
+    endpointsEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "endpoint-controller"});
+    endpointSliceEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "endpoint-slice-controller"});
+    endpointsController_ = std::make_unique<EndpointsController>(
+        rest_, *services_, *pods_, options_.workersPerController, endpointsEvents_.get());
     endpointSliceController_ = std::make_unique<EndpointSliceController>(
-        rest_, *services_, *pods_, options_.workersPerController);
+        rest_, *services_, *pods_, options_.workersPerController, endpointSliceEvents_.get());
   }
   replicaSetEvents_ = std::make_unique<client::ApiEventRecorder>(
       rest_, client::ApiEventRecorderOptions{.component = "replicaset-controller"});
@@ -105,6 +109,9 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     NodeLifecycleOptions nOpts;
     nOpts.gracePeriod = options_.nodeMonitorGracePeriod;
     nOpts.defaultTolerationSeconds = options_.podEvictionTimeout;
+    nodeLifecycleEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "node-controller"});
+    nOpts.events = nodeLifecycleEvents_.get();
     nodeLifecycle_ =
         std::make_unique<NodeLifecycleController>(rest_, *nodes_, *pods_, *leases_, nOpts);
   }

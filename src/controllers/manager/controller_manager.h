@@ -88,9 +88,12 @@ class ControllerManager {
   client::RestClient& rest_;
   Options options_;
   std::unique_ptr<client::Informer> pods_, replicaSets_, deployments_;
-  // Events of the ReplicaSet and Deployment controllers (source replicaset-controller,
-  // deployment-controller); declared before the controllers that write to them.
+  // Events of the ReplicaSet, Deployment, node lifecycle, Endpoints and EndpointSlice controllers
+  // (source replicaset-controller, deployment-controller, node-controller, endpoint-controller,
+  // endpoint-slice-controller); declared before the controllers that write to them.
   std::unique_ptr<client::ApiEventRecorder> replicaSetEvents_, deploymentEvents_;
+  std::unique_ptr<client::ApiEventRecorder> nodeLifecycleEvents_, endpointsEvents_,
+      endpointSliceEvents_;
   std::unique_ptr<ReplicaSetController> replicaSetController_;
   std::unique_ptr<DeploymentController> deploymentController_;
   std::unique_ptr<GarbageCollector> garbageCollector_;

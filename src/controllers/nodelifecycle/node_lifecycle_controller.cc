@@ -26,6 +26,11 @@ json conditionOf(const json& node, const std::string& type) {
   return nullptr;
 }
 
+// Node list items carry no kind; the Event's involvedObject needs it.
+json nodeReference(const std::string& name, const std::string& uid) {
+  return {{"kind", "Node"}, {"apiVersion", "v1"}, {"metadata", {{"name", name}, {"uid", uid}}}};
+}
+
 bool managedTaint(const json& taint) {
   const std::string key = taint.value("key", "");
   const std::string effect = taint.value("effect", "");
@@ -135,7 +140,13 @@ Status NodeLifecycleController::monitorNodeHealth() {
     if (!s.ok() && first.ok()) first = s;
   }
   for (auto it = health_.begin(); it != health_.end();) {
-    it = present.count(it->first) ? std::next(it) : health_.erase(it);
+    if (present.count(it->first)) {
+      ++it;
+      continue;
+    }
+    record(nodeReference(it->first, it->second.uid), "Normal", "RemovingNode",
+           "Node " + it->first + " event: Removing Node " + it->first + " from Controller");
+    it = health_.erase(it);
   }
   return first;
 }
@@ -151,6 +162,11 @@ Status NodeLifecycleController::syncNode(const json& cachedNode, WallClock::time
   std::string renew;
   if (auto lease = leases_.get("kube-node-lease/" + name)) {
     renew = lease->value("/spec/renewTime"_json_pointer, std::string());
+  }
+  if (!h.seen) {
+    h.uid = node.value("/metadata/uid"_json_pointer, std::string());
+    record(nodeReference(name, h.uid), "Normal", "RegisteredNode",
+           "Node " + name + " event: Registered Node " + name + " in Controller");
   }
   if (!h.seen || heartbeat != h.readyHeartbeat || renew != h.leaseRenew) {
     h.seen = true;
@@ -187,6 +203,11 @@ Status NodeLifecycleController::syncNode(const json& cachedNode, WallClock::time
     auto updated = rest_.update(res::kNodes, node, "status");
     if (!updated.ok()) return updated.status();
     node = *updated;
+    // Kubernetes reports the change only when it takes a Ready node away.
+    if (readyStatus == "True") {
+      record(nodeReference(name, h.uid), "Normal", "NodeNotReady",
+             "Node " + name + " status is now: NodeNotReady");
+    }
     readyStatus = "Unknown";
     LOG_WARN("node-lifecycle: node {} stopped posting status for {} s: Ready=Unknown", name,
              std::chrono::duration_cast<std::chrono::seconds>(now - h.probeTime).count());
@@ -213,6 +234,7 @@ Status NodeLifecycleController::markPodsNotReady(const std::string& nodeName,
     }
     if (!changed) continue;
     auto r = rest_.update(res::kPods, pod, "status");
+    if (r.ok()) record(pod, "Warning", "NodeNotReady", "Node is not ready");
     if (!r.ok() && r.status().code() != 404 && r.status().code() != 409) return r.status();
   }
   return Status::Ok();
@@ -270,6 +292,8 @@ void NodeLifecycleController::evictPods(const json& node, WallClock::time_point 
     auto at = evictionTime(pod, noExecute, options_.defaultTolerationSeconds, now);
     if (!at || *at > now) continue;
     const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+    record(pod, "Normal", "TaintManagerEviction",
+           "Marking for deletion Pod " + ns + "/" + nameOf(pod));
     auto r = rest_.remove(res::kPods, ns, nameOf(pod));
     if (r.ok() || r.status().code() == 404) {
       LOG_INFO("node-lifecycle: evicted pod {}/{} from node {} (NoExecute taint)", ns, nameOf(pod),
@@ -278,6 +302,11 @@ void NodeLifecycleController::evictPods(const json& node, WallClock::time_point 
       LOG_WARN("node-lifecycle: cannot evict pod {}/{}: {}", ns, nameOf(pod), r.status().message());
     }
   }
+}
+
+void NodeLifecycleController::record(const json& object, const std::string& type,
+                                     const std::string& reason, const std::string& message) {
+  if (options_.events) options_.events->record(object, type, reason, message);
 }
 
 }  // namespace minik8s::controllers

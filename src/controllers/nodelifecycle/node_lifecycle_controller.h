@@ -12,7 +12,13 @@
 // smallest tolerationSeconds of the matching tolerations has passed since the taint was added; a
 // pod without a toleration for not-ready/unreachable gets the DefaultTolerationSeconds admission
 // default (300 s, configurable), as the API server does not add it. ReplicaSets then recreate
-// the pods on healthy nodes. Thread-safe: one pass at a time.
+// the pods on healthy nodes.
+//
+// Events (as Kubernetes' node-controller writes them, when `events` is set): RegisteredNode and
+// RemovingNode when a node appears in or leaves the controller, NodeNotReady on the node when it
+// turns it from Ready to Unknown, NodeNotReady (Warning, "Node is not ready") on each pod it marks
+// not ready, TaintManagerEviction on each pod it deletes for a NoExecute taint.
+// Thread-safe: one pass at a time.
 #pragma once
 
 #include <condition_variable>
@@ -21,6 +27,7 @@
 #include <string>
 #include <thread>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "controllers/common/controller_utils.h"
@@ -38,6 +45,7 @@ struct NodeLifecycleOptions {
   // (--pod-eviction-timeout, Kubernetes' --default-unreachable-toleration-seconds).
   std::chrono::seconds defaultTolerationSeconds{300};
   NowFn now = [] { return WallClock::now(); };
+  client::EventRecorder* events = nullptr;  // not owned; null: no Events
 };
 
 // True when `toleration` tolerates `taint` (key/operator/value/effect as Kubernetes matches).
@@ -68,11 +76,14 @@ class NodeLifecycleController {
     std::string readyHeartbeat, leaseRenew;
     WallClock::time_point probeTime{};
     bool seen = false;
+    std::string uid;  // for the RemovingNode Event once the node is gone
   };
   Status syncNode(const json& node, WallClock::time_point now);
   Status markPodsNotReady(const std::string& nodeName, WallClock::time_point now);
   Status updateTaints(const json& node, const std::string& readyStatus, WallClock::time_point now);
   void evictPods(const json& node, WallClock::time_point now);
+  void record(const json& object, const std::string& type, const std::string& reason,
+              const std::string& message);
 
   client::RestClient& rest_;
   client::Informer& nodes_;
