@@ -41,6 +41,14 @@ wait_for 120 bash -c "[[ \$(kubectl get pods -l app=web -o jsonpath='{range .ite
 t_moved=$(elapsed "$t_cut")
 echo "3 web pods Running on node-1/node-2 after $t_moved s"
 kubectl get pods -o wide
+# What a user reads about it: the node controller's NodeNotReady on node-3 and its eviction of
+# node-3's pod. (Not yet in `describe node`: it asks for involvedObject.namespace="", the
+# recorder writes "default" there.)
+wait_for 30 bash -c "kubectl get events -A | grep -Eq 'NodeNotReady +node/node-3 +Node node-3 status is now: NodeNotReady'" ||
+  fail "NodeNotReady Event of node-3 in kubectl get events -A"
+wait_for 30 bash -c "kubectl get events -A | grep -Eq 'TaintManagerEviction +pod/$lost_pod +Marking for deletion Pod default/$lost_pod'" ||
+  fail "TaintManagerEviction Event of $lost_pod in kubectl get events -A"
+kubectl get events -A | grep -E 'NodeNotReady|TaintManagerEviction|RegisteredNode'
 wait_for 30 bash -c "[[ \$(kubectl get endpoints web -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w) == 3 ]]" ||
   fail "3 endpoints again"
 sleep 2
@@ -57,6 +65,9 @@ t_back=$(date +%s.%N)
 wait_for 90 bash -c "[[ \$(kubectl get node node-3 -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}') == True ]]" ||
   fail "node-3 Ready again"
 echo "node-3 Ready $(elapsed "$t_back") s after it came back"
+# Its kubelet tells Ready again (once at registration, once now: one Event, count 2).
+wait_for 30 bash -c "[[ \$(kubectl get events -A --field-selector reason=NodeReady,involvedObject.name=node-3 -o jsonpath='{.items[*].count}') -ge 2 ]]" ||
+  fail "the kubelet's NodeReady Event of node-3 twice"
 wait_for 60 bash -c "! kubectl get pod '$lost_pod' >/dev/null 2>&1" || fail "stale pod $lost_pod still there"
 echo "stale pod gone $(elapsed "$t_back") s after node-3 came back"
 sock="$CL_DIR/nodes/node-3/containerd/containerd.sock"
