@@ -42,7 +42,9 @@ json objectReference(const json& object, const std::string& fieldPath) {
     return s.empty() ? otherwise : s;
   };
   json ref = {{"kind", text(obj, "kind", "Pod")},
-              {"namespace", text(meta, "namespace", "default")},
+              // Empty for a cluster-scoped object (a Node): `kubectl describe node` selects
+              // involvedObject.namespace= (empty); the Event itself then lives in "default".
+              {"namespace", str(meta, "namespace")},
               {"name", str(meta, "name")},
               {"uid", str(meta, "uid")},
               {"apiVersion", text(obj, "apiVersion", "v1")},
@@ -137,10 +139,12 @@ void ApiEventRecorder::recordAt(const json& object, const std::string& fieldPath
 
 json ApiEventRecorder::newEvent(const EventCorrelator::Input& in,
                                 const EventCorrelator::Decision& d) const {
-  const std::string ns = str(in.involvedObject, "namespace");
+  std::string ns = str(in.involvedObject, "namespace");
+  if (ns.empty()) ns = "default";
   // Named by the real time, as client-go does: `options_.now` may be a fake clock.
   const auto nanos =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(EventClock::now().time_since_epoch()).count();
+      std::chrono::duration_cast<std::chrono::nanoseconds>(EventClock::now().time_since_epoch())
+          .count();
   json source = {{"component", options_.component}};
   if (!options_.host.empty()) source["host"] = options_.host;
   return {{"apiVersion", "v1"},

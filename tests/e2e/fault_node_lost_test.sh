@@ -42,13 +42,14 @@ t_moved=$(elapsed "$t_cut")
 echo "3 web pods Running on node-1/node-2 after $t_moved s"
 kubectl get pods -o wide
 # What a user reads about it: the node controller's NodeNotReady on node-3 and its eviction of
-# node-3's pod. (Not yet in `describe node`: it asks for involvedObject.namespace="", the
-# recorder writes "default" there.)
+# node-3's pod; `kubectl describe node` lists the node's Events.
 wait_for 30 bash -c "kubectl get events -A | grep -Eq 'NodeNotReady +node/node-3 +Node node-3 status is now: NodeNotReady'" ||
   fail "NodeNotReady Event of node-3 in kubectl get events -A"
 wait_for 30 bash -c "kubectl get events -A | grep -Eq 'TaintManagerEviction +pod/$lost_pod +Marking for deletion Pod default/$lost_pod'" ||
   fail "TaintManagerEviction Event of $lost_pod in kubectl get events -A"
 kubectl get events -A | grep -E 'NodeNotReady|TaintManagerEviction|RegisteredNode'
+expect_contains "$(kubectl describe node node-3)" "Node node-3 status is now: NodeNotReady" \
+  "describe node node-3 shows its NodeNotReady Event"
 wait_for 30 bash -c "[[ \$(kubectl get endpoints web -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w) == 3 ]]" ||
   fail "3 endpoints again"
 sleep 2

@@ -189,6 +189,23 @@ TEST_F(ApiEventRecorderTest, TheWriterThreadWritesWithoutFlush) {
   EXPECT_EQ(items[0]["count"], 2);
 }
 
+TEST_F(ApiEventRecorderTest, ANodeEventLivesInDefaultWithAnEmptyInvolvedNamespace) {
+  ApiEventRecorder rec(*client, kubeletOptions());
+  json node = {{"kind", "Node"},
+               {"apiVersion", "v1"},
+               {"metadata", {{"name", "node-1"}, {"uid", "node-1"}}}};
+  rec.record(node, "Normal", "NodeReady", "Node node-1 status is now: NodeReady");
+  rec.flush();
+  // What `kubectl describe node node-1` asks for.
+  json items = events(
+      "involvedObject.kind=Node,involvedObject.name=node-1,involvedObject.namespace=,"
+      "involvedObject.uid=node-1");
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0]["metadata"]["namespace"], "default");
+  EXPECT_EQ(items[0]["involvedObject"]["namespace"], "");
+  EXPECT_EQ(items[0]["reason"], "NodeReady");
+}
+
 TEST_F(ApiEventRecorderTest, AControllerEventHasItsComponentNoHostAndTheGivenTime) {
   const EventClock::time_point fakeNow{std::chrono::seconds(1'700'000'000)};
   ApiEventRecorderOptions o;
@@ -217,7 +234,7 @@ TEST_F(ApiEventRecorderTest, AControllerEventHasItsComponentNoHostAndTheGivenTim
 TEST(ObjectReferenceTest, DefaultsAndMalformedObjects) {
   json node = {{"kind", "Node"}, {"apiVersion", "v1"}, {"metadata", {{"name", "n1"}}}};
   json ref = objectReference(node);
-  EXPECT_EQ(ref["namespace"], "default");  // cluster-scoped: as Kubernetes writes them
+  EXPECT_EQ(ref["namespace"], "");  // cluster-scoped: kubectl describe node matches it empty
   EXPECT_EQ(ref["kind"], "Node");
   EXPECT_FALSE(ref.contains("fieldPath"));
   // A list item has no kind: a pod.
