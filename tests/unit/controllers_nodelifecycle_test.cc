@@ -207,7 +207,7 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   EXPECT_TRUE(taintKeys().empty());
   EXPECT_EQ(recorded("RegisteredNode"),
             std::vector<std::string>{
-                "Node default/n1 Normal: Node n1 event: Registered Node n1 in Controller"});
+                "Node /n1 Normal: Node n1 event: Registered Node n1 in Controller"});
   EXPECT_EQ(events.find("RegisteredNode")->involvedObject["uid"], node()["metadata"]["uid"]);
 
   // The lease is renewed at +30 s: still healthy at +60 s (30 s since the last heartbeat).
@@ -236,7 +236,7 @@ TEST_F(NodeLifecycleTest, SilentNodeBecomesUnknownTaintedAndItsPodsAreEvicted) {
   EXPECT_EQ(condition(*rest->get(res::kPods, "default", "default-toleration"), "Ready")["status"],
             "False");
   EXPECT_EQ(recorded("NodeNotReady"),
-            (std::vector<std::string>{"Node default/n1 Normal: Node n1 status is now: NodeNotReady",
+            (std::vector<std::string>{"Node /n1 Normal: Node n1 status is now: NodeNotReady",
                                       "Pod default/default-toleration Warning: Node is not ready",
                                       "Pod default/short-toleration Warning: Node is not ready",
                                       "Pod default/tolerates-all Warning: Node is not ready"}));
@@ -306,7 +306,7 @@ TEST_F(NodeLifecycleTest, DeletedNodeIsRemovedFromTheController) {
   EXPECT_EQ(events.reasons(), (std::vector<std::string>{"RegisteredNode", "RemovingNode"}));
   EXPECT_EQ(recorded("RemovingNode"),
             std::vector<std::string>{
-                "Node default/n1 Normal: Node n1 event: Removing Node n1 from Controller"});
+                "Node /n1 Normal: Node n1 event: Removing Node n1 from Controller"});
   EXPECT_EQ(events.find("RemovingNode")->involvedObject["uid"], uid);
   pass();
   EXPECT_EQ(events.events().size(), 2u);
