@@ -61,6 +61,8 @@ bool isPodReady(const json& pod) {
   return c && c->value("status", "") == "True";
 }
 
+bool isNodeReady(const json& node) { return isPodReady(node); }
+
 std::optional<WallClock::time_point> podAvailableAt(const json& pod, int64_t minReadySeconds) {
   auto c = readyCondition(pod);
   if (!c || c->value("status", "") != "True") return std::nullopt;

@@ -33,6 +33,8 @@ bool isTerminating(const json& obj);
 // Not terminal (Succeeded/Failed) and not being deleted: counts towards replicas.
 bool isPodActive(const json& pod);
 bool isPodReady(const json& pod);
+// A Node whose Ready condition is True (same condition shape as a pod's).
+bool isNodeReady(const json& node);
 // Ready for at least minReadySeconds at `now`.
 bool isPodAvailable(const json& pod, int64_t minReadySeconds, WallClock::time_point now);
 // When a ready pod becomes available (Ready's lastTransitionTime + minReadySeconds).

@@ -50,15 +50,6 @@ bool hasTaint(const json& node, const std::string& key) {
                      [&](const json& t) { return t.is_object() && t.value("key", "") == key; });
 }
 
-bool isNodeReady(const json& node) {
-  const json conds = node.value("/status/conditions"_json_pointer, json::array());
-  if (!conds.is_array()) return false;
-  for (const auto& c : conds) {
-    if (c.is_object() && c.value("type", "") == "Ready") return c.value("status", "") == "True";
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<json> terminatedPodsToDelete(const std::vector<json>& pods, int threshold) {
