@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: setup configure build test unit-test e2e-test run stop bench format clean
+.PHONY: setup configure build binary test unit-test e2e-test run stop bench format clean
 
 setup:
 	bash scripts/setup.sh
@@ -15,6 +15,10 @@ configure:
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+# Only the minik8s binary (what `make run` needs; the images are built by `cluster up`).
+binary: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target minik8s
 
 # Set up, build and run every test (unit and end-to-end) with ctest's summary.
 test:
@@ -26,8 +30,8 @@ unit-test: build
 e2e-test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -L e2e
 
-# Set up, build and start a local cluster.
-run: setup build
+# Set up, build the binary (no tests, benchmarks or fuzzers) and start a local cluster.
+run: setup binary
 	bash scripts/run-local.sh
 
 stop:

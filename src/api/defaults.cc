@@ -280,6 +280,20 @@ void defaultJob(json& obj) {
   defaultLabelsFromTemplate(obj, *spec);
 }
 
+// A CronJob's defaults; its jobTemplate gets the pod defaults now and the Job's own (completions,
+// backoffLimit, selector...) when each Job is created from it, as in Kubernetes.
+void defaultCronJob(json& obj) {
+  json* spec = objectField(obj, "spec");
+  if (!spec) return;
+  setDefault(*spec, "concurrencyPolicy", "Allow");
+  setDefault(*spec, "suspend", false);
+  setDefault(*spec, "successfulJobsHistoryLimit", 3);
+  setDefault(*spec, "failedJobsHistoryLimit", 1);
+  json* tmpl = objectField(*spec, "jobTemplate");
+  json* jobSpec = tmpl ? objectField(*tmpl, "spec") : nullptr;
+  if (jobSpec) defaultPodTemplate(*jobSpec, {.setRestartPolicy = false});
+}
+
 void defaultService(json& obj) {
   json* spec = objectField(obj, "spec");
   if (!spec) return;
@@ -388,6 +402,8 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
       defaultReplicaSet(obj);
   } else if (r.group == "batch" && k == "Job") {
     defaultJob(obj);
+  } else if (r.group == "batch" && k == "CronJob") {
+    defaultCronJob(obj);
   } else if (r.group == "autoscaling" && k == "HorizontalPodAutoscaler") {
     defaultHorizontalPodAutoscaler(obj, r.version);
   } else if (r.group == "discovery.k8s.io" && k == "EndpointSlice") {

@@ -201,6 +201,13 @@ std::vector<ResourceInfo> builtinResources() {
     r.subresources = {statusOf(r)};
     out.push_back(r);
   }
+  {
+    auto r = resource("batch", "v1", "CronJob", "cronjobs", "cronjob");
+    r.shortNames = {"cj"};
+    r.categories = {"all"};
+    r.subresources = {statusOf(r)};
+    out.push_back(r);
+  }
   out.push_back(resource("coordination.k8s.io", "v1", "Lease", "leases", "lease"));
   out.push_back(
       resource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice"));

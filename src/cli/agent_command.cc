@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -143,10 +144,51 @@ struct JoinedCluster {
   std::unique_ptr<client::RestClient> client;        // what every component of the agent uses
 };
 
+// Waits up to `delay` for one of `signals` (blocked in this thread): true when one arrived.
+bool signalledWithin(const sigset_t& signals, std::chrono::milliseconds delay) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(delay.count() / 1000);
+  ts.tv_nsec = static_cast<long>((delay.count() % 1000) * 1000000);
+  siginfo_t info{};
+  return ::sigtimedwait(&signals, &info, &ts) > 0;
+}
+
+// Errors another try may mend: the server is unreachable, starting, overloaded or busy.
+bool retriable(const Status& s) {
+  const int code = s.code();
+  return code == 0 || code == 409 || code == 429 || code == 502 || code == 503 || code == 504;
+}
+
+// Runs `attempt` until it succeeds, as a kubelet keeps trying its API server: a retriable error
+// waits 200 ms doubling up to 10 s and tries again for as long as it takes (logged at each
+// doubling, then every minute). Returns the first error that is not retriable, or Unavailable
+// when SIGINT/SIGTERM arrives meanwhile.
+Status retryUntilDone(const std::string& what, const sigset_t& signals,
+                      const std::function<Status()>& attempt) {
+  std::chrono::milliseconds delay(200);
+  const auto started = std::chrono::steady_clock::now();
+  auto lastLog = started - std::chrono::hours(1);
+  for (int tries = 1;; ++tries) {
+    Status s = attempt();
+    if (s.ok() || !retriable(s)) return s;
+    const auto now = std::chrono::steady_clock::now();
+    if (delay < std::chrono::seconds(10) || now - lastLog >= std::chrono::minutes(1)) {
+      lastLog = now;
+      LOG_WARN("{} (try {}, {} s so far): {}; retrying in {} ms", what, tries,
+               std::chrono::duration_cast<std::chrono::seconds>(now - started).count(),
+               s.message(), delay.count());
+    }
+    if (signalledWithin(signals, delay)) return Status::Unavailable(what + ": interrupted");
+    delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(10));
+  }
+}
+
 // Trusts the server (CA file or CA hash of the join token), then, over TLS, trades the join
 // token for the node's client certificate (node_credentials.h) and checks that the server
-// accepts the credential. Over plain HTTP the join token stays the credential.
-Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOptions& opts) {
+// accepts the credential. Over plain HTTP the join token stays the credential. An unreachable
+// or starting server is waited for (retryUntilDone); a refused credential ends the join.
+Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOptions& opts,
+                                  const sigset_t& signals) {
   std::string caFilePem;
   if (!f.caFile.empty()) {
     auto pem = pki::readPemFile(f.caFile);
@@ -154,17 +196,13 @@ Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOpt
     caFilePem = *pem;
   }
   JoinedCluster j;
-  // The server may still be starting: /cacerts is retried for a while.
-  for (int attempt = 0;; ++attempt) {
+  Status s = retryUntilDone("cluster CA from " + f.server, signals, [&] {
     auto trust =
         kubelet::discoverServerTrust(f.server, caFilePem, f.token, f.insecureSkipTlsVerify);
-    if (trust.ok()) {
-      j.trust = *trust;
-      break;
-    }
-    if (trust.status().code() != 503 || attempt == 100) return trust.status();
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+    if (trust.ok()) j.trust = *trust;
+    return trust.status();
+  });
+  if (!s.ok()) return s;
   j.clients = [server = f.server, token = f.token, trust = j.trust](const pki::KeyAndCert* cert) {
     client::ClientConfig config;
     config.servers = server;
@@ -185,36 +223,26 @@ Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOpt
     co.nodeName = opts.nodeName;
     co.servingIps = {opts.hostIP};
     j.credentials = std::make_unique<kubelet::NodeCredentials>(co);
-    for (int attempt = 0;; ++attempt) {
+    s = retryUntilDone("node client certificate", signals, [&] {
       auto cert = j.credentials->ensureClientCertificate(j.clients);
-      if (cert.ok()) {
-        j.clientCertificate = *cert;
-        break;
-      }
-      if (cert.status().code() == 401)
-        return Status::Unauthorized("the server at " + f.server + " refused the join token");
-      // The server answers but its controllers may still be starting: retry unavailability.
-      if (cert.status().code() != 503 || attempt == 20)
-        return Status(cert.status().code(), cert.status().reason(),
-                      "no node credential: " + cert.status().message());
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-    }
+      if (cert.ok()) j.clientCertificate = *cert;
+      return cert.status();
+    });
+    if (s.code() == 401)
+      return Status::Unauthorized("the server at " + f.server + " refused the join token");
+    if (!s.ok())
+      return Status(s.code(), s.reason(), "no node credential: " + s.message());
     j.client = j.clients(&*j.clientCertificate);
   } else {
     j.client = j.clients(nullptr);
   }
   // Join: the server must answer and accept the credential before anything starts.
-  for (int attempt = 0;; ++attempt) {
-    auto v = j.client->request("GET", "/version");
-    if (v.ok()) break;
-    if (v.status().code() == 401)
-      return Status::Unauthorized("the server at " + f.server + " refused the " +
-                                  (tls ? "node's client certificate" : "join token"));
-    if (attempt == 100)
-      return Status::Unavailable("the server at " + f.server +
-                                 " does not answer: " + v.status().message());
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  s = retryUntilDone("API server " + f.server, signals,
+                     [&] { return j.client->request("GET", "/version").status(); });
+  if (s.code() == 401)
+    return Status::Unauthorized("the server at " + f.server + " refused the " +
+                                (tls ? "node's client certificate" : "join token"));
+  if (!s.ok()) return s;
   return j;
 }
 
@@ -259,7 +287,7 @@ int runAgent(AgentFlags f) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
 
-  auto joined = joinCluster(f, opts);
+  auto joined = joinCluster(f, opts, signals);
   if (!joined.ok()) {
     LOG_ERROR("{}", joined.status().message());
     return 1;
@@ -302,7 +330,8 @@ int runAgent(AgentFlags f) {
   }
   opts.registerTaints = extras.taints;
   kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
-  s = kubeletCore.start();
+  // The server may be unreachable for a while (restarting, failing over): wait for it.
+  s = retryUntilDone("starting the kubelet", signals, [&] { return kubeletCore.start(); });
   if (!s.ok()) {
     LOG_ERROR("cannot start the kubelet: {}", s.toString());
     return 1;

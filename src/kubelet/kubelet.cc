@@ -82,8 +82,11 @@ Status Kubelet::start() {
                           [this](const json&, const json& p) { queue_.add(podKey(p)); },
                           [this](const json& p) { queue_.add(podKey(p)); }});
   informer_->start();
-  if (!informer_->waitForSync(std::chrono::seconds(30)))
+  if (!informer_->waitForSync(std::chrono::seconds(30))) {
+    informer_->stop();  // start() may be called again
+    informer_.reset();
     return Status::Unavailable("pods of node " + options_.nodeName + " could not be listed");
+  }
   // Pods deleted while the agent was down go before any new work starts.
   housekeeping();
   for (int i = 0; i < std::max(1, options_.workers); ++i)

@@ -68,6 +68,8 @@ class Kubelet : public server::PodLookup {
   Kubelet(const Kubelet&) = delete;
   Kubelet& operator=(const Kubelet&) = delete;
 
+  // Registers the node and starts the pod workers once the node's pods are listed. A failure
+  // (the API server unreachable) leaves nothing running, so start() may be called again.
   Status start();
   void stop();
 

@@ -1,4 +1,4 @@
-// Schemas of apps/v1 (Deployment, ReplicaSet) and batch/v1 (Job).
+// Schemas of apps/v1 (Deployment, ReplicaSet) and batch/v1 (Job, CronJob).
 #include "api/schema/schema_texts.h"
 
 namespace minik8s::api::schema {
@@ -104,6 +104,25 @@ JobCondition: A condition of a job.
   lastTransitionTime date-time: Last status change.
   reason string: Machine-readable reason.
   message string: Human-readable details.
+CronJob @batch/v1 +list: A CronJob creates Jobs on a repeating schedule.
+  spec CronJobSpec: Desired behavior of the cron job, including the schedule.
+  status CronJobStatus: Current status of the cron job.
+CronJobSpec: Desired state of a cron job.
+  schedule! string: The schedule in Cron format (five fields, or @hourly, @daily...).
+  timeZone string: IANA time zone of the schedule, e.g. Europe/Berlin. Default: the controller's (UTC).
+  startingDeadlineSeconds int64: Seconds after a missed scheduled time within which the job may still start.
+  concurrencyPolicy string: Allow (default), Forbid or Replace concurrent runs.
+  suspend boolean: Do not start new jobs while true. Default false.
+  jobTemplate! JobTemplateSpec: The job to create at each scheduled time.
+  successfulJobsHistoryLimit int32: Finished successful jobs kept. Default 3.
+  failedJobsHistoryLimit int32: Finished failed jobs kept. Default 1.
+JobTemplateSpec: A job created from a template.
+  metadata ObjectMeta: Metadata of the jobs created.
+  spec JobSpec: Specification of the jobs created.
+CronJobStatus: Observed state of a cron job.
+  active []ObjectReference: Jobs that are running.
+  lastScheduleTime date-time: When a job was last successfully scheduled.
+  lastSuccessfulTime date-time: When a job last completed successfully.
 )schema";
 }
 

@@ -48,6 +48,7 @@ void validateEndpoints(FieldErrors& errs, const json& obj, const json* old);
 void validateDeployment(FieldErrors& errs, const json& obj, const json* old);
 void validateReplicaSet(FieldErrors& errs, const json& obj, const json* old);
 void validateJob(FieldErrors& errs, const json& obj, const json* old);
+void validateCronJob(FieldErrors& errs, const json& obj, const json* old);
 void validateHorizontalPodAutoscaler(FieldErrors& errs, const json& obj, const json* old);
 void validateLease(FieldErrors& errs, const json& obj, const json* old);
 void validateEndpointSlice(FieldErrors& errs, const json& obj, const json* old);

@@ -31,6 +31,7 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"apps", "Deployment", validation::validateDeployment},
       {"apps", "ReplicaSet", validation::validateReplicaSet},
       {"batch", "Job", validation::validateJob},
+      {"batch", "CronJob", validation::validateCronJob},
       {"autoscaling", "HorizontalPodAutoscaler", validation::validateHorizontalPodAutoscaler},
       {"coordination.k8s.io", "Lease", validation::validateLease},
       {"discovery.k8s.io", "EndpointSlice", validation::validateEndpointSlice},

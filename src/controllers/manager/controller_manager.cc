@@ -10,6 +10,8 @@
 #include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
+#include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/job/job_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
@@ -80,13 +82,31 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
   dOpts.events = deploymentEvents_.get();
   deploymentController_ =
       std::make_unique<DeploymentController>(rest_, *deployments_, *replicaSets_, *pods_, dOpts);
+  if (options_.enableJobs) {
+    jobs_ = std::make_unique<client::Informer>(rest_, res::kJobs);
+    jobEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "job-controller"});
+    JobControllerOptions jOpts;
+    jOpts.workers = options_.workersPerController;
+    jOpts.events = jobEvents_.get();
+    jobController_ = std::make_unique<JobController>(rest_, *jobs_, *pods_, jOpts);
+    ttlAfterFinished_ = std::make_unique<TtlAfterFinishedController>(rest_, *jobs_);
+    addNamespaceIndex(*jobs_);
+    cronJobs_ = std::make_unique<client::Informer>(rest_, kCronJobs);
+    cronJobEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "cronjob-controller"});
+    CronJobControllerOptions cOpts;
+    cOpts.events = cronJobEvents_.get();
+    cronJobController_ = std::make_unique<CronJobController>(rest_, *cronJobs_, *jobs_, cOpts);
+  }
   if (options_.enableGarbageCollector) {
-    garbageCollector_ = std::make_unique<GarbageCollector>(
-        rest_,
-        std::vector<GcKind>{{"Pod", res::kPods, pods_.get()},
-                            {"ReplicaSet", res::kReplicaSets, replicaSets_.get()},
-                            {"Deployment", res::kDeployments, deployments_.get()}},
-        options_.workersPerController);
+    std::vector<GcKind> kinds = {{"Pod", res::kPods, pods_.get()},
+                                 {"ReplicaSet", res::kReplicaSets, replicaSets_.get()},
+                                 {"Deployment", res::kDeployments, deployments_.get()}};
+    if (jobs_) kinds.push_back({"Job", res::kJobs, jobs_.get()});
+    if (cronJobs_) kinds.push_back({"CronJob", kCronJobs, cronJobs_.get()});
+    garbageCollector_ =
+        std::make_unique<GarbageCollector>(rest_, std::move(kinds), options_.workersPerController);
   }
   if (options_.enableNodeIpam || options_.enableNodeLifecycle || options_.enablePodGc) {
     nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
@@ -152,10 +172,14 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
 ControllerManager::~ControllerManager() { stop(); }
 
 Status ControllerManager::start() {
-  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->start();
+  for (auto* inf :
+       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get()}) {
+    if (inf) inf->start();
+  }
   started_ = true;
-  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) {
-    if (!inf->waitForSync(options_.syncTimeout)) {
+  for (auto* inf :
+       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get()}) {
+    if (inf && !inf->waitForSync(options_.syncTimeout)) {
       return Status::Unavailable("controller-manager: informer caches did not sync from " +
                                  rest_.baseUrl());
     }
@@ -197,8 +221,12 @@ Status ControllerManager::start() {
   if (csrSigning_) csrSigning_->start();
   replicaSetController_->start();
   deploymentController_->start();
+  if (jobController_) jobController_->start();
+  if (ttlAfterFinished_) ttlAfterFinished_->start();
+  if (cronJobController_) cronJobController_->start();
   if (garbageCollector_) garbageCollector_->start();
-  LOG_INFO("controller-manager: replicaset, deployment{} controllers running against {}",
+  LOG_INFO("controller-manager: replicaset, deployment{}{} controllers running against {}",
+           jobController_ ? ", job, cronjob, ttl-after-finished" : "",
            garbageCollector_ ? ", garbage-collector" : "", rest_.baseUrl());
   return Status::Ok();
 }
@@ -208,6 +236,9 @@ void ControllerManager::stop() {
   started_ = false;
   replicaSetController_->stop();
   deploymentController_->stop();
+  if (jobController_) jobController_->stop();
+  if (ttlAfterFinished_) ttlAfterFinished_->stop();
+  if (cronJobController_) cronJobController_->stop();
   if (garbageCollector_) garbageCollector_->stop();
   if (endpointsController_) endpointsController_->stop();
   if (endpointSliceController_) endpointSliceController_->stop();
@@ -228,7 +259,10 @@ void ControllerManager::stop() {
     if (inf) inf->stop();
   }
   if (nodes_) nodes_->stop();
-  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get()}) inf->stop();
+  for (auto* inf :
+       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get()}) {
+    if (inf) inf->stop();
+  }
 }
 
 }  // namespace minik8s::controllers

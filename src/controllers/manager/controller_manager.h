@@ -1,5 +1,5 @@
-// ControllerManager: runs the workload controllers (ReplicaSet, Deployment, garbage collector)
-// over one set of shared informers (pods, replicasets, deployments in all namespaces), as
+// ControllerManager: runs the workload controllers (ReplicaSet, Deployment, Job, CronJob,
+// garbage collector) over one set of shared informers (pods, replicasets, deployments, jobs), as
 // kube-controller-manager does. `minik8s server` runs it in-process; `minik8s
 // controller-manager --server URL` runs it alone. It only talks to the API server through the
 // RestClient, so it is restart-safe: start() lists everything and converges.
@@ -26,6 +26,9 @@ class EndpointSliceController;
 class NodeIpamController;
 class NodeLifecycleController;
 class PodGcController;
+class JobController;
+class CronJobController;
+class TtlAfterFinishedController;
 class ServiceAccountsController;
 class RootCaPublisher;
 namespace certificates {
@@ -72,6 +75,8 @@ class ControllerManager {
     // cluster CA (--cluster-signing-cert-file/-key-file) when it is given.
     bool enableCsrApproving = true;
     pki::KeyAndCert signingCa;
+    // Jobs and CronJobs (batch/v1), and the TTL-after-finished controller.
+    bool enableJobs = true;
   };
 
   ControllerManager(client::RestClient& rest, Options options);
@@ -112,6 +117,13 @@ class ControllerManager {
   std::unique_ptr<RootCaPublisher> rootCaPublisher_;
   std::unique_ptr<certificates::CsrApprovingController> csrApproving_;
   std::unique_ptr<certificates::CsrSigningController> csrSigning_;
+  std::unique_ptr<client::Informer> jobs_;
+  std::unique_ptr<client::ApiEventRecorder> jobEvents_;
+  std::unique_ptr<JobController> jobController_;
+  std::unique_ptr<TtlAfterFinishedController> ttlAfterFinished_;
+  std::unique_ptr<client::Informer> cronJobs_;
+  std::unique_ptr<client::ApiEventRecorder> cronJobEvents_;
+  std::unique_ptr<CronJobController> cronJobController_;
   bool started_ = false;
 };
 
