@@ -31,11 +31,26 @@ struct Field {
 const Field kMinute{"minute", 0, 59, {}};
 const Field kHour{"hour", 0, 23, {}};
 const Field kDom{"day of month", 1, 31, {}};
-const Field kMonth{"month", 1, 12, {{"jan", 1}, {"feb", 2}, {"mar", 3}, {"apr", 4},
-                                    {"may", 5}, {"jun", 6}, {"jul", 7}, {"aug", 8},
-                                    {"sep", 9}, {"oct", 10}, {"nov", 11}, {"dec", 12}}};
-const Field kDow{"day of week", 0, 6, {{"sun", 0}, {"mon", 1}, {"tue", 2}, {"wed", 3},
-                                       {"thu", 4}, {"fri", 5}, {"sat", 6}}};
+const Field kMonth{"month",
+                   1,
+                   12,
+                   {{"jan", 1},
+                    {"feb", 2},
+                    {"mar", 3},
+                    {"apr", 4},
+                    {"may", 5},
+                    {"jun", 6},
+                    {"jul", 7},
+                    {"aug", 8},
+                    {"sep", 9},
+                    {"oct", 10},
+                    {"nov", 11},
+                    {"dec", 12}}};
+const Field kDow{
+    "day of week",
+    0,
+    6,
+    {{"sun", 0}, {"mon", 1}, {"tue", 2}, {"wed", 3}, {"thu", 4}, {"fri", 5}, {"sat", 6}}};
 
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
@@ -53,8 +68,8 @@ Result<int> number(const std::string& text, const Field& f, const std::string& e
   if (auto it = f.names.find(lower); it != f.names.end()) return it->second;
   if (text.empty() || text.size() > 9 ||
       text.find_first_not_of("0123456789") != std::string::npos) {
-    return Status::BadRequest("failed to parse int from " + text + ": invalid syntax in " +
-                              f.name + " field " + expr);
+    return Status::BadRequest("failed to parse int from " + text + ": invalid syntax in " + f.name +
+                              " field " + expr);
   }
   return std::stoi(text);
 }
@@ -90,8 +105,8 @@ Status parseRange(const std::string& expr, const Field& f, uint64_t& bits, bool&
     all = false;
   }
   if (start < f.min)
-    return Status::BadRequest("beginning of range (" + std::to_string(start) +
-                              ") below minimum (" + std::to_string(f.min) + "): " + expr);
+    return Status::BadRequest("beginning of range (" + std::to_string(start) + ") below minimum (" +
+                              std::to_string(f.min) + "): " + expr);
   if (end > f.max)
     return Status::BadRequest("end of range (" + std::to_string(end) + ") above maximum (" +
                               std::to_string(f.max) + "): " + expr);
@@ -108,7 +123,8 @@ Status parseField(const std::string& text, const Field& f, uint64_t& bits, bool&
   bits = 0;
   star = false;
   for (const auto& part : split(text, ',')) {
-    if (part.empty()) return Status::BadRequest(std::string("empty value in ") + f.name + ": " + text);
+    if (part.empty())
+      return Status::BadRequest(std::string("empty value in ") + f.name + ": " + text);
     Status s = parseRange(part, f, bits, star);
     if (!s.ok()) return s;
   }
@@ -177,7 +193,8 @@ Result<std::shared_ptr<const TimeZone>> TimeZone::load(const std::string& name,
     return std::shared_ptr<const TimeZone>(z);
   }
   if (name.front() == '/' || name.find("..") != std::string::npos ||
-      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/_+-") !=
+      name.find_first_not_of(
+          "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/_+-") !=
           std::string::npos) {
     return Status::BadRequest("invalid time zone name " + name);
   }
@@ -247,8 +264,7 @@ Result<CronSchedule> CronSchedule::parse(const std::string& text) {
       {"@hourly", "0 * * * *"}};
   if (spec.front() == '@') {
     auto it = descriptors.find(spec);
-    if (it == descriptors.end())
-      return Status::BadRequest("unrecognized descriptor: " + spec);
+    if (it == descriptors.end()) return Status::BadRequest("unrecognized descriptor: " + spec);
     spec = it->second;
   }
   std::vector<std::string> fields;
@@ -264,8 +280,7 @@ Result<CronSchedule> CronSchedule::parse(const std::string& text) {
   bool ignored = false;
   for (auto [i, field, bits, star] :
        {std::tuple{0, &kMinute, &s.minutes_, &ignored}, std::tuple{1, &kHour, &s.hours_, &ignored},
-        std::tuple{2, &kDom, &s.days_, &s.daysStar_},
-        std::tuple{3, &kMonth, &s.months_, &ignored},
+        std::tuple{2, &kDom, &s.days_, &s.daysStar_}, std::tuple{3, &kMonth, &s.months_, &ignored},
         std::tuple{4, &kDow, &s.weekdays_, &s.weekdaysStar_}}) {
     Status st = parseField(fields[static_cast<size_t>(i)], *field, *bits, *star);
     if (!st.ok()) return st;

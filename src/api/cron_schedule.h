@@ -28,9 +28,8 @@ class TimeZone {
   static const TimeZone& utc();
   // "Europe/Berlin", "UTC", "Etc/GMT+5"... NotFound (with the name) when unknown; BadRequest
   // when the name is not a zone name (absolute, "..").
-  static Result<std::shared_ptr<const TimeZone>> load(const std::string& name,
-                                                       const std::string& zoneinfoDir =
-                                                           "/usr/share/zoneinfo");
+  static Result<std::shared_ptr<const TimeZone>> load(
+      const std::string& name, const std::string& zoneinfoDir = "/usr/share/zoneinfo");
   // Parses the contents of a TZif file.
   static Result<std::shared_ptr<const TimeZone>> fromTzif(const std::string& name,
                                                           const std::string& bytes);

@@ -1,8 +1,9 @@
 #include "api/defaults.h"
-#include "api/volume_sources.h"
 
 #include <string>
 #include <string_view>
+
+#include "api/volume_sources.h"
 
 namespace minik8s::api {
 namespace {
@@ -106,7 +107,6 @@ void defaultContainer(json& c) {
     }
   }
 }
-
 
 void defaultVolume(json& v) {
   if (!v.is_object()) return;
@@ -224,6 +224,23 @@ void defaultDeployment(json& obj) {
   }
   setDefault(*spec, "revisionHistoryLimit", 10);
   setDefault(*spec, "progressDeadlineSeconds", 600);
+  defaultPodTemplate(*spec, {});
+  defaultLabelsFromTemplate(obj, *spec);
+}
+
+void defaultDaemonSet(json& obj) {
+  json* spec = objectField(obj, "spec");
+  if (!spec) return;
+  if (json* strategy = objectField(*spec, "updateStrategy")) {
+    setDefault(*strategy, "type", "RollingUpdate");
+    if ((*strategy)["type"] == "RollingUpdate") {
+      if (json* rolling = objectField(*strategy, "rollingUpdate")) {
+        setDefault(*rolling, "maxUnavailable", 1);
+        setDefault(*rolling, "maxSurge", 0);
+      }
+    }
+  }
+  setDefault(*spec, "revisionHistoryLimit", 10);
   defaultPodTemplate(*spec, {});
   defaultLabelsFromTemplate(obj, *spec);
 }
@@ -400,6 +417,8 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
       defaultDeployment(obj);
     else if (k == "ReplicaSet")
       defaultReplicaSet(obj);
+    else if (k == "DaemonSet")
+      defaultDaemonSet(obj);
   } else if (r.group == "batch" && k == "Job") {
     defaultJob(obj);
   } else if (r.group == "batch" && k == "CronJob") {

@@ -183,6 +183,15 @@ std::vector<ResourceInfo> builtinResources() {
     r.subresources = {scaleSubresource(), statusOf(r)};
     out.push_back(r);
   }
+  {
+    auto r = resource("apps", "v1", "DaemonSet", "daemonsets", "daemonset");
+    r.shortNames = {"ds"};
+    r.categories = {"all"};
+    r.subresources = {statusOf(r)};
+    out.push_back(r);
+  }
+  out.push_back(
+      resource("apps", "v1", "ControllerRevision", "controllerrevisions", "controllerrevision"));
 
   // autoscaling: v2 is preferred and stored; v1 is served by conversion.
   for (const char* version : {"v2", "v1"}) {

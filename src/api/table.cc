@@ -1,6 +1,7 @@
 #include "api/table.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
 #include <set>
@@ -63,6 +64,38 @@ json deploymentCells(const json& obj, const json& meta, TimePoint now) {
                       integer(status, "updatedReplicas"), integer(status, "availableReplicas"),
                       age(meta, now), containerNames(podSpec), containerImages(podSpec),
                       labelSelectorString(object(spec, "selector"))});
+}
+
+json daemonSetCells(const json& obj, const json& meta, TimePoint now) {
+  const json& spec = object(obj, "spec");
+  const json& status = object(obj, "status");
+  const json& podSpec = object(object(spec, "template"), "spec");
+  std::string nodeSelector;
+  for (const auto& [k, v] : object(podSpec, "nodeSelector").items()) {
+    if (!nodeSelector.empty()) nodeSelector += ",";
+    nodeSelector += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return json::array({str(meta, "name"), integer(status, "desiredNumberScheduled"),
+                      integer(status, "currentNumberScheduled"), integer(status, "numberReady"),
+                      integer(status, "updatedNumberScheduled"), integer(status, "numberAvailable"),
+                      orNone(nodeSelector), age(meta, now), containerNames(podSpec),
+                      containerImages(podSpec),
+                      orNone(labelSelectorString(object(spec, "selector")))});
+}
+
+json controllerRevisionCells(const json& obj, const json& meta, TimePoint now) {
+  std::string controller = "<none>";
+  for (const auto& ref : array(meta, "ownerReferences")) {
+    if (ref.value("controller", false)) {
+      std::string group = str(ref, "apiVersion");
+      group = group.find('/') == std::string::npos ? "" : "." + group.substr(0, group.find('/'));
+      std::string kind = str(ref, "kind");
+      std::transform(kind.begin(), kind.end(), kind.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      controller = kind + group + "/" + str(ref, "name");
+    }
+  }
+  return json::array({str(meta, "name"), controller, integer(obj, "revision"), age(meta, now)});
 }
 
 json replicaSetCells(const json& obj, const json& meta, TimePoint now) {
@@ -461,6 +494,20 @@ const std::map<std::string, Printer>& printersByKind() {
          col("Ready", "Number of pods with a Ready condition.", "integer"), ageColumn(), containers,
          images, wide("Selector", "Label selector for pods.")},
         replicaSetCells};
+    p["DaemonSet"] = {
+        {nameColumn(),
+         col("Desired", "The number of nodes that should be running the daemon pod.", "integer"),
+         col("Current", "The number of nodes running at least one daemon pod.", "integer"),
+         col("Ready", "The number of nodes with a ready daemon pod.", "integer"),
+         col("Up-to-date", "The number of nodes running the updated daemon pod.", "integer"),
+         col("Available", "The number of nodes with an available daemon pod.", "integer"),
+         col("Node Selector", "The node selector of the daemon pods."), ageColumn(), containers,
+         images, wide("Selector", "Label selector for pods.")},
+        daemonSetCells};
+    p["ControllerRevision"] = {
+        {nameColumn(), col("Controller", "The owner of this ControllerRevision."),
+         col("Revision", "The revision number.", "integer"), ageColumn()},
+        controllerRevisionCells};
     p["Job"] = {{nameColumn(), col("Status", "Status of the job."),
                  col("Completions", "The number of pods which reached phase Succeeded."),
                  col("Duration", "Time required to complete the job."), ageColumn(), containers,

@@ -7,8 +7,8 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -175,8 +175,8 @@ Status retryUntilDone(const std::string& what, const sigset_t& signals,
     if (delay < std::chrono::seconds(10) || now - lastLog >= std::chrono::minutes(1)) {
       lastLog = now;
       LOG_WARN("{} (try {}, {} s so far): {}; retrying in {} ms", what, tries,
-               std::chrono::duration_cast<std::chrono::seconds>(now - started).count(),
-               s.message(), delay.count());
+               std::chrono::duration_cast<std::chrono::seconds>(now - started).count(), s.message(),
+               delay.count());
     }
     if (signalledWithin(signals, delay)) return Status::Unavailable(what + ": interrupted");
     delay = std::min<std::chrono::milliseconds>(delay * 2, std::chrono::seconds(10));
@@ -230,8 +230,7 @@ Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOpt
     });
     if (s.code() == 401)
       return Status::Unauthorized("the server at " + f.server + " refused the join token");
-    if (!s.ok())
-      return Status(s.code(), s.reason(), "no node credential: " + s.message());
+    if (!s.ok()) return Status(s.code(), s.reason(), "no node credential: " + s.message());
     j.client = j.clients(&*j.clientCertificate);
   } else {
     j.client = j.clients(nullptr);

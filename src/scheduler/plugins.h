@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 
+#include "api/node_placement.h"
 #include "scheduler/framework.h"
 
 namespace minik8s::scheduler {
@@ -40,10 +41,9 @@ const std::map<std::string, ScoreFactory>& scorePlugins();
 // The default profile's filter order.
 const std::vector<std::string>& defaultFilterOrder();
 
-// Whether `tolerations` (a pod's spec.tolerations) tolerate `taint` ({key, value, effect}).
-bool toleratesTaint(const json& tolerations, const json& taint);
-
-// Whether a node's labels/name satisfy a pod's nodeSelector and required node affinity.
-bool matchesNodeSelectorAndAffinity(const json& pod, const json& node);
+// Taints and node affinity: the rules live in api/node_placement.h (the DaemonSet controller
+// shares them).
+using api::matchesNodeSelectorAndAffinity;
+using api::toleratesTaint;
 
 }  // namespace minik8s::scheduler

@@ -99,7 +99,12 @@ second_start=$(kubectl get pods -l job-name=failing --sort-by=.metadata.creation
   -o jsonpath='{.items[1].metadata.creationTimestamp}')
 gap=$(($(date -d "$second_start" +%s) - $(date -d "$first_end" +%s)))
 echo "second pod created $gap s after the first failed"
-((gap >= 9)) || fail "no back-off between the failed pods ($gap s)"
+((gap >= 9)) || {
+  fail "no back-off between the failed pods ($gap s)"
+  kubectl get events --field-selector involvedObject.name=failing
+  kubectl get pods -l job-name=failing -o wide
+  kubectl get job failing -o yaml
+}
 
 step "podFailurePolicy FailJob on exit code 42"
 kubectl apply -f - >/dev/null <<YAML

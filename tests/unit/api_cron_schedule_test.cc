@@ -34,7 +34,8 @@ std::string error(const std::string& spec) {
 TEST(CronScheduleTest, FieldsListsRangesAndSteps) {
   EXPECT_EQ(next("* * * * *", "2026-01-01T10:07:30Z"), "2026-01-01T10:08:00Z");
   EXPECT_EQ(next("*/15 * * * *", "2026-01-01T10:07:00Z"), "2026-01-01T10:15:00Z");
-  EXPECT_EQ(next("*/15 * * * *", "2026-01-01T10:15:00Z"), "2026-01-01T10:30:00Z");  // strictly after
+  EXPECT_EQ(next("*/15 * * * *", "2026-01-01T10:15:00Z"),
+            "2026-01-01T10:30:00Z");  // strictly after
   EXPECT_EQ(next("5,35 9-17/4 * * *", "2026-01-01T09:40:00Z"), "2026-01-01T13:05:00Z");
   EXPECT_EQ(next("10/20 * * * *", "2026-01-01T00:31:00Z"), "2026-01-01T00:50:00Z");  // 10-59/20
   EXPECT_EQ(next("0 0 29 2 *", "2026-01-01T00:00:00Z"), "2028-02-29T00:00:00Z");
@@ -89,7 +90,7 @@ TEST(CronTimeZoneTest, LoadsTzdataAndRefusesBadNames) {
 
 TEST(CronTimeZoneTest, ScheduleRunsOnLocalWallClock) {
   EXPECT_EQ(next("0 9 * * 1-5", "2026-01-02T12:00:00Z", "Europe/Berlin"),  // Friday, after 9:00
-            "2026-01-05T08:00:00Z");                                        // Monday 9:00 CET
+            "2026-01-05T08:00:00Z");                                       // Monday 9:00 CET
   EXPECT_EQ(next("0 9 * * *", "2026-07-01T00:00:00Z", "Europe/Berlin"), "2026-07-01T07:00:00Z");
   EXPECT_EQ(next("30 5 * * *", "2026-01-01T00:00:00Z", "Asia/Kolkata"),  // +05:30
             "2026-01-02T00:00:00Z");
@@ -105,10 +106,8 @@ TEST(CronTimeZoneTest, SpringForwardSkipsAndFallBackRepeats) {
             "2026-11-01T05:30:00Z");  // 1:30 EDT
   EXPECT_EQ(next("30 1 * * *", "2026-11-01T05:30:00Z", "America/New_York"),
             "2026-11-01T06:30:00Z");  // 1:30 EST, the repeated hour
-  EXPECT_EQ(next("30 1 * * *", "2026-11-01T06:30:00Z", "America/New_York"),
-            "2026-11-02T06:30:00Z");
-  EXPECT_EQ(next("0 0 * * *", "2026-03-07T12:00:00Z", "America/New_York"),
-            "2026-03-08T05:00:00Z");
+  EXPECT_EQ(next("30 1 * * *", "2026-11-01T06:30:00Z", "America/New_York"), "2026-11-02T06:30:00Z");
+  EXPECT_EQ(next("0 0 * * *", "2026-03-07T12:00:00Z", "America/New_York"), "2026-03-08T05:00:00Z");
 }
 
 }  // namespace

@@ -48,13 +48,12 @@ class CronJobControllerTest : public ::testing::Test {
   // is the first run of "* * * * *" at the latest).
   void createCronJob(const std::string& name, json spec) {
     if (!spec.contains("schedule")) spec["schedule"] = "* * * * *";
-    spec["jobTemplate"] = {
-        {"metadata", {{"labels", {{"app", name}}}}},
-        {"spec",
-         {{"template",
-           {{"spec",
-             {{"restartPolicy", "Never"},
-              {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}}}}}};
+    spec["jobTemplate"] = {{"metadata", {{"labels", {{"app", name}}}}},
+                           {"spec",
+                            {{"template",
+                              {{"spec",
+                                {{"restartPolicy", "Never"},
+                                 {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}}}}}};
     json cj = {{"apiVersion", "batch/v1"},
                {"kind", "CronJob"},
                {"metadata", {{"name", name}}},
@@ -236,9 +235,9 @@ TEST_F(CronJobControllerTest, HistoryLimitsKeepTheNewestFinishedJobs) {
     finishJob(name, i != 2 && i != 4, formatRfc3339(first + std::chrono::minutes(i)));
   }
   pass("hist");
-  EXPECT_EQ(jobNames(), (std::vector<std::string>{jobFor("hist", first + 1min),
-                                                  jobFor("hist", first + 3min),
-                                                  jobFor("hist", first + 4min)}));
+  EXPECT_EQ(jobNames(),
+            (std::vector<std::string>{jobFor("hist", first + 1min), jobFor("hist", first + 3min),
+                                      jobFor("hist", first + 4min)}));
   EXPECT_GE(countEvents("SuccessfulDelete"), 2);
   EXPECT_FALSE(getCronJob("hist")["status"].contains("active"));
 }

@@ -28,7 +28,7 @@ TEST(JobIndexesTest, ParseAndFormatAsKubernetesWritesThem) {
   EXPECT_EQ(job::formatIndexes({3}), "3");
   EXPECT_EQ(job::parseIndexes("0-2,5,7-8"), (std::set<int64_t>{0, 1, 2, 5, 7, 8}));
   EXPECT_EQ(job::parseIndexes("1,x,3-2,4"), (std::set<int64_t>{1, 4}));  // malformed parts go
-  EXPECT_EQ(job::parseIndexes("0-9", 3), (std::set<int64_t>{0, 1, 2}));   // beyond completions
+  EXPECT_EQ(job::parseIndexes("0-9", 3), (std::set<int64_t>{0, 1, 2}));  // beyond completions
   EXPECT_TRUE(job::parseIndexes("").empty());
 }
 
@@ -60,8 +60,9 @@ TEST(JobPodFailurePolicyTest, FirstMatchingRuleDecides) {
         {{"action", "Count"}, {"onExitCodes", {{"operator", "NotIn"}, {"values", {1, 2}}}}}}}};
   auto m = job::matchPodFailurePolicy(policy, terminatedPod("main", 42));
   EXPECT_EQ(m.action, job::FailureAction::kFailJob);
-  EXPECT_EQ(m.message,
-            "Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 1");
+  EXPECT_EQ(
+      m.message,
+      "Container main for pod ns/p failed with exit code 42 matching FailJob rule at index 1");
   // Another container with 42 is not "main"; NotIn {1,2} counts it.
   EXPECT_EQ(job::matchPodFailurePolicy(policy, terminatedPod("side", 42)).action,
             job::FailureAction::kCount);
@@ -73,8 +74,9 @@ TEST(JobPodFailurePolicyTest, FirstMatchingRuleDecides) {
       terminatedPod("main", 1, {{{"type", "DisruptionTarget"}, {"status", "False"}}});
   EXPECT_EQ(job::matchPodFailurePolicy(policy, notDisrupted).action, job::FailureAction::kCount);
   // Exit code 0 never matches an exit-code rule.
-  json zero = {{"rules", {{{"action", "FailJob"},
-                           {"onExitCodes", {{"operator", "NotIn"}, {"values", {1}}}}}}}};
+  json zero = {
+      {"rules",
+       {{{"action", "FailJob"}, {"onExitCodes", {{"operator", "NotIn"}, {"values", {1}}}}}}}};
   EXPECT_EQ(job::matchPodFailurePolicy(zero, terminatedPod("main", 0)).action,
             job::FailureAction::kCount);
 }
@@ -82,8 +84,9 @@ TEST(JobPodFailurePolicyTest, FirstMatchingRuleDecides) {
 TEST(JobFinishTimeTest, CompletionTimeOrTheConditionsTransition) {
   json j = {{"status",
              {{"conditions",
-               {{{"type", "Failed"}, {"status", "True"}, {"lastTransitionTime",
-                                                          "2024-01-01T00:00:10Z"}}}}}}};
+               {{{"type", "Failed"},
+                 {"status", "True"},
+                 {"lastTransitionTime", "2024-01-01T00:00:10Z"}}}}}}};
   EXPECT_TRUE(job::isJobFinished(j));
   EXPECT_EQ(job::jobFinishTime(j), parseRfc3339("2024-01-01T00:00:10Z"));
   j["status"]["conditions"][0]["status"] = "False";
@@ -134,9 +137,9 @@ class JobControllerTest : public ::testing::Test {
   }
 
   json createJob(const std::string& name, json spec) {
-    json tmpl = {{"spec",
-                  {{"restartPolicy", "Never"},
-                   {"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}};
+    json tmpl = {
+        {"spec",
+         {{"restartPolicy", "Never"}, {"containers", {{{"name", "main"}, {"image", "busybox"}}}}}}};
     if (!spec.contains("template")) spec["template"] = tmpl;
     json j = {{"apiVersion", "batch/v1"},
               {"kind", "Job"},
@@ -386,13 +389,15 @@ TEST_F(JobControllerTest, PodFailurePolicyIgnoresDisruptionsAndFailsOnAnExitCode
   pass("pfp");
   auto running = podsOf("pfp");
   ASSERT_EQ(running.size(), 1u);
-  finishPod(running[0], "Failed", 137,
-            {{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "EvictionByEvictionAPI"}}});
+  finishPod(
+      running[0], "Failed", 137,
+      {{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "EvictionByEvictionAPI"}}});
   settle("pfp");
   json j = getJob("pfp");
   EXPECT_EQ(field(j, "failed"), 0) << j.dump();  // ignored: not counted
   running = podsOf("pfp");
-  ASSERT_EQ(running.size(), 1u) << j.dump();  // replaced at once: no back-off from an ignored failure
+  ASSERT_EQ(running.size(), 1u)
+      << j.dump();  // replaced at once: no back-off from an ignored failure
   finishPod(running[0], "Failed", 42);
   settle("pfp");
   j = getJob("pfp");

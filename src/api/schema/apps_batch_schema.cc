@@ -1,4 +1,5 @@
-// Schemas of apps/v1 (Deployment, ReplicaSet) and batch/v1 (Job, CronJob).
+// Schemas of apps/v1 (Deployment, ReplicaSet, DaemonSet, ControllerRevision) and batch/v1 (Job,
+// CronJob).
 #include "api/schema/schema_texts.h"
 
 namespace minik8s::api::schema {
@@ -63,6 +64,41 @@ ReplicaSetCondition: A condition of a ReplicaSet.
   lastTransitionTime date-time: Last status change.
   reason string: Machine-readable reason.
   message string: Human-readable details.
+DaemonSet @apps/v1 +list: A DaemonSet runs a copy of a pod on every eligible node.
+  spec DaemonSetSpec: Desired behavior of the daemon set.
+  status DaemonSetStatus: Most recently observed status of the daemon set.
+DaemonSetSpec: Desired state of a daemon set.
+  selector! LabelSelector: Label selector of the pods; must match the template's labels. Immutable.
+  template! PodTemplateSpec: Template of the pod run on each eligible node.
+  updateStrategy DaemonSetUpdateStrategy: How pods are replaced when the template changes.
+  minReadySeconds int32: Seconds a new pod must be ready to count as available. Default 0.
+  revisionHistoryLimit int32: Old ControllerRevisions kept for rollback. Default 10.
+DaemonSetUpdateStrategy: How a daemon set replaces pods.
+  type string: RollingUpdate (default) or OnDelete.
+  rollingUpdate RollingUpdateDaemonSet: Parameters of RollingUpdate.
+RollingUpdateDaemonSet: Rolling update parameters of a daemon set.
+  maxUnavailable int-or-string: Nodes whose pod may be unavailable during the update, a number or a percentage. Default 1.
+  maxSurge int-or-string: Nodes that may run an old and a new pod at once, a number or a percentage. Default 0.
+DaemonSetStatus: Observed state of a daemon set.
+  currentNumberScheduled! int32: Nodes that run at least one daemon pod and should.
+  numberMisscheduled! int32: Nodes that run a daemon pod but should not.
+  desiredNumberScheduled! int32: Nodes that should run the daemon pod.
+  numberReady! int32: Nodes whose daemon pod is ready.
+  observedGeneration int64: Generation the controller last acted on.
+  updatedNumberScheduled int32: Nodes running the updated daemon pod.
+  numberAvailable int32: Nodes whose daemon pod is available.
+  numberUnavailable int32: Nodes that should run an available daemon pod and do not.
+  collisionCount int32: Count of hash collisions.
+  conditions []DaemonSetCondition: Conditions of the daemon set.
+DaemonSetCondition: A condition of a daemon set.
+  type! string: Type of the condition.
+  status! string: True, False or Unknown.
+  lastTransitionTime date-time: Last status change.
+  reason string: Machine-readable reason.
+  message string: Human-readable details.
+ControllerRevision @apps/v1 +list: An immutable snapshot of state data, kept by DaemonSet and StatefulSet controllers for rollback.
+  data object: The state data (a strategic merge patch of the owner's template).
+  revision! int64: The revision number.
 
 package io.k8s.api.batch.v1
 Job @batch/v1 +list: A Job runs pods until a given number of them complete successfully.

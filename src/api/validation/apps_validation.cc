@@ -1,4 +1,4 @@
-// apps/v1 Deployment and ReplicaSet.
+// apps/v1 Deployment, ReplicaSet, DaemonSet and ControllerRevision.
 #include <string>
 
 #include "api/validation/kinds.h"
@@ -21,8 +21,9 @@ json templateLabels(const json& spec) {
   return labels ? *labels : json();
 }
 
-// The selector/template pair of a Deployment, ReplicaSet (and Job, with its own restart rule).
-void validateSelectorAndTemplate(FieldErrors& errs, const json& spec) {
+// The selector/template pair of a Deployment, ReplicaSet or DaemonSet (`kind` in lower case).
+void validateSelectorAndTemplate(FieldErrors& errs, const json& spec,
+                                 const std::string& kind = "deployment") {
   const json* selector = member(spec, "selector");
   bool selectorOk = false;
   if (!selector || selector->is_null()) {
@@ -30,7 +31,7 @@ void validateSelectorAndTemplate(FieldErrors& errs, const json& spec) {
   } else if (validateLabelSelector(errs, *selector, "spec.selector")) {
     selectorOk = true;
     if (isEmptySelector(*selector)) {
-      errs.invalid("spec.selector", *selector, "empty selector is invalid for deployment");
+      errs.invalid("spec.selector", *selector, "empty selector is invalid for " + kind);
       selectorOk = false;
     }
   }
@@ -113,6 +114,42 @@ void validateStrategy(FieldErrors& errs, const json& spec) {
   }
 }
 
+void validateDaemonSetStrategy(FieldErrors& errs, const json& spec) {
+  const std::string p = "spec.updateStrategy";
+  const json* strategy = errs.object(spec, "updateStrategy", p);
+  const json& st = strategy ? *strategy : kNoObject;
+  auto type = errs.string(st, "type", child(p, "type"));
+  const json* rolling = errs.object(st, "rollingUpdate", child(p, "rollingUpdate"));
+  if (type == "OnDelete") return;
+  if (type != "RollingUpdate") {
+    errs.notSupported(child(p, "type"), type.value_or(""), {"OnDelete", "RollingUpdate"});
+    return;
+  }
+  if (!rolling) {
+    errs.required(child(p, "rollingUpdate"), "this should be defaulted and never be nil");
+    return;
+  }
+  const std::string r = child(p, "rollingUpdate");
+  const json* unavailable =
+      errs.intOrString(*rolling, "maxUnavailable", child(r, "maxUnavailable"));
+  const json* surge = errs.intOrString(*rolling, "maxSurge", child(r, "maxSurge"));
+  bool unavailablePercent = false, surgePercent = false;
+  std::optional<int64_t> u, s;
+  if (unavailable)
+    u = validateIntOrPercent(errs, *unavailable, child(r, "maxUnavailable"), unavailablePercent);
+  if (surge) s = validateIntOrPercent(errs, *surge, child(r, "maxSurge"), surgePercent);
+  if (u.value_or(0) == 0 && s.value_or(0) == 0) {
+    errs.invalid(child(r, "maxUnavailable"), unavailable ? *unavailable : json(),
+                 "may not be 0 when `maxSurge` is 0");
+  }
+  if (u && unavailablePercent && *u > 100) {
+    errs.invalid(child(r, "maxUnavailable"), *unavailable, "must not be greater than 100%");
+  }
+  if (s && surgePercent && *s > 100) {
+    errs.invalid(child(r, "maxSurge"), *surge, "must not be greater than 100%");
+  }
+}
+
 void validateReplicasAndMinReady(FieldErrors& errs, const json& spec) {
   validateNonnegative(errs, errs.integer(spec, "replicas", "spec.replicas"), "spec.replicas");
   validateNonnegative(errs, errs.integer(spec, "minReadySeconds", "spec.minReadySeconds"),
@@ -162,6 +199,36 @@ void validateReplicaSet(FieldErrors& errs, const json& obj, const json* old) {
   if (old) {
     validateObjectMetaUpdate(errs, obj, *old);
     validateSelectorUpdate(errs, obj, *old);
+  }
+}
+
+void validateDaemonSet(FieldErrors& errs, const json& obj, const json* old) {
+  validateObjectMeta(errs, obj, true, nameIsDNSSubdomain);
+  const json* specPtr = errs.object(obj, "spec", "spec");
+  const json& spec = specPtr ? *specPtr : kNoObject;
+  validateSelectorAndTemplate(errs, spec, "daemonset");
+  validateDaemonSetStrategy(errs, spec);
+  for (const char* f : {"minReadySeconds", "revisionHistoryLimit"}) {
+    const std::string p = child("spec", f);
+    validateNonnegative(errs, errs.integer(spec, f, p), p);
+  }
+  if (old) {
+    validateObjectMetaUpdate(errs, obj, *old);
+    validateSelectorUpdate(errs, obj, *old);
+  }
+}
+
+void validateControllerRevision(FieldErrors& errs, const json& obj, const json* old) {
+  validateObjectMeta(errs, obj, true, nameIsDNSSubdomain);
+  auto revision = errs.integer(obj, "revision", "revision");
+  if (!revision) {
+    if (absent(obj, "revision")) errs.required("revision");
+  } else {
+    validateNonnegative(errs, revision, "revision");
+  }
+  if (old) {
+    validateObjectMetaUpdate(errs, obj, *old);
+    validateImmutable(errs, member(obj, "data"), member(*old, "data"), "data");
   }
 }
 

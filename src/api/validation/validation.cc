@@ -30,6 +30,8 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"", "Endpoints", validation::validateEndpoints},
       {"apps", "Deployment", validation::validateDeployment},
       {"apps", "ReplicaSet", validation::validateReplicaSet},
+      {"apps", "DaemonSet", validation::validateDaemonSet},
+      {"apps", "ControllerRevision", validation::validateControllerRevision},
       {"batch", "Job", validation::validateJob},
       {"batch", "CronJob", validation::validateCronJob},
       {"autoscaling", "HorizontalPodAutoscaler", validation::validateHorizontalPodAutoscaler},

@@ -59,15 +59,16 @@ CronJobController::CronJobController(client::RestClient& rest, client::Informer&
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "cronjob") {
   auto enqueue = [this](const json& cj) { queue_.add(client::objectKey(cj)); };
-  cronJobs_.addHandlers({enqueue, [enqueue](const json&, const json& cj) { enqueue(cj); }, nullptr});
+  cronJobs_.addHandlers(
+      {enqueue, [enqueue](const json&, const json& cj) { enqueue(cj); }, nullptr});
   auto enqueueOwner = [this](const json& job) {
     auto ref = controllerRef(job);
     if (ref && ref->value("kind", "") == "CronJob") {
       queue_.add(nsOf(job) + "/" + ref->value("name", ""));
     }
   };
-  jobs_.addHandlers(
-      {enqueueOwner, [enqueueOwner](const json&, const json& j) { enqueueOwner(j); }, enqueueOwner});
+  jobs_.addHandlers({enqueueOwner, [enqueueOwner](const json&, const json& j) { enqueueOwner(j); },
+                     enqueueOwner});
 }
 
 CronJobController::~CronJobController() { stop(); }
@@ -85,8 +86,8 @@ void CronJobController::recordEvent(const json& cronJob, const std::string& type
 
 void CronJobController::requeueAt(const std::string& key, WallClock::time_point at) {
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(at - options_.now());
-  queue_.addAfter(key, std::max(left, std::chrono::milliseconds(0)) +
-                           std::chrono::milliseconds(100));
+  queue_.addAfter(key,
+                  std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
 }
 
 Status CronJobController::sync(const std::string& key) {
@@ -138,9 +139,9 @@ Status CronJobController::sync(const std::string& key) {
     }
     const bool complete = job::trueCondition(job, "Complete") != nullptr;
     if (wasActive.count(uidOf(job))) {
-      recordEvent(cj, "Normal", "SawCompletedJob",
-                  "Saw completed job: " + nameOf(job) +
-                      ", status: " + (complete ? "Complete" : "Failed"));
+      recordEvent(
+          cj, "Normal", "SawCompletedJob",
+          "Saw completed job: " + nameOf(job) + ", status: " + (complete ? "Complete" : "Failed"));
     }
     if (complete) {
       succeeded.push_back(job);
@@ -196,8 +197,8 @@ Status CronJobController::sync(const std::string& key) {
   auto schedule = cron::CronSchedule::parse(spec.value("schedule", ""));
   if (!schedule.ok()) {
     recordEvent(cj, "Warning", "UnparseableSchedule",
-                "unparseable schedule: \"" + spec.value("schedule", "") + "\" : " +
-                    schedule.status().message());
+                "unparseable schedule: \"" + spec.value("schedule", "") +
+                    "\" : " + schedule.status().message());
     return writeStatus();
   }
   auto zone = cron::TimeZone::load(spec.value("timeZone", ""));
@@ -261,9 +262,8 @@ Status CronJobController::sync(const std::string& key) {
   }
   if (policy == "Replace") {
     for (const auto& ref : active) {
-      json opts = {{"kind", "DeleteOptions"},
-                   {"apiVersion", "v1"},
-                   {"propagationPolicy", "Background"}};
+      json opts = {
+          {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"propagationPolicy", "Background"}};
       auto r = rest_.remove(kJobs, ns, ref.value("name", ""), opts);
       if (!r.ok() && r.status().code() != 404) return r.status();
       recordEvent(cj, "Normal", "SuccessfulDelete", "Deleted job " + ref.value("name", ""));
@@ -284,8 +284,7 @@ Status CronJobController::sync(const std::string& key) {
   newJob["spec"] = tmpl.value("spec", json::object());
   auto created = rest_.create(kJobs, ns, newJob);
   if (!created.ok() && created.status().reason() != "AlreadyExists") {
-    recordEvent(cj, "Warning", "FailedCreate",
-                "Error creating job: " + created.status().message());
+    recordEvent(cj, "Warning", "FailedCreate", "Error creating job: " + created.status().message());
     return created.status();
   }
   if (created.ok()) {

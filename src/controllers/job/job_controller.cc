@@ -66,8 +66,8 @@ bool setCondition(json& status, const std::string& type, const std::string& valu
       }
       return false;
     }
-    c = {{"type", type},           {"status", value},        {"reason", reason},
-         {"message", message},     {"lastProbeTime", ts}, {"lastTransitionTime", ts}};
+    c = {{"type", type},       {"status", value},     {"reason", reason},
+         {"message", message}, {"lastProbeTime", ts}, {"lastTransitionTime", ts}};
     return true;
   }
   status["conditions"].push_back({{"type", type},
@@ -81,9 +81,8 @@ bool setCondition(json& status, const std::string& type, const std::string& valu
 
 std::set<std::string> stringSet(const json& status, const char* field) {
   std::set<std::string> out;
-  const json list = status.value(json::json_pointer(std::string("/uncountedTerminatedPods/") +
-                                                    field),
-                                 json::array());
+  const json list = status.value(
+      json::json_pointer(std::string("/uncountedTerminatedPods/") + field), json::array());
   if (list.is_array()) {
     for (const auto& u : list) {
       if (u.is_string()) out.insert(u.get<std::string>());
@@ -153,32 +152,31 @@ JobController::JobController(client::RestClient& rest, client::Informer& jobs,
     if (!ref || ref->value("kind", "") != "Job") return "";
     return nsOf(pod) + "/" + ref->value("name", "");
   };
-  pods_.addHandlers(
-      {[this, jobKeyOf](const json& pod) {
-         const std::string key = jobKeyOf(pod);
-         if (key.empty()) return;
-         expectations_.creationObserved(key);
-         if (isTerminating(pod)) expectations_.deletionObserved(key, uidOf(pod));
-         queue_.add(key);
-       },
-       [this, jobKeyOf](const json& oldPod, const json& pod) {
-         const std::string key = jobKeyOf(pod);
-         const std::string oldKey = jobKeyOf(oldPod);
-         if (!oldKey.empty() && oldKey != key) queue_.add(oldKey);
-         if (key.empty()) return;
-         if (isTerminating(pod) && !isTerminating(oldPod)) {
-           expectations_.deletionObserved(key, uidOf(pod));
-         }
-         if (!hasTrackingFinalizer(pod)) removed_->observed(key, uidOf(pod));
-         queue_.add(key);
-       },
-       [this, jobKeyOf](const json& pod) {
-         const std::string key = jobKeyOf(pod);
-         if (key.empty()) return;
-         expectations_.deletionObserved(key, uidOf(pod));
-         removed_->observed(key, uidOf(pod));
-         queue_.add(key);
-       }});
+  pods_.addHandlers({[this, jobKeyOf](const json& pod) {
+                       const std::string key = jobKeyOf(pod);
+                       if (key.empty()) return;
+                       expectations_.creationObserved(key);
+                       if (isTerminating(pod)) expectations_.deletionObserved(key, uidOf(pod));
+                       queue_.add(key);
+                     },
+                     [this, jobKeyOf](const json& oldPod, const json& pod) {
+                       const std::string key = jobKeyOf(pod);
+                       const std::string oldKey = jobKeyOf(oldPod);
+                       if (!oldKey.empty() && oldKey != key) queue_.add(oldKey);
+                       if (key.empty()) return;
+                       if (isTerminating(pod) && !isTerminating(oldPod)) {
+                         expectations_.deletionObserved(key, uidOf(pod));
+                       }
+                       if (!hasTrackingFinalizer(pod)) removed_->observed(key, uidOf(pod));
+                       queue_.add(key);
+                     },
+                     [this, jobKeyOf](const json& pod) {
+                       const std::string key = jobKeyOf(pod);
+                       if (key.empty()) return;
+                       expectations_.deletionObserved(key, uidOf(pod));
+                       removed_->observed(key, uidOf(pod));
+                       queue_.add(key);
+                     }});
 }
 
 JobController::~JobController() { stop(); }
@@ -186,8 +184,8 @@ JobController::~JobController() { stop(); }
 void JobController::start() { workers_.start(options_.workers); }
 void JobController::stop() { workers_.stop(); }
 
-void JobController::recordEvent(const json& job, const std::string& type,
-                                const std::string& reason, const std::string& message) {
+void JobController::recordEvent(const json& job, const std::string& type, const std::string& reason,
+                                const std::string& message) {
   if (!options_.events) return;
   json involved = job;
   involved["kind"] = "Job";
@@ -199,10 +197,14 @@ Status JobController::removeTrackingFinalizer(const json& pod) {
   const json finalizers = pod.value("/metadata/finalizers"_json_pointer, json::array());
   for (size_t i = 0; i < finalizers.size(); ++i) {
     if (finalizers[i] != kTrackingFinalizer) continue;
-    // test + remove: atomic, whatever else changes the finalizers meanwhile.
-    const std::string path = "/metadata/finalizers/" + std::to_string(i);
-    json patch = json::array({{{"op", "test"}, {"path", path}, {"value", kTrackingFinalizer}},
-                              {{"op", "remove"}, {"path", path}}});
+    // test + remove: atomic, whatever else changes the finalizers meanwhile. The last
+    // finalizer takes the list with it (Kubernetes omits an empty one).
+    const bool last = finalizers.size() == 1;
+    const std::string path =
+        last ? "/metadata/finalizers" : "/metadata/finalizers/" + std::to_string(i);
+    json patch = json::array(
+        {{{"op", "test"}, {"path", path}, {"value", last ? finalizers : json(kTrackingFinalizer)}},
+         {{"op", "remove"}, {"path", path}}});
     auto r = rest_.patch(kPods, nsOf(pod), nameOf(pod), patch, "json");
     if (r.ok() || r.status().code() == 404) return Status::Ok();
     return r.status();
@@ -270,12 +272,11 @@ Status JobController::createPods(const json& job, const std::string& key,
       pod["metadata"]["annotations"][kCompletionIndexAnnotation] = idx;
       pod["metadata"]["labels"][kCompletionIndexAnnotation] = idx;
       if (!pod["spec"].contains("hostname")) pod["spec"]["hostname"] = name + "-" + idx;
-      const json env = {
-          {"name", kJobCompletionIndexEnv},
-          {"valueFrom",
-           {{"fieldRef",
-             {{"fieldPath", std::string("metadata.annotations['") + kCompletionIndexAnnotation +
-                                "']"}}}}}};
+      const json env = {{"name", kJobCompletionIndexEnv},
+                        {"valueFrom",
+                         {{"fieldRef",
+                           {{"fieldPath", std::string("metadata.annotations['") +
+                                              kCompletionIndexAnnotation + "']"}}}}}};
       for (const char* list : {"initContainers", "containers"}) {
         if (!pod["spec"].contains(list) || !pod["spec"][list].is_array()) continue;
         for (auto& c : pod["spec"][list]) {
@@ -392,12 +393,11 @@ Status JobController::syncJob(json job, const std::string& key) {
       policyMatch = matchPodFailurePolicy(failurePolicy, pod);
     }
     const bool ignored = policyMatch && policyMatch->action == FailureAction::kIgnore;
-    if (auto t = podFinishTime(pod)) {
-      if (phase == "Succeeded") {
-        if (!lastSuccess || *t > *lastSuccess) lastSuccess = t;
-      } else if (phase == "Failed" && !ignored) {
-        failureTimes.push_back(*t);
-      }
+    const auto finished = podFinishTime(pod).value_or(now);
+    if (phase == "Succeeded") {
+      if (!lastSuccess || finished > *lastSuccess) lastSuccess = finished;
+    } else if (phase == "Failed" && !ignored) {
+      failureTimes.push_back(finished);
     }
     const std::string podUid = uidOf(pod);
     if (!hasTrackingFinalizer(pod) || removed.has(key, podUid)) continue;
@@ -412,6 +412,7 @@ Status JobController::syncJob(json job, const std::string& key) {
       }
       uncSucceeded.insert(podUid);
       newUncounted = true;
+      LOG_DEBUG("job {}: pod {} ({}) succeeded", key, nameOf(pod), podUid);
       continue;
     }
     // Failed, or deleted before it finished. Pods deleted because the Job is suspended are not
@@ -423,6 +424,8 @@ Status JobController::syncJob(json job, const std::string& key) {
     }
     uncFailed.insert(podUid);
     newUncounted = true;
+    LOG_DEBUG("job {}: pod {} ({}) failed (phase {}, rv {})", key, nameOf(pod), podUid, phase,
+              stringAt(pod, "/metadata/resourceVersion"_json_pointer));
   }
 
   // 1. Record newly finished pods as uncounted before touching their finalizers.
@@ -554,8 +557,8 @@ Status JobController::syncJob(json job, const std::string& key) {
       if (start) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             *start + std::chrono::seconds(*deadline) - now);
-        queue_.addAfter(key, std::max(left, std::chrono::milliseconds(0)) +
-                                 std::chrono::milliseconds(100));
+        queue_.addAfter(
+            key, std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
       }
     }
     if (expectations_.satisfied(key)) {
@@ -584,9 +587,8 @@ Status JobController::syncJob(json job, const std::string& key) {
           --running;
         }
         const int64_t room = std::max<int64_t>(0, parallelism - running - replacing);
-        for (int64_t i = 0; i < completions.value_or(0) &&
-                            static_cast<int64_t>(newIndexes.size()) < room;
-             ++i) {
+        for (int64_t i = 0;
+             i < completions.value_or(0) && static_cast<int64_t>(newIndexes.size()) < room; ++i) {
           if (!completedIndexes.count(i) && !byIndex.count(i)) newIndexes.push_back(i);
         }
         toCreate = static_cast<int64_t>(newIndexes.size());
@@ -624,8 +626,8 @@ Status JobController::syncJob(json job, const std::string& key) {
         const auto delay =
             failureBackoff(recentFailures, options_.backoffBase, options_.backoffMax);
         if (lastFailure && now < *lastFailure + delay) {
-          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*lastFailure + delay -
-                                                                            now);
+          auto left =
+              std::chrono::duration_cast<std::chrono::milliseconds>(*lastFailure + delay - now);
           queue_.addAfter(key, left + std::chrono::milliseconds(50));
         } else {
           toCreate = std::min<int64_t>(toCreate, options_.burst);
@@ -681,7 +683,8 @@ TtlAfterFinishedController::TtlAfterFinishedController(client::RestClient& rest,
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "ttl-after-finished") {
   auto enqueue = [this](const json& j) {
-    if (isJobFinished(j) && j.value("/spec/ttlSecondsAfterFinished"_json_pointer, json()).is_number())
+    if (isJobFinished(j) &&
+        j.value("/spec/ttlSecondsAfterFinished"_json_pointer, json()).is_number())
       queue_.add(client::objectKey(j));
   };
   jobs_.addHandlers({enqueue, [enqueue](const json&, const json& j) { enqueue(j); }, nullptr});

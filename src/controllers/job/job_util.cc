@@ -58,9 +58,11 @@ std::string formatIndexes(const std::set<int64_t>& indexes) {
 }
 
 std::optional<int64_t> completionIndexOf(const json& pod) {
-  std::string v = stringAt(pod, json::json_pointer("/metadata/annotations/batch.kubernetes.io~1job-completion-index"));
+  std::string v = stringAt(
+      pod, json::json_pointer("/metadata/annotations/batch.kubernetes.io~1job-completion-index"));
   if (v.empty()) {
-    v = stringAt(pod, json::json_pointer("/metadata/labels/batch.kubernetes.io~1job-completion-index"));
+    v = stringAt(pod,
+                 json::json_pointer("/metadata/labels/batch.kubernetes.io~1job-completion-index"));
   }
   return parseIndex(v);
 }
@@ -168,7 +170,17 @@ std::optional<std::chrono::system_clock::time_point> podFinishTime(const json& p
     }
   }
   if (latest) return latest;
-  return parseRfc3339(stringAt(pod, "/metadata/deletionTimestamp"_json_pointer));
+  if (auto t = parseRfc3339(stringAt(pod, "/metadata/deletionTimestamp"_json_pointer))) return t;
+  // No container says when: the latest condition change (Ready turning False), else creation.
+  const json conditions = pod.value("/status/conditions"_json_pointer, json::array());
+  if (conditions.is_array()) {
+    for (const auto& c : conditions) {
+      auto t = parseRfc3339(c.value("lastTransitionTime", ""));
+      if (t && (!latest || *t > *latest)) latest = t;
+    }
+  }
+  if (latest) return latest;
+  return parseRfc3339(stringAt(pod, "/metadata/creationTimestamp"_json_pointer));
 }
 
 }  // namespace minik8s::controllers::job

@@ -50,7 +50,8 @@ bool isJobFinished(const json& job);
 // When the Job finished (completionTime, else the Complete/Failed lastTransitionTime).
 std::optional<std::chrono::system_clock::time_point> jobFinishTime(const json& job);
 
-// When a pod stopped: its containers' latest finishedAt, else its deletionTimestamp.
+// When a pod stopped: its containers' latest finishedAt, else its deletionTimestamp, else its
+// latest condition transition, else its creation.
 std::optional<std::chrono::system_clock::time_point> podFinishTime(const json& pod);
 
 }  // namespace minik8s::controllers::job

@@ -5,12 +5,13 @@
 #include "controllers/certificates/csr_approving_controller.h"
 #include "controllers/certificates/csr_rules.h"
 #include "controllers/certificates/csr_signing_controller.h"
+#include "controllers/cronjob/cronjob_controller.h"
+#include "controllers/daemonset/daemonset_controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
-#include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
@@ -99,16 +100,34 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     cOpts.events = cronJobEvents_.get();
     cronJobController_ = std::make_unique<CronJobController>(rest_, *cronJobs_, *jobs_, cOpts);
   }
+  if (options_.enableDaemonSets) {
+    if (!nodes_) nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
+    daemonSets_ = std::make_unique<client::Informer>(rest_, kDaemonSets);
+    controllerRevisions_ = std::make_unique<client::Informer>(rest_, kControllerRevisions);
+    addNamespaceIndex(*controllerRevisions_);
+    daemonSetEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "daemonset-controller"});
+    DaemonSetControllerOptions dsOpts;
+    dsOpts.workers = options_.workersPerController;
+    dsOpts.events = daemonSetEvents_.get();
+    daemonSetController_ = std::make_unique<DaemonSetController>(
+        rest_, *daemonSets_, *pods_, *nodes_, *controllerRevisions_, dsOpts);
+  }
   if (options_.enableGarbageCollector) {
     std::vector<GcKind> kinds = {{"Pod", res::kPods, pods_.get()},
                                  {"ReplicaSet", res::kReplicaSets, replicaSets_.get()},
                                  {"Deployment", res::kDeployments, deployments_.get()}};
     if (jobs_) kinds.push_back({"Job", res::kJobs, jobs_.get()});
     if (cronJobs_) kinds.push_back({"CronJob", kCronJobs, cronJobs_.get()});
+    if (daemonSets_) {
+      kinds.push_back({"DaemonSet", kDaemonSets, daemonSets_.get()});
+      kinds.push_back({"ControllerRevision", kControllerRevisions, controllerRevisions_.get()});
+    }
     garbageCollector_ =
         std::make_unique<GarbageCollector>(rest_, std::move(kinds), options_.workersPerController);
   }
-  if (options_.enableNodeIpam || options_.enableNodeLifecycle || options_.enablePodGc) {
+  if (!nodes_ &&
+      (options_.enableNodeIpam || options_.enableNodeLifecycle || options_.enablePodGc)) {
     nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
   }
   if (options_.enableNodeIpam) {
@@ -172,13 +191,13 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
 ControllerManager::~ControllerManager() { stop(); }
 
 Status ControllerManager::start() {
-  for (auto* inf :
-       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get()}) {
+  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
+                    cronJobs_.get(), daemonSets_.get(), controllerRevisions_.get()}) {
     if (inf) inf->start();
   }
   started_ = true;
-  for (auto* inf :
-       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get()}) {
+  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
+                    cronJobs_.get(), daemonSets_.get(), controllerRevisions_.get()}) {
     if (inf && !inf->waitForSync(options_.syncTimeout)) {
       return Status::Unavailable("controller-manager: informer caches did not sync from " +
                                  rest_.baseUrl());
@@ -224,6 +243,7 @@ Status ControllerManager::start() {
   if (jobController_) jobController_->start();
   if (ttlAfterFinished_) ttlAfterFinished_->start();
   if (cronJobController_) cronJobController_->start();
+  if (daemonSetController_) daemonSetController_->start();
   if (garbageCollector_) garbageCollector_->start();
   LOG_INFO("controller-manager: replicaset, deployment{}{} controllers running against {}",
            jobController_ ? ", job, cronjob, ttl-after-finished" : "",
@@ -239,6 +259,7 @@ void ControllerManager::stop() {
   if (jobController_) jobController_->stop();
   if (ttlAfterFinished_) ttlAfterFinished_->stop();
   if (cronJobController_) cronJobController_->stop();
+  if (daemonSetController_) daemonSetController_->stop();
   if (garbageCollector_) garbageCollector_->stop();
   if (endpointsController_) endpointsController_->stop();
   if (endpointSliceController_) endpointSliceController_->stop();
@@ -259,8 +280,8 @@ void ControllerManager::stop() {
     if (inf) inf->stop();
   }
   if (nodes_) nodes_->stop();
-  for (auto* inf :
-       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get()}) {
+  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
+                    cronJobs_.get(), daemonSets_.get(), controllerRevisions_.get()}) {
     if (inf) inf->stop();
   }
 }

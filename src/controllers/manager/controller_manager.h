@@ -1,5 +1,5 @@
 // ControllerManager: runs the workload controllers (ReplicaSet, Deployment, Job, CronJob,
-// garbage collector) over one set of shared informers (pods, replicasets, deployments, jobs), as
+// DaemonSet, garbage collector) over one set of shared informers (pods, nodes, workloads), as
 // kube-controller-manager does. `minik8s server` runs it in-process; `minik8s
 // controller-manager --server URL` runs it alone. It only talks to the API server through the
 // RestClient, so it is restart-safe: start() lists everything and converges.
@@ -28,6 +28,7 @@ class NodeLifecycleController;
 class PodGcController;
 class JobController;
 class CronJobController;
+class DaemonSetController;
 class TtlAfterFinishedController;
 class ServiceAccountsController;
 class RootCaPublisher;
@@ -77,6 +78,7 @@ class ControllerManager {
     pki::KeyAndCert signingCa;
     // Jobs and CronJobs (batch/v1), and the TTL-after-finished controller.
     bool enableJobs = true;
+    bool enableDaemonSets = true;
   };
 
   ControllerManager(client::RestClient& rest, Options options);
@@ -124,6 +126,9 @@ class ControllerManager {
   std::unique_ptr<client::Informer> cronJobs_;
   std::unique_ptr<client::ApiEventRecorder> cronJobEvents_;
   std::unique_ptr<CronJobController> cronJobController_;
+  std::unique_ptr<client::Informer> daemonSets_, controllerRevisions_;
+  std::unique_ptr<client::ApiEventRecorder> daemonSetEvents_;
+  std::unique_ptr<DaemonSetController> daemonSetController_;
   bool started_ = false;
 };
 
