@@ -245,6 +245,28 @@ void defaultDaemonSet(json& obj) {
   defaultLabelsFromTemplate(obj, *spec);
 }
 
+void defaultStatefulSet(json& obj) {
+  json* spec = objectField(obj, "spec");
+  if (!spec) return;
+  setDefault(*spec, "replicas", 1);
+  setDefault(*spec, "podManagementPolicy", "OrderedReady");
+  if (json* strategy = objectField(*spec, "updateStrategy")) {
+    setDefault(*strategy, "type", "RollingUpdate");
+    if ((*strategy)["type"] == "RollingUpdate") {
+      if (json* rolling = objectField(*strategy, "rollingUpdate")) {
+        setDefault(*rolling, "partition", 0);
+      }
+    }
+  }
+  setDefault(*spec, "revisionHistoryLimit", 10);
+  if (json* retention = objectField(*spec, "persistentVolumeClaimRetentionPolicy")) {
+    setDefault(*retention, "whenDeleted", "Retain");
+    setDefault(*retention, "whenScaled", "Retain");
+  }
+  defaultPodTemplate(*spec, {});
+  defaultLabelsFromTemplate(obj, *spec);
+}
+
 void defaultReplicaSet(json& obj) {
   json* spec = objectField(obj, "spec");
   if (!spec) return;
@@ -419,6 +441,8 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
       defaultReplicaSet(obj);
     else if (k == "DaemonSet")
       defaultDaemonSet(obj);
+    else if (k == "StatefulSet")
+      defaultStatefulSet(obj);
   } else if (r.group == "batch" && k == "Job") {
     defaultJob(obj);
   } else if (r.group == "batch" && k == "CronJob") {

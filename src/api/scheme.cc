@@ -190,6 +190,13 @@ std::vector<ResourceInfo> builtinResources() {
     r.subresources = {statusOf(r)};
     out.push_back(r);
   }
+  {
+    auto r = resource("apps", "v1", "StatefulSet", "statefulsets", "statefulset");
+    r.shortNames = {"sts"};
+    r.categories = {"all"};
+    r.subresources = {scaleSubresource(), statusOf(r)};
+    out.push_back(r);
+  }
   out.push_back(
       resource("apps", "v1", "ControllerRevision", "controllerrevisions", "controllerrevision"));
 

@@ -83,6 +83,16 @@ json daemonSetCells(const json& obj, const json& meta, TimePoint now) {
                       orNone(labelSelectorString(object(spec, "selector")))});
 }
 
+json statefulSetCells(const json& obj, const json& meta, TimePoint now) {
+  const json& spec = object(obj, "spec");
+  const json& status = object(obj, "status");
+  const json& podSpec = object(object(spec, "template"), "spec");
+  return json::array({str(meta, "name"),
+                      std::to_string(integer(status, "readyReplicas")) + "/" +
+                          std::to_string(integer(spec, "replicas", 1)),
+                      age(meta, now), containerNames(podSpec), containerImages(podSpec)});
+}
+
 json controllerRevisionCells(const json& obj, const json& meta, TimePoint now) {
   std::string controller = "<none>";
   for (const auto& ref : array(meta, "ownerReferences")) {
@@ -504,6 +514,9 @@ const std::map<std::string, Printer>& printersByKind() {
          col("Node Selector", "The node selector of the daemon pods."), ageColumn(), containers,
          images, wide("Selector", "Label selector for pods.")},
         daemonSetCells};
+    p["StatefulSet"] = {{nameColumn(), col("Ready", "Number of the pod with ready state"),
+                         ageColumn(), containers, images},
+                        statefulSetCells};
     p["ControllerRevision"] = {
         {nameColumn(), col("Controller", "The owner of this ControllerRevision."),
          col("Revision", "The revision number.", "integer"), ageColumn()},

@@ -1,5 +1,5 @@
-// Schemas of apps/v1 (Deployment, ReplicaSet, DaemonSet, ControllerRevision) and batch/v1 (Job,
-// CronJob).
+// Schemas of apps/v1 (Deployment, ReplicaSet, DaemonSet, StatefulSet, ControllerRevision) and
+// batch/v1 (Job, CronJob).
 #include "api/schema/schema_texts.h"
 
 namespace minik8s::api::schema {
@@ -91,6 +91,44 @@ DaemonSetStatus: Observed state of a daemon set.
   collisionCount int32: Count of hash collisions.
   conditions []DaemonSetCondition: Conditions of the daemon set.
 DaemonSetCondition: A condition of a daemon set.
+  type! string: Type of the condition.
+  status! string: True, False or Unknown.
+  lastTransitionTime date-time: Last status change.
+  reason string: Machine-readable reason.
+  message string: Human-readable details.
+StatefulSet @apps/v1 +list: A StatefulSet runs pods with stable names, network identities and storage, started and updated in order.
+  spec StatefulSetSpec: Desired behavior of the stateful set.
+  status StatefulSetStatus: Most recently observed status of the stateful set.
+StatefulSetSpec: Desired state of a stateful set.
+  replicas int32: Number of desired pods, NAME-0 to NAME-(replicas-1). Default 1.
+  selector! LabelSelector: Label selector of the pods; must match the template's labels. Immutable.
+  template! PodTemplateSpec: Template of the pods.
+  volumeClaimTemplates []object: PersistentVolumeClaims each pod gets, named TEMPLATE-NAME-ORDINAL.
+  serviceName string: The headless Service that gives each pod its DNS name POD.SERVICE.NAMESPACE.svc.
+  podManagementPolicy string: OrderedReady (default: one at a time, in order) or Parallel.
+  updateStrategy StatefulSetUpdateStrategy: How pods are replaced when the template changes.
+  revisionHistoryLimit int32: Old ControllerRevisions kept for rollback. Default 10.
+  minReadySeconds int32: Seconds a new pod must be ready to count as available. Default 0.
+  persistentVolumeClaimRetentionPolicy object: Whether claims are deleted with the set or on scale-down.
+  ordinals object: The first ordinal (start). Default 0.
+StatefulSetUpdateStrategy: How a stateful set replaces pods.
+  type string: RollingUpdate (default) or OnDelete.
+  rollingUpdate RollingUpdateStatefulSetStrategy: Parameters of RollingUpdate.
+RollingUpdateStatefulSetStrategy: Rolling update parameters of a stateful set.
+  partition int32: Only pods with an ordinal at or above it are updated. Default 0.
+  maxUnavailable int-or-string: Pods that may be unavailable during the update. Default 1.
+StatefulSetStatus: Observed state of a stateful set.
+  observedGeneration int64: Generation the controller last acted on.
+  replicas! int32: Pods created.
+  readyReplicas int32: Pods ready.
+  currentReplicas int32: Pods at currentRevision.
+  updatedReplicas int32: Pods at updateRevision.
+  availableReplicas int32: Pods ready for at least minReadySeconds.
+  currentRevision string: The revision of the pods before the update in progress.
+  updateRevision string: The revision of the current template.
+  collisionCount int32: Count of hash collisions.
+  conditions []StatefulSetCondition: Conditions of the stateful set.
+StatefulSetCondition: A condition of a stateful set.
   type! string: Type of the condition.
   status! string: True, False or Unknown.
   lastTransitionTime date-time: Last status change.

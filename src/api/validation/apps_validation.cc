@@ -1,4 +1,5 @@
-// apps/v1 Deployment, ReplicaSet, DaemonSet and ControllerRevision.
+// apps/v1 Deployment, ReplicaSet, DaemonSet, StatefulSet and ControllerRevision.
+#include <set>
 #include <string>
 
 #include "api/validation/kinds.h"
@@ -215,6 +216,80 @@ void validateDaemonSet(FieldErrors& errs, const json& obj, const json* old) {
   if (old) {
     validateObjectMetaUpdate(errs, obj, *old);
     validateSelectorUpdate(errs, obj, *old);
+  }
+}
+
+void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old) {
+  validateObjectMeta(errs, obj, true, nameIsDNSSubdomain);
+  const json* specPtr = errs.object(obj, "spec", "spec");
+  const json& spec = specPtr ? *specPtr : kNoObject;
+  validateReplicasAndMinReady(errs, spec);
+  validateSelectorAndTemplate(errs, spec, "statefulset");
+  auto policy = errs.string(spec, "podManagementPolicy", "spec.podManagementPolicy");
+  if (policy && *policy != "OrderedReady" && *policy != "Parallel") {
+    errs.notSupported("spec.podManagementPolicy", *policy, {"OrderedReady", "Parallel"});
+  }
+  errs.string(spec, "serviceName", "spec.serviceName");
+  validateNonnegative(errs, errs.integer(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit"),
+                      "spec.revisionHistoryLimit");
+  const std::string p = "spec.updateStrategy";
+  const json* strategy = errs.object(spec, "updateStrategy", p);
+  const json& st = strategy ? *strategy : kNoObject;
+  auto type = errs.string(st, "type", child(p, "type"));
+  const json* rolling = errs.object(st, "rollingUpdate", child(p, "rollingUpdate"));
+  if (type == "OnDelete") {
+    if (rolling) {
+      errs.forbidden(child(p, "rollingUpdate"),
+                     "only allowed for updateStrategy 'RollingUpdate'");
+    }
+  } else if (type == "RollingUpdate") {
+    if (rolling) {
+      const std::string r = child(p, "rollingUpdate");
+      validateNonnegative(errs, errs.integer(*rolling, "partition", child(r, "partition")),
+                          child(r, "partition"));
+    }
+  } else {
+    errs.notSupported(child(p, "type"), type.value_or(""), {"OnDelete", "RollingUpdate"});
+  }
+  const json* claims = errs.array(spec, "volumeClaimTemplates", "spec.volumeClaimTemplates");
+  if (claims) {
+    std::set<std::string> names;
+    for (size_t i = 0; i < claims->size(); ++i) {
+      const std::string at = "spec.volumeClaimTemplates[" + std::to_string(i) + "]";
+      const json& claim = (*claims)[i];
+      const json* meta = member(claim, "metadata");
+      const json* name = meta ? member(*meta, "name") : nullptr;
+      if (!name || !name->is_string() || name->get<std::string>().empty()) {
+        errs.required(at + ".metadata.name");
+      } else if (!names.insert(name->get<std::string>()).second) {
+        errs.duplicate(at + ".metadata.name", *name);
+      }
+      const json* claimSpec = member(claim, "spec");
+      const json* modes = claimSpec ? member(*claimSpec, "accessModes") : nullptr;
+      if (!modes || !modes->is_array() || modes->empty()) {
+        errs.required(at + ".spec.accessModes", "at least 1 access mode is required");
+      }
+      const json storage = claimSpec ? claimSpec->value("/resources/requests/storage"_json_pointer,
+                                                        json())
+                                     : json();
+      if (storage.is_null()) errs.required(at + ".spec.resources[storage]");
+    }
+  }
+  if (old) {
+    validateObjectMetaUpdate(errs, obj, *old);
+    // Only these may change, as kube-apiserver enforces.
+    json a = spec, b = old->value("spec", json::object());
+    for (const char* f : {"replicas", "ordinals", "template", "updateStrategy",
+                          "persistentVolumeClaimRetentionPolicy", "minReadySeconds"}) {
+      if (a.is_object()) a.erase(f);
+      if (b.is_object()) b.erase(f);
+    }
+    if (a != b) {
+      errs.forbidden("spec",
+                     "updates to statefulset spec for fields other than 'replicas', 'ordinals', "
+                     "'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and "
+                     "'minReadySeconds' are forbidden");
+    }
   }
 }
 

@@ -48,6 +48,7 @@ void validateEndpoints(FieldErrors& errs, const json& obj, const json* old);
 void validateDeployment(FieldErrors& errs, const json& obj, const json* old);
 void validateReplicaSet(FieldErrors& errs, const json& obj, const json* old);
 void validateDaemonSet(FieldErrors& errs, const json& obj, const json* old);
+void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old);
 void validateControllerRevision(FieldErrors& errs, const json& obj, const json* old);
 void validateJob(FieldErrors& errs, const json& obj, const json* old);
 void validateCronJob(FieldErrors& errs, const json& obj, const json* old);

@@ -31,6 +31,7 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"apps", "Deployment", validation::validateDeployment},
       {"apps", "ReplicaSet", validation::validateReplicaSet},
       {"apps", "DaemonSet", validation::validateDaemonSet},
+      {"apps", "StatefulSet", validation::validateStatefulSet},
       {"apps", "ControllerRevision", validation::validateControllerRevision},
       {"batch", "Job", validation::validateJob},
       {"batch", "CronJob", validation::validateCronJob},

@@ -6,13 +6,11 @@
 
 #include "api/node_placement.h"
 #include "common/logging.h"
-#include "controllers/deployment/rolling_update.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
 namespace minik8s::controllers {
 
 const client::Resource kDaemonSets{"apps", "v1", "daemonsets", true};
-const client::Resource kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 
 namespace {
 
@@ -186,82 +184,11 @@ void DaemonSetController::recordEvent(const json& ds, const std::string& type,
 
 Result<std::string> DaemonSetController::syncRevisions(const json& ds,
                                                        const std::vector<json>& pods) {
-  const std::string ns = nsOf(ds), uid = uidOf(ds);
-  const json templ = ds.value("/spec/template"_json_pointer, json::object());
-  json patchTemplate = templ;
-  patchTemplate["$patch"] = "replace";
-  const json wantData = {{"spec", {{"template", patchTemplate}}}};
-  std::vector<json> revisions;
-  for (json& r : revisions_.byIndex("namespace", ns)) {
-    auto ref = controllerRef(r);
-    if (ref && ref->value("uid", "") == uid) revisions.push_back(std::move(r));
-  }
-  std::sort(revisions.begin(), revisions.end(), [](const json& a, const json& b) {
-    return a.value("revision", int64_t{0}) < b.value("revision", int64_t{0});
-  });
-  const int64_t maxRevision =
-      revisions.empty() ? 0 : revisions.back().value("revision", int64_t{0});
-  std::string hash;
-  const json* current = nullptr;
-  for (const auto& r : revisions) {
-    if (r.value("data", json()) == wantData) current = &r;
-  }
-  if (current) {
-    hash = hashOf(*current);
-    if (current->value("revision", int64_t{0}) < maxRevision) {
-      // A rollback made an old template current again: it becomes the newest revision.
-      json renumbered = *current;
-      renumbered["revision"] = maxRevision + 1;
-      auto u = rest_.update(kControllerRevisions, renumbered);
-      if (!u.ok()) return u.status();
-    }
-  } else {
-    const int64_t collisions = ds.value("/status/collisionCount"_json_pointer, int64_t{0});
-    hash = podTemplateHash(templ, collisions);
-    json labels = templ.value("/metadata/labels"_json_pointer, json::object());
-    labels[kControllerRevisionHashLabel] = hash;
-    json revision = {{"apiVersion", "apps/v1"},
-                     {"kind", "ControllerRevision"},
-                     {"metadata",
-                      {{"name", nameOf(ds) + "-" + hash},
-                       {"namespace", ns},
-                       {"labels", labels},
-                       {"ownerReferences", json::array({makeControllerRef(ds)})}}},
-                     {"data", wantData},
-                     {"revision", maxRevision + 1}};
-    const json annotations = ds.value("/metadata/annotations"_json_pointer, json::object());
-    if (annotations.is_object() && annotations.contains("kubernetes.io/change-cause")) {
-      revision["metadata"]["annotations"] = {
-          {"kubernetes.io/change-cause", annotations["kubernetes.io/change-cause"]}};
-    }
-    auto created = rest_.create(kControllerRevisions, ns, revision);
-    if (!created.ok()) {
-      if (created.status().reason() != "AlreadyExists") return created.status();
-      auto existing = rest_.get(kControllerRevisions, ns, nameOf(ds) + "-" + hash);
-      if (!existing.ok()) return existing.status();
-      if (existing->value("data", json()) != wantData) {
-        // A hash collision: the next sync computes another name.
-        json updated = ds;
-        updated["status"]["collisionCount"] = collisions + 1;
-        auto u = rest_.update(kDaemonSets, updated, "status");
-        if (!u.ok()) return u.status();
-        return Status::ConflictMessage("controller revision hash collision for " + nameOf(ds));
-      }
-    }
-  }
-  // History: keep revisionHistoryLimit old revisions besides the current one and any in use.
-  const int64_t limit = ds.value("/spec/revisionHistoryLimit"_json_pointer, int64_t{10});
-  std::set<std::string> inUse = {hash};
+  std::set<std::string> inUse;
   for (const auto& p : pods) inUse.insert(hashOf(p));
-  int64_t old = static_cast<int64_t>(revisions.size()) - (current ? 1 : 0);
-  for (const auto& r : revisions) {
-    if (old <= limit) break;
-    if (inUse.count(hashOf(r)) || (current && uidOf(r) == uidOf(*current))) continue;
-    auto d = rest_.remove(kControllerRevisions, ns, nameOf(r));
-    if (!d.ok() && d.status().code() != 404) return d.status();
-    --old;
-  }
-  return hash;
+  auto revisions = syncControllerRevisions(rest_, revisions_, ds, kDaemonSets, inUse);
+  if (!revisions.ok()) return revisions.status();
+  return hashOf(revisions->current);
 }
 
 Status DaemonSetController::createPod(const json& ds, const std::string& key,

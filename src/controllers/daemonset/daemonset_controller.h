@@ -24,15 +24,13 @@
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
+#include "controllers/common/controller_history.h"
 #include "controllers/common/controller_utils.h"
 #include "controllers/replicaset/expectations.h"
 
 namespace minik8s::controllers {
 
-extern const client::Resource kDaemonSets;           // apps/v1 daemonsets
-extern const client::Resource kControllerRevisions;  // apps/v1 controllerrevisions
-
-inline constexpr char kControllerRevisionHashLabel[] = "controller-revision-hash";
+extern const client::Resource kDaemonSets;  // apps/v1 daemonsets
 
 struct DaemonSetControllerOptions {
   int workers = 2;
@@ -63,8 +61,7 @@ class DaemonSetController {
   Status sync(const std::string& key);
 
  private:
-  // The ControllerRevision of the current template (created or renumbered as needed), and old
-  // ones pruned to revisionHistoryLimit. Returns its hash.
+  // The hash of the current template's ControllerRevision (controller_history.h).
   Result<std::string> syncRevisions(const json& ds, const std::vector<json>& pods);
   Status createPod(const json& ds, const std::string& key, const std::string& node,
                    const std::string& hash);

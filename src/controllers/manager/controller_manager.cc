@@ -7,6 +7,7 @@
 #include "controllers/certificates/csr_signing_controller.h"
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/daemonset/daemonset_controller.h"
+#include "controllers/statefulset/statefulset_controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
@@ -112,6 +113,14 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     dsOpts.events = daemonSetEvents_.get();
     daemonSetController_ = std::make_unique<DaemonSetController>(
         rest_, *daemonSets_, *pods_, *nodes_, *controllerRevisions_, dsOpts);
+    statefulSets_ = std::make_unique<client::Informer>(rest_, kStatefulSets);
+    statefulSetEvents_ = std::make_unique<client::ApiEventRecorder>(
+        rest_, client::ApiEventRecorderOptions{.component = "statefulset-controller"});
+    StatefulSetControllerOptions ssOpts;
+    ssOpts.workers = options_.workersPerController;
+    ssOpts.events = statefulSetEvents_.get();
+    statefulSetController_ = std::make_unique<StatefulSetController>(
+        rest_, *statefulSets_, *pods_, *controllerRevisions_, ssOpts);
   }
   if (options_.enableGarbageCollector) {
     std::vector<GcKind> kinds = {{"Pod", res::kPods, pods_.get()},
@@ -121,6 +130,7 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     if (cronJobs_) kinds.push_back({"CronJob", kCronJobs, cronJobs_.get()});
     if (daemonSets_) {
       kinds.push_back({"DaemonSet", kDaemonSets, daemonSets_.get()});
+      kinds.push_back({"StatefulSet", kStatefulSets, statefulSets_.get()});
       kinds.push_back({"ControllerRevision", kControllerRevisions, controllerRevisions_.get()});
     }
     garbageCollector_ =
@@ -190,14 +200,22 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
 
 ControllerManager::~ControllerManager() { stop(); }
 
-Status ControllerManager::start() {
+std::vector<client::Informer*> ControllerManager::workloadInformers() const {
+  std::vector<client::Informer*> out;
   for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
-                    cronJobs_.get(), daemonSets_.get(), controllerRevisions_.get()}) {
+                    cronJobs_.get(), daemonSets_.get(), statefulSets_.get(),
+                    controllerRevisions_.get()}) {
+    if (inf) out.push_back(inf);
+  }
+  return out;
+}
+
+Status ControllerManager::start() {
+  for (auto* inf : workloadInformers()) {
     if (inf) inf->start();
   }
   started_ = true;
-  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
-                    cronJobs_.get(), daemonSets_.get(), controllerRevisions_.get()}) {
+  for (auto* inf : workloadInformers()) {
     if (inf && !inf->waitForSync(options_.syncTimeout)) {
       return Status::Unavailable("controller-manager: informer caches did not sync from " +
                                  rest_.baseUrl());
@@ -244,9 +262,10 @@ Status ControllerManager::start() {
   if (ttlAfterFinished_) ttlAfterFinished_->start();
   if (cronJobController_) cronJobController_->start();
   if (daemonSetController_) daemonSetController_->start();
+  if (statefulSetController_) statefulSetController_->start();
   if (garbageCollector_) garbageCollector_->start();
   LOG_INFO("controller-manager: replicaset, deployment{}{} controllers running against {}",
-           jobController_ ? ", job, cronjob, ttl-after-finished" : "",
+           jobController_ ? ", job, cronjob, ttl-after-finished, daemonset, statefulset" : "",
            garbageCollector_ ? ", garbage-collector" : "", rest_.baseUrl());
   return Status::Ok();
 }
@@ -260,6 +279,7 @@ void ControllerManager::stop() {
   if (ttlAfterFinished_) ttlAfterFinished_->stop();
   if (cronJobController_) cronJobController_->stop();
   if (daemonSetController_) daemonSetController_->stop();
+  if (statefulSetController_) statefulSetController_->stop();
   if (garbageCollector_) garbageCollector_->stop();
   if (endpointsController_) endpointsController_->stop();
   if (endpointSliceController_) endpointSliceController_->stop();
@@ -280,8 +300,7 @@ void ControllerManager::stop() {
     if (inf) inf->stop();
   }
   if (nodes_) nodes_->stop();
-  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
-                    cronJobs_.get(), daemonSets_.get(), controllerRevisions_.get()}) {
+  for (auto* inf : workloadInformers()) {
     if (inf) inf->stop();
   }
 }

@@ -1,5 +1,5 @@
 // ControllerManager: runs the workload controllers (ReplicaSet, Deployment, Job, CronJob,
-// DaemonSet, garbage collector) over one set of shared informers (pods, nodes, workloads), as
+// DaemonSet, StatefulSet, garbage collector) over one set of shared informers (pods, nodes, workloads), as
 // kube-controller-manager does. `minik8s server` runs it in-process; `minik8s
 // controller-manager --server URL` runs it alone. It only talks to the API server through the
 // RestClient, so it is restart-safe: start() lists everything and converges.
@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/event_recorder.h"
 #include "client/informer.h"
@@ -29,6 +30,7 @@ class PodGcController;
 class JobController;
 class CronJobController;
 class DaemonSetController;
+class StatefulSetController;
 class TtlAfterFinishedController;
 class ServiceAccountsController;
 class RootCaPublisher;
@@ -78,7 +80,7 @@ class ControllerManager {
     pki::KeyAndCert signingCa;
     // Jobs and CronJobs (batch/v1), and the TTL-after-finished controller.
     bool enableJobs = true;
-    bool enableDaemonSets = true;
+    bool enableDaemonSets = true;  // DaemonSets and StatefulSets (with ControllerRevisions)
   };
 
   ControllerManager(client::RestClient& rest, Options options);
@@ -92,6 +94,9 @@ class ControllerManager {
   void stop();
 
  private:
+  // The shared pod and workload informers (those that exist), started and synced first.
+  std::vector<client::Informer*> workloadInformers() const;
+
   client::RestClient& rest_;
   Options options_;
   std::unique_ptr<client::Informer> pods_, replicaSets_, deployments_;
@@ -129,6 +134,9 @@ class ControllerManager {
   std::unique_ptr<client::Informer> daemonSets_, controllerRevisions_;
   std::unique_ptr<client::ApiEventRecorder> daemonSetEvents_;
   std::unique_ptr<DaemonSetController> daemonSetController_;
+  std::unique_ptr<client::Informer> statefulSets_;
+  std::unique_ptr<client::ApiEventRecorder> statefulSetEvents_;
+  std::unique_ptr<StatefulSetController> statefulSetController_;
   bool started_ = false;
 };
 

@@ -1,0 +1,307 @@
+#include "controllers/statefulset/statefulset_controller.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/logging.h"
+
+namespace minik8s::controllers {
+
+const client::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
+
+namespace {
+
+const client::Resource& kPods = client::resources::kPods;
+constexpr char kPodNameLabel[] = "statefulset.kubernetes.io/pod-name";
+constexpr char kPodIndexLabel[] = "apps.kubernetes.io/pod-index";
+
+std::string stringAt(const json& o, const json::json_pointer& p) {
+  const json v = o.value(p, json());
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+std::string nsOf(const json& o) { return stringAt(o, "/metadata/namespace"_json_pointer); }
+std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
+std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
+std::string revisionOf(const json& pod) {
+  return stringAt(pod, json::json_pointer(std::string("/metadata/labels/") +
+                                          kControllerRevisionHashLabel));
+}
+
+bool isFinished(const json& pod) {
+  const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
+  return phase == "Failed" || phase == "Succeeded";
+}
+bool isRunningAndReady(const json& pod) {
+  return stringAt(pod, "/status/phase"_json_pointer) == "Running" && isPodReady(pod) &&
+         !isTerminating(pod);
+}
+
+}  // namespace
+
+int64_t statefulPodOrdinal(const std::string& setName, const std::string& podName) {
+  if (podName.size() <= setName.size() + 1 || podName.compare(0, setName.size(), setName) != 0 ||
+      podName[setName.size()] != '-') {
+    return -1;
+  }
+  const std::string digits = podName.substr(setName.size() + 1);
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos ||
+      (digits.size() > 1 && digits[0] == '0')) {
+    return -1;
+  }
+  return std::stoll(digits);
+}
+
+StatefulSetController::StatefulSetController(client::RestClient& rest,
+                                             client::Informer& statefulSets,
+                                             client::Informer& pods, client::Informer& revisions,
+                                             StatefulSetControllerOptions options)
+    : rest_(rest),
+      statefulSets_(statefulSets),
+      pods_(pods),
+      revisions_(revisions),
+      options_(std::move(options)),
+      queue_(*options_.clock),
+      workers_(
+          queue_, [this](const std::string& k) { return sync(k); }, "statefulset") {
+  auto enqueue = [this](const json& set) { queue_.add(client::objectKey(set)); };
+  statefulSets_.addHandlers(
+      {enqueue, [enqueue](const json&, const json& set) { enqueue(set); }, enqueue});
+  auto enqueueOwner = [this](const json& o) {
+    auto ref = controllerRef(o);
+    if (ref && ref->value("kind", "") == "StatefulSet")
+      queue_.add(nsOf(o) + "/" + ref->value("name", ""));
+  };
+  pods_.addHandlers({enqueueOwner,
+                     [enqueueOwner](const json& oldPod, const json& pod) {
+                       enqueueOwner(oldPod);
+                       enqueueOwner(pod);
+                     },
+                     enqueueOwner});
+  revisions_.addHandlers({enqueueOwner, nullptr, enqueueOwner});
+}
+
+StatefulSetController::~StatefulSetController() { stop(); }
+void StatefulSetController::start() { workers_.start(options_.workers); }
+void StatefulSetController::stop() { workers_.stop(); }
+
+void StatefulSetController::recordEvent(const json& set, const std::string& type,
+                                        const std::string& reason, const std::string& message) {
+  if (!options_.events) return;
+  json involved = set;
+  involved["kind"] = "StatefulSet";
+  involved["apiVersion"] = "apps/v1";
+  options_.events->record(involved, type, reason, message);
+}
+
+Status StatefulSetController::createPod(const json& set, const json& revision, int64_t ordinal) {
+  const std::string setName = nameOf(set), podName = setName + "-" + std::to_string(ordinal);
+  const json templ = revisionTemplate(revision);
+  const json meta = templ.value("metadata", json::object());
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
+  pod["metadata"]["name"] = podName;
+  pod["metadata"]["namespace"] = nsOf(set);
+  pod["metadata"]["labels"] = meta.value("labels", json::object());
+  pod["metadata"]["labels"][kControllerRevisionHashLabel] = nameOf(revision);
+  pod["metadata"]["labels"][kPodNameLabel] = podName;
+  pod["metadata"]["labels"][kPodIndexLabel] = std::to_string(ordinal);
+  if (meta.contains("annotations")) pod["metadata"]["annotations"] = meta["annotations"];
+  pod["metadata"]["ownerReferences"] = json::array({makeControllerRef(set)});
+  pod["spec"] = templ.value("spec", json::object());
+  pod["spec"]["hostname"] = podName;
+  const std::string service = stringAt(set, "/spec/serviceName"_json_pointer);
+  if (!service.empty()) pod["spec"]["subdomain"] = service;
+  // Each claim template becomes the pod's own claim, replacing a volume of the same name.
+  const json claims = set.value("/spec/volumeClaimTemplates"_json_pointer, json::array());
+  if (claims.is_array() && !claims.empty()) {
+    json volumes = pod["spec"].value("volumes", json::array());
+    for (const auto& claim : claims) {
+      const std::string claimName = stringAt(claim, "/metadata/name"_json_pointer);
+      json volume = {{"name", claimName},
+                     {"persistentVolumeClaim", {{"claimName", claimName + "-" + podName}}}};
+      auto same = std::find_if(volumes.begin(), volumes.end(),
+                               [&](const json& v) { return v.value("name", "") == claimName; });
+      if (same != volumes.end()) {
+        *same = volume;
+      } else {
+        volumes.push_back(volume);
+      }
+    }
+    pod["spec"]["volumes"] = volumes;
+  }
+  auto r = rest_.create(kPods, nsOf(set), pod);
+  if (r.ok()) {
+    recordEvent(set, "Normal", "SuccessfulCreate",
+                "create Pod " + podName + " in StatefulSet " + setName + " successful");
+    return Status::Ok();
+  }
+  if (r.status().reason() == "AlreadyExists") return Status::Ok();  // the cache lags
+  recordEvent(set, "Warning", "FailedCreate",
+              "create Pod " + podName + " in StatefulSet " + setName +
+                  " failed error: " + r.status().message());
+  return r.status();
+}
+
+Status StatefulSetController::deletePod(const json& set, const json& pod) {
+  json opts = {{"kind", "DeleteOptions"},
+               {"apiVersion", "v1"},
+               {"preconditions", {{"uid", uidOf(pod)}}}};
+  auto r = rest_.remove(kPods, nsOf(pod), nameOf(pod), opts);
+  if (r.ok()) {
+    recordEvent(set, "Normal", "SuccessfulDelete",
+                "delete Pod " + nameOf(pod) + " in StatefulSet " + nameOf(set) + " successful");
+    return Status::Ok();
+  }
+  if (r.status().code() == 404 || r.status().code() == 409) return Status::Ok();
+  return r.status();
+}
+
+Status StatefulSetController::sync(const std::string& key) {
+  auto cached = statefulSets_.get(key);
+  if (!cached || isTerminating(*cached)) return Status::Ok();
+  const json& set = *cached;
+  const std::string ns = nsOf(set), uid = uidOf(set), setName = nameOf(set);
+  const json spec = set.value("spec", json::object());
+  const int64_t replicas = spec.value("replicas", int64_t{1});
+  const int64_t start = set.value("/spec/ordinals/start"_json_pointer, int64_t{0});
+  const int64_t minReady = spec.value("minReadySeconds", int64_t{0});
+  const bool ordered = spec.value("podManagementPolicy", "OrderedReady") != "Parallel";
+  const json strategy = spec.value("updateStrategy", json::object());
+  const bool rolling = strategy.value("type", "RollingUpdate") == "RollingUpdate";
+  const int64_t partition =
+      strategy.value("/rollingUpdate/partition"_json_pointer, int64_t{0});
+  const auto now = options_.now();
+
+  std::map<int64_t, json> byOrdinal;
+  std::vector<json> condemned;  // out of range
+  std::set<std::string> inUse;
+  for (json& pod : pods_.byIndex("namespace", ns)) {
+    auto ref = controllerRef(pod);
+    if (!ref || ref->value("uid", "") != uid) continue;
+    inUse.insert(revisionOf(pod));
+    const int64_t ord = statefulPodOrdinal(setName, nameOf(pod));
+    if (ord >= start && ord < start + replicas) {
+      byOrdinal[ord] = std::move(pod);
+    } else {
+      condemned.push_back(std::move(pod));
+    }
+  }
+  auto revisions = syncControllerRevisions(rest_, revisions_, set, kStatefulSets, inUse);
+  if (!revisions.ok()) return revisions.status();
+  const json& updateRevision = revisions->current;
+  const std::string updateName = nameOf(updateRevision);
+  std::string currentName = stringAt(set, "/status/currentRevision"_json_pointer);
+  json currentRevision = updateRevision;
+  bool currentFound = false;
+  for (const auto& r : revisions->all) {
+    if (nameOf(r) == currentName) {
+      currentRevision = r;
+      currentFound = true;
+    }
+  }
+  if (!currentFound) currentName = updateName;
+
+  Status firstError = Status::Ok();
+  auto note = [&](Status s) {
+    if (!s.ok() && firstError.ok()) firstError = s;
+  };
+  // Create missing pods and replace finished ones, lowest ordinal first.
+  bool blocked = false;  // OrderedReady: a predecessor is not Running and Ready yet
+  for (int64_t ord = start; ord < start + replicas && !blocked; ++ord) {
+    auto it = byOrdinal.find(ord);
+    if (it == byOrdinal.end()) {
+      const bool fromCurrent = rolling && ord < start + partition;
+      note(createPod(set, fromCurrent ? currentRevision : updateRevision, ord));
+      if (ordered) blocked = true;
+      continue;
+    }
+    const json& pod = it->second;
+    if (isFinished(pod) && !isTerminating(pod)) {
+      recordEvent(set, "Warning", "RecreatingFailedPod",
+                  "StatefulSet " + ns + "/" + setName + " is recreating failed Pod " +
+                      nameOf(pod));
+      note(deletePod(set, pod));
+      if (ordered) blocked = true;
+      continue;
+    }
+    if (ordered && !isRunningAndReady(pod)) blocked = true;
+  }
+  // Scale down from the highest ordinal, one at a time when ordered.
+  std::sort(condemned.begin(), condemned.end(), [&](const json& a, const json& b) {
+    return statefulPodOrdinal(setName, nameOf(a)) > statefulPodOrdinal(setName, nameOf(b));
+  });
+  for (const json& pod : condemned) {
+    if (ordered && blocked) break;
+    if (isTerminating(pod)) {
+      if (ordered) blocked = true;  // wait for it to go
+      continue;
+    }
+    note(deletePod(set, pod));
+    if (ordered) blocked = true;
+  }
+  // Rolling update: the highest ordinal not at updateRevision goes, once all are ready.
+  if (rolling && !blocked && condemned.empty()) {
+    bool allReady = static_cast<int64_t>(byOrdinal.size()) == replicas;
+    for (const auto& [ord, pod] : byOrdinal) allReady = allReady && isRunningAndReady(pod);
+    if (allReady) {
+      for (auto it = byOrdinal.rbegin(); it != byOrdinal.rend(); ++it) {
+        if (it->first < start + partition) break;
+        if (revisionOf(it->second) != updateName) {
+          note(deletePod(set, it->second));
+          break;
+        }
+      }
+    }
+  }
+
+  // Status.
+  int64_t created = 0, ready = 0, available = 0, current = 0, updated = 0;
+  std::optional<WallClock::time_point> nextAvailable;
+  for (const auto& [ord, pod] : byOrdinal) {
+    if (isTerminating(pod)) continue;
+    ++created;
+    if (isPodReady(pod)) {
+      ++ready;
+      if (isPodAvailable(pod, minReady, now)) {
+        ++available;
+      } else if (auto at = podAvailableAt(pod, minReady);
+                 at && (!nextAvailable || *at < *nextAvailable)) {
+        nextAvailable = at;
+      }
+    }
+    current += revisionOf(pod) == currentName;
+    updated += revisionOf(pod) == updateName;
+  }
+  for (const auto& pod : condemned) created += !isTerminating(pod);
+  if (nextAvailable) {
+    auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*nextAvailable - now);
+    queue_.addAfter(key, std::max(wait, std::chrono::milliseconds(0)) +
+                             std::chrono::milliseconds(100));
+  }
+  // The update is complete once every pod runs the new revision and is ready.
+  if (updated == replicas && ready == replicas && condemned.empty()) {
+    currentName = updateName;
+    current = updated;
+  }
+  const json oldStatus = set.value("status", json::object());
+  json status = oldStatus.is_object() ? oldStatus : json::object();
+  status["observedGeneration"] = set.value("/metadata/generation"_json_pointer, int64_t{1});
+  status["replicas"] = created;
+  status["readyReplicas"] = ready;
+  status["availableReplicas"] = available;
+  status["currentReplicas"] = current;
+  status["updatedReplicas"] = updated;
+  status["currentRevision"] = currentName;
+  status["updateRevision"] = updateName;
+  if (!status.contains("collisionCount")) status["collisionCount"] = 0;
+  if (status != oldStatus) {
+    json next = set;
+    next["status"] = status;
+    auto r = rest_.update(kStatefulSets, next, "status");
+    if (!r.ok() && r.status().code() != 404) return r.status();
+  }
+  return firstError;
+}
+
+}  // namespace minik8s::controllers
