@@ -60,6 +60,23 @@ class NodeReady : public FilterPlugin {
   }
 };
 
+// Kubernetes' VolumeBinding as far as minik8s has storage: PersistentVolumeClaims are not served
+// yet, so a pod that needs one (a StatefulSet's volumeClaimTemplates) stays Pending saying which
+// claim is missing, instead of running without its data.
+class VolumeBinding : public FilterPlugin {
+ public:
+  std::string name() const override { return "VolumeBinding"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo&,
+                                  const ClusterView&) const override {
+    for (const auto& volume : arrayOrEmpty(field(*pod.pod, "spec", "volumes"))) {
+      const json& claim = member(volume, "persistentVolumeClaim");
+      if (!claim.is_object()) continue;
+      return {"persistentvolumeclaim \"" + claim.value("claimName", "") + "\" not found"};
+    }
+    return {};
+  }
+};
+
 class NodeUnschedulable : public FilterPlugin {
  public:
   std::string name() const override { return "NodeUnschedulable"; }
@@ -258,8 +275,8 @@ FilterFactory factory() {
 
 const std::vector<std::string>& defaultFilterOrder() {
   static const std::vector<std::string> kOrder = {
-      "NodeReady", "NodeUnschedulable", "TaintToleration", "NodeAffinity",
-      "NodePorts", "NodeResourcesFit",  "InterPodAffinity"};
+      "NodeReady", "NodeUnschedulable", "TaintToleration",  "NodeAffinity",
+      "NodePorts", "NodeResourcesFit",  "InterPodAffinity", "VolumeBinding"};
   return kOrder;
 }
 
@@ -272,6 +289,7 @@ const std::map<std::string, FilterFactory>& filterPlugins() {
       {"NodePorts", factory<NodePorts>()},
       {"NodeResourcesFit", factory<NodeResourcesFit>()},
       {"InterPodAffinity", factory<InterPodAffinity>()},
+      {"VolumeBinding", factory<VolumeBinding>()},
   };
   return kPlugins;
 }

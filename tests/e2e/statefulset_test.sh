@@ -3,7 +3,8 @@
 # documentation (headless Service "nginx", StatefulSet "web" of 3) starts web-0, web-1, web-2 in
 # order, each only after its predecessor is Ready; each pod resolves its peers by their stable DNS
 # names; a deleted pod comes back with its name; scale down removes the highest ordinal; `kubectl
-# set image` rolls from the highest ordinal down and `rollout status|history|undo sts/web` work.
+# set image` rolls from the highest ordinal down and `rollout status|history|undo sts/web` work;
+# a pod that needs a claim (volumeClaimTemplates) stays Pending naming it.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -98,6 +99,30 @@ expect_contains "$out" "rolled back" "rollout undo"
 out=$(kubectl rollout status sts/web --timeout=180s 2>&1) || fail "rollout status after undo: $out"
 wait_for 30 bash -c "[[ \$(kubectl get pods -l app=nginx -o jsonpath='{.items[*].spec.containers[0].image}' | tr ' ' '\n' | sort -u) == minik8s/busybox:1.35 ]]" ||
   fail "every pod back on the old image"
+
+step "a pod that needs a claim stays Pending and says which"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  selector: {matchLabels: {app: db}}
+  serviceName: db
+  replicas: 1
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers:
+      - {name: db, image: minik8s/busybox:1.35, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+wait_for 30 bash -c "kubectl describe pod db-0 | grep -q FailedScheduling"
+expect_contains "$(kubectl describe pod db-0)" 'persistentvolumeclaim "data-db-0" not found' \
+  "the missing claim is named"
+expect_eq "$(kubectl get pod db-0 -o jsonpath='{.status.phase}')" "Pending" "db-0 stays Pending"
+kubectl delete sts db >/dev/null
 
 step "deleting the StatefulSet takes its pods"
 kubectl delete sts web >/dev/null || fail "delete sts"

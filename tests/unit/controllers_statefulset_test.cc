@@ -196,13 +196,13 @@ TEST_F(StatefulSetControllerTest, ADeletedPodComesBackWithItsNameAndScaleDownIsF
 }
 
 TEST_F(StatefulSetControllerTest, RollingUpdateFromTheTopDownToThePartition) {
-  createSet("ru", 3, {{"updateStrategy",
-                       {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}}}});
+  createSet(
+      "ru", 3,
+      {{"updateStrategy", {{"type", "RollingUpdate"}, {"rollingUpdate", {{"partition", 1}}}}}});
   converge("ru");
   const std::string first = getSet("ru")["status"]["updateRevision"];
-  updateSet("ru", [](json& s) {
-    s["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:2";
-  });
+  updateSet("ru",
+            [](json& s) { s["spec"]["template"]["spec"]["containers"][0]["image"] = "busybox:2"; });
   pass("ru");  // ru-2 goes first
   EXPECT_EQ(podsOf("ru"), (std::vector<std::string>{"ru-0=busybox:1", "ru-1=busybox:1"}));
   converge("ru");

@@ -193,6 +193,17 @@ TEST_F(FrameworkTest, NodePortsConflictOnSameProtocolPortAndOverlappingIp) {
   EXPECT_TRUE(filter("NodePorts", withPort(pod("b"), 8081, "TCP", ""), "n1").empty());
 }
 
+TEST_F(FrameworkTest, VolumeBindingKeepsPodsWithClaimsPendingUntilStorageExists) {
+  addNode(node("n1"));
+  json p = pod("db-0");
+  p["spec"]["volumes"] = {
+      {{"name", "tmp"}, {"emptyDir", json::object()}},
+      {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", "data-db-0"}}}}};
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"),
+            (std::vector<std::string>{"persistentvolumeclaim \"data-db-0\" not found"}));
+  EXPECT_TRUE(filter("VolumeBinding", pod("plain"), "n1").empty());
+}
+
 TEST_F(FrameworkTest, InterPodAffinityAndAntiAffinityOnHostname) {
   addNode(node("n1"));
   addNode(node("n2"));

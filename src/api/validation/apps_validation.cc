@@ -224,7 +224,31 @@ void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old) {
   const json* specPtr = errs.object(obj, "spec", "spec");
   const json& spec = specPtr ? *specPtr : kNoObject;
   validateReplicasAndMinReady(errs, spec);
-  validateSelectorAndTemplate(errs, spec, "statefulset");
+  // Containers may mount the claims of volumeClaimTemplates: validate the template as the pods
+  // will be, with a volume per claim template.
+  json withClaims = spec;
+  const json* claimList = member(spec, "volumeClaimTemplates");
+  if (claimList && claimList->is_array() && withClaims.is_object()) {
+    json* podSpec = nullptr;
+    if (withClaims.contains("template") && withClaims["template"].is_object() &&
+        withClaims["template"].contains("spec") && withClaims["template"]["spec"].is_object()) {
+      podSpec = &withClaims["template"]["spec"];
+    }
+    for (const auto& claim : *claimList) {
+      const json name = claim.value("/metadata/name"_json_pointer, json());
+      if (!podSpec || !name.is_string()) continue;
+      json& volumes = (*podSpec)["volumes"];
+      if (!volumes.is_array()) volumes = json::array();
+      bool present = false;
+      for (const auto& v : volumes) present |= v.is_object() && v.value("name", json()) == name;
+      if (!present) {
+        volumes.push_back(
+            {{"name", name},
+             {"persistentVolumeClaim", {{"claimName", name.get<std::string>() + "-pod"}}}});
+      }
+    }
+  }
+  validateSelectorAndTemplate(errs, withClaims, "statefulset");
   auto policy = errs.string(spec, "podManagementPolicy", "spec.podManagementPolicy");
   if (policy && *policy != "OrderedReady" && *policy != "Parallel") {
     errs.notSupported("spec.podManagementPolicy", *policy, {"OrderedReady", "Parallel"});
@@ -239,8 +263,7 @@ void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old) {
   const json* rolling = errs.object(st, "rollingUpdate", child(p, "rollingUpdate"));
   if (type == "OnDelete") {
     if (rolling) {
-      errs.forbidden(child(p, "rollingUpdate"),
-                     "only allowed for updateStrategy 'RollingUpdate'");
+      errs.forbidden(child(p, "rollingUpdate"), "only allowed for updateStrategy 'RollingUpdate'");
     }
   } else if (type == "RollingUpdate") {
     if (rolling) {
@@ -269,9 +292,8 @@ void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old) {
       if (!modes || !modes->is_array() || modes->empty()) {
         errs.required(at + ".spec.accessModes", "at least 1 access mode is required");
       }
-      const json storage = claimSpec ? claimSpec->value("/resources/requests/storage"_json_pointer,
-                                                        json())
-                                     : json();
+      const json storage =
+          claimSpec ? claimSpec->value("/resources/requests/storage"_json_pointer, json()) : json();
       if (storage.is_null()) errs.required(at + ".spec.resources[storage]");
     }
   }

@@ -18,8 +18,8 @@ std::string stringAt(const json& o, const json::json_pointer& p) {
 std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
 std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
 std::string hashOf(const json& o) {
-  return stringAt(o, json::json_pointer(std::string("/metadata/labels/") +
-                                        kControllerRevisionHashLabel));
+  return stringAt(
+      o, json::json_pointer(std::string("/metadata/labels/") + kControllerRevisionHashLabel));
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include "controllers/certificates/csr_signing_controller.h"
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/daemonset/daemonset_controller.h"
-#include "controllers/statefulset/statefulset_controller.h"
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
@@ -20,6 +19,7 @@
 #include "controllers/replicaset/replicaset_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/statefulset/statefulset_controller.h"
 
 namespace minik8s::controllers {
 
@@ -119,8 +119,8 @@ ControllerManager::ControllerManager(client::RestClient& rest, Options options)
     StatefulSetControllerOptions ssOpts;
     ssOpts.workers = options_.workersPerController;
     ssOpts.events = statefulSetEvents_.get();
-    statefulSetController_ = std::make_unique<StatefulSetController>(
-        rest_, *statefulSets_, *pods_, *controllerRevisions_, ssOpts);
+    statefulSetController_ = std::make_unique<StatefulSetController>(rest_, *statefulSets_, *pods_,
+                                                                     *controllerRevisions_, ssOpts);
   }
   if (options_.enableGarbageCollector) {
     std::vector<GcKind> kinds = {{"Pod", res::kPods, pods_.get()},
@@ -202,9 +202,9 @@ ControllerManager::~ControllerManager() { stop(); }
 
 std::vector<client::Informer*> ControllerManager::workloadInformers() const {
   std::vector<client::Informer*> out;
-  for (auto* inf : {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(),
-                    cronJobs_.get(), daemonSets_.get(), statefulSets_.get(),
-                    controllerRevisions_.get()}) {
+  for (auto* inf :
+       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get(),
+        daemonSets_.get(), statefulSets_.get(), controllerRevisions_.get()}) {
     if (inf) out.push_back(inf);
   }
   return out;

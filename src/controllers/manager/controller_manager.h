@@ -1,6 +1,6 @@
 // ControllerManager: runs the workload controllers (ReplicaSet, Deployment, Job, CronJob,
-// DaemonSet, StatefulSet, garbage collector) over one set of shared informers (pods, nodes, workloads), as
-// kube-controller-manager does. `minik8s server` runs it in-process; `minik8s
+// DaemonSet, StatefulSet, garbage collector) over one set of shared informers (pods, nodes,
+// workloads), as kube-controller-manager does. `minik8s server` runs it in-process; `minik8s
 // controller-manager --server URL` runs it alone. It only talks to the API server through the
 // RestClient, so it is restart-safe: start() lists everything and converges.
 // start() and stop() are called from one thread; the controllers run on their own threads.

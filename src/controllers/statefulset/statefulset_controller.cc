@@ -24,8 +24,8 @@ std::string nsOf(const json& o) { return stringAt(o, "/metadata/namespace"_json_
 std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
 std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
 std::string revisionOf(const json& pod) {
-  return stringAt(pod, json::json_pointer(std::string("/metadata/labels/") +
-                                          kControllerRevisionHashLabel));
+  return stringAt(
+      pod, json::json_pointer(std::string("/metadata/labels/") + kControllerRevisionHashLabel));
 }
 
 bool isFinished(const json& pod) {
@@ -54,8 +54,8 @@ int64_t statefulPodOrdinal(const std::string& setName, const std::string& podNam
 }
 
 StatefulSetController::StatefulSetController(client::RestClient& rest,
-                                             client::Informer& statefulSets,
-                                             client::Informer& pods, client::Informer& revisions,
+                                             client::Informer& statefulSets, client::Informer& pods,
+                                             client::Informer& revisions,
                                              StatefulSetControllerOptions options)
     : rest_(rest),
       statefulSets_(statefulSets),
@@ -144,9 +144,8 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
 }
 
 Status StatefulSetController::deletePod(const json& set, const json& pod) {
-  json opts = {{"kind", "DeleteOptions"},
-               {"apiVersion", "v1"},
-               {"preconditions", {{"uid", uidOf(pod)}}}};
+  json opts = {
+      {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", {{"uid", uidOf(pod)}}}};
   auto r = rest_.remove(kPods, nsOf(pod), nameOf(pod), opts);
   if (r.ok()) {
     recordEvent(set, "Normal", "SuccessfulDelete",
@@ -169,8 +168,7 @@ Status StatefulSetController::sync(const std::string& key) {
   const bool ordered = spec.value("podManagementPolicy", "OrderedReady") != "Parallel";
   const json strategy = spec.value("updateStrategy", json::object());
   const bool rolling = strategy.value("type", "RollingUpdate") == "RollingUpdate";
-  const int64_t partition =
-      strategy.value("/rollingUpdate/partition"_json_pointer, int64_t{0});
+  const int64_t partition = strategy.value("/rollingUpdate/partition"_json_pointer, int64_t{0});
   const auto now = options_.now();
 
   std::map<int64_t, json> byOrdinal;
@@ -219,8 +217,7 @@ Status StatefulSetController::sync(const std::string& key) {
     const json& pod = it->second;
     if (isFinished(pod) && !isTerminating(pod)) {
       recordEvent(set, "Warning", "RecreatingFailedPod",
-                  "StatefulSet " + ns + "/" + setName + " is recreating failed Pod " +
-                      nameOf(pod));
+                  "StatefulSet " + ns + "/" + setName + " is recreating failed Pod " + nameOf(pod));
       note(deletePod(set, pod));
       if (ordered) blocked = true;
       continue;
@@ -276,8 +273,8 @@ Status StatefulSetController::sync(const std::string& key) {
   for (const auto& pod : condemned) created += !isTerminating(pod);
   if (nextAvailable) {
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(*nextAvailable - now);
-    queue_.addAfter(key, std::max(wait, std::chrono::milliseconds(0)) +
-                             std::chrono::milliseconds(100));
+    queue_.addAfter(key,
+                    std::max(wait, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
   }
   // The update is complete once every pod runs the new revision and is ready.
   if (updated == replicas && ready == replicas && condemned.empty()) {
