@@ -254,6 +254,9 @@ Status DaemonSetController::sync(const std::string& key) {
   const json templ = spec.value("template", json::object());
   const int64_t minReady = spec.value("minReadySeconds", int64_t{0});
   const auto now = options_.now();
+  // Before the pods are read (see the Job controller): never act on a snapshot older than an
+  // observed creation or deletion.
+  const bool expectationsMet = expectations_.satisfied(key);
 
   std::vector<json> owned;
   for (json& pod : pods_.byIndex("namespace", ns)) {
@@ -364,7 +367,7 @@ Status DaemonSetController::sync(const std::string& key) {
   }
 
   Status firstError = Status::Ok();
-  if (expectations_.satisfied(key)) {
+  if (expectationsMet) {
     if (toDelete.size() > static_cast<size_t>(options_.burst)) toDelete.resize(options_.burst);
     if (toCreate.size() > static_cast<size_t>(options_.burst)) toCreate.resize(options_.burst);
     if (Status s = deletePods(ds, key, toDelete); !s.ok()) firstError = s;

@@ -130,6 +130,28 @@ struct JobController::RemovedFinalizers {
   }
 };
 
+struct JobController::WrittenVersions {
+  std::mutex mu;
+  std::map<std::string, int64_t> byJob;
+};
+
+namespace {
+int64_t versionOf(const json& o) {
+  const std::string rv = stringAt(o, "/metadata/resourceVersion"_json_pointer);
+  if (rv.empty() || rv.size() > 18 || rv.find_first_not_of("0123456789") != std::string::npos)
+    return -1;
+  return std::stoll(rv);
+}
+}  // namespace
+
+void JobController::noteWritten(const std::string& key, const json& job) {
+  const int64_t v = versionOf(job);
+  if (v < 0) return;
+  std::lock_guard lock(written_->mu);
+  int64_t& last = written_->byJob[key];
+  last = std::max(last, v);
+}
+
 JobController::JobController(client::RestClient& rest, client::Informer& jobs,
                              client::Informer& pods, JobControllerOptions options)
     : rest_(rest),
@@ -139,6 +161,7 @@ JobController::JobController(client::RestClient& rest, client::Informer& jobs,
       queue_(*options_.clock),
       expectations_(*options_.clock),
       removed_(std::make_unique<RemovedFinalizers>()),
+      written_(std::make_unique<WrittenVersions>()),
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "job") {
   jobs_.addHandlers({[this](const json& j) { queue_.add(client::objectKey(j)); },
@@ -239,9 +262,24 @@ Status JobController::releaseOrphans(const std::string& ns, const std::string& n
 
 Status JobController::sync(const std::string& key) {
   auto cached = jobs_.get(key);
+  if (cached) {
+    // Acting on a Job older than our own last write would count (and create) from stale
+    // numbers; the watch event of that write brings the key back.
+    std::lock_guard lock(written_->mu);
+    auto it = written_->byJob.find(key);
+    const int64_t v = versionOf(*cached);
+    if (it != written_->byJob.end() && v >= 0 && v < it->second) {
+      queue_.addAfter(key, std::chrono::seconds(1));
+      return Status::Ok();
+    }
+  }
   if (!cached) {
     expectations_.erase(key);
     removed_->erase(key);
+    {
+      std::lock_guard lock(written_->mu);
+      written_->byJob.erase(key);
+    }
     const size_t slash = key.find('/');
     return releaseOrphans(key.substr(0, slash), key.substr(slash + 1));
   }
@@ -330,6 +368,9 @@ Status JobController::deletePods(const json& job, const std::string& key, std::v
 Status JobController::syncJob(json job, const std::string& key) {
   const std::string ns = nsOf(job), uid = uidOf(job);
   RemovedFinalizers& removed = *removed_;
+  // Before the pods are read: a creation observed after the snapshot must not let this sync
+  // act on a snapshot that lacks the pod (Kubernetes checks expectations first, too).
+  const bool expectationsMet = expectations_.satisfied(key);
 
   std::vector<json> owned;
   for (json& pod : pods_.byIndex("namespace", ns)) {
@@ -440,6 +481,7 @@ Status JobController::syncJob(json job, const std::string& key) {
     auto r = rest_.update(kJobs, updated, "status");
     if (!r.ok()) return r.status().code() == 404 ? Status::Ok() : r.status();
     job = *r;
+    noteWritten(key, job);
     status = wanted;
   }
   // 2. Remove the finalizers of every finished pod (the uncounted ones and the ignored ones).
@@ -561,7 +603,7 @@ Status JobController::syncJob(json job, const std::string& key) {
             key, std::max(left, std::chrono::milliseconds(0)) + std::chrono::milliseconds(100));
       }
     }
-    if (expectations_.satisfied(key)) {
+    if (expectationsMet) {
       // Which pods to remove and how many (which indexes) to create.
       std::vector<json> excess;
       std::vector<int64_t> newIndexes;
@@ -667,6 +709,7 @@ Status JobController::syncJob(json job, const std::string& key) {
     updated["status"] = wanted;
     auto r = rest_.update(kJobs, updated, "status");
     if (!r.ok() && r.status().code() != 404) return r.status();
+    if (r.ok()) noteWritten(key, *r);
   }
   return firstError;
 }

@@ -60,6 +60,10 @@ class JobController {
  private:
   // uids whose tracking finalizer was removed while the cache may still show it.
   struct RemovedFinalizers;
+  // Remembers the resourceVersion of this controller's last status write per Job; a cached Job
+  // older than that is stale (its counts miss pods whose finalizers are gone) and is not acted on.
+  struct WrittenVersions;
+  void noteWritten(const std::string& key, const json& job);
 
   void enqueuePodOwner(const json& pod);
   Status syncJob(json job, const std::string& key);
@@ -78,6 +82,7 @@ class JobController {
   client::WorkQueue queue_;
   ControllerExpectations expectations_;
   std::unique_ptr<RemovedFinalizers> removed_;
+  std::unique_ptr<WrittenVersions> written_;
   WorkerPool workers_;
 };
 

@@ -165,6 +165,9 @@ Status ReplicaSetController::sync(const std::string& key) {
   }
   const json& rs = *cached;
   const std::string ns = nsOf(rs), uid = uidOf(rs);
+  // Before the pods are read: a creation or deletion observed after the snapshot must not let
+  // this sync act on a snapshot that does not show it.
+  const bool expectationsMet = expectations_.satisfied(key);
   auto selector = api::LabelSelector::fromJson(rs.value("/spec/selector"_json_pointer, json()));
   if (!selector.ok()) return Status::Ok();  // invalid selector: nothing we can do until fixed
   const bool deleting = isTerminating(rs);
@@ -209,7 +212,7 @@ Status ReplicaSetController::sync(const std::string& key) {
     if (isPodActive(p)) active.push_back(p);
   }
   Status manage = Status::Ok();
-  if (!deleting && expectations_.satisfied(key)) manage = managePods(rs, key, active);
+  if (!deleting && expectationsMet) manage = managePods(rs, key, active);
   Status st = updateStatus(rs, owned);
   return manage.ok() ? st : manage;
 }
