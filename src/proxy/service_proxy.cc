@@ -1,5 +1,8 @@
 #include "proxy/service_proxy.h"
 
+#include <chrono>
+#include <thread>
+
 #include "common/logging.h"
 #include "fmt/format.h"
 
@@ -113,16 +116,25 @@ Status ServiceProxy::cleanup() {
 }
 
 Status cleanupProxyRules(Iptables& iptables) {
-  for (const JumpRule& j : jumpRules()) {
-    if (Status s = iptables.deleteRule(j.table, j.chain, j.rule); !s.ok()) return s;
+  // A chain still referenced cannot go (EBUSY): seen once in CI right after a proxy restart, so
+  // the jumps are removed again and the deletion retried a few times before giving up.
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+    for (const JumpRule& j : jumpRules()) {
+      if (Status s = iptables.deleteRule(j.table, j.chain, j.rule); !s.ok()) return s;
+    }
+    auto nat = iptables.save("nat");
+    if (!nat.ok()) return nat.status();
+    auto filter = iptables.save("filter");
+    if (!filter.ok()) return filter.status();
+    std::string text = deleteChainsText(ownedChains(*nat, "nat"), ownedChains(*filter, "filter"));
+    if (text.empty()) return Status::Ok();
+    last = iptables.restore(text);
+    if (last.ok()) return last;
+    LOG_WARN("proxy cleanup: {} (try {})", last.message(), attempt + 1);
   }
-  auto nat = iptables.save("nat");
-  if (!nat.ok()) return nat.status();
-  auto filter = iptables.save("filter");
-  if (!filter.ok()) return filter.status();
-  std::string text = deleteChainsText(ownedChains(*nat, "nat"), ownedChains(*filter, "filter"));
-  if (text.empty()) return Status::Ok();
-  return iptables.restore(text);
+  return last;
 }
 
 }  // namespace minik8s::proxy

@@ -4,6 +4,7 @@
 # maxUnavailable 1 (never more than one node without a ready pod), `rollout status|history|undo|
 # restart ds/NAME`, `get ds` columns, and deleting the DaemonSet takes its pods.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/fault_lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
@@ -47,6 +48,16 @@ echo "$out"
 expect_contains "$(head -1 <<<"$out")" "DESIRED   CURRENT   READY   UP-TO-DATE   AVAILABLE   NODE SELECTOR" \
   "get ds columns"
 expect_contains "$out" "agent   3         3         3       3            3           <none>" "get ds row"
+
+step "control plane SIGKILL: the same pods afterwards, none duplicated"
+before=$(kubectl get pods -l app=agent -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid} {end}')
+kill -9 "$(cluster_state .serverPid)"
+sleep 2
+out=$(cluster_cmd up 2>&1) || { fail "cluster up after the kill"; echo "$out"; }
+out=$(kubectl rollout status ds/agent --timeout=60s 2>&1) || fail "rollout status after the restart: $out"
+sleep 3  # the controllers resync; a duplicate or a replacement would show now
+expect_eq "$(kubectl get pods -l app=agent -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid} {end}')" \
+  "$before" "the same pods after the control plane restart"
 
 step "a node added with cluster add-node gets a pod"
 cluster add-node --timeout 120 >/dev/null || tail -20 "$CL_DIR/logs/node-4.log"
