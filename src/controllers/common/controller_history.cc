@@ -3,26 +3,16 @@
 #include <algorithm>
 
 #include "controllers/common/controller_utils.h"
+#include "controllers/common/object_meta.h"
 #include "controllers/deployment/rolling_update.h"
 
 namespace minik8s::controllers {
 
 const client::Resource kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 
-namespace {
-
-std::string stringAt(const json& o, const json::json_pointer& p) {
-  const json v = o.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
+std::string revisionHashOf(const json& obj) {
+  return labelValue(obj, kControllerRevisionHashLabel);
 }
-std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
-std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
-std::string hashOf(const json& o) {
-  return stringAt(
-      o, json::json_pointer(std::string("/metadata/labels/") + kControllerRevisionHashLabel));
-}
-
-}  // namespace
 
 json revisionTemplate(const json& revision) {
   json t = revision.value("/data/spec/template"_json_pointer, json::object());
@@ -106,7 +96,8 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
   for (const auto& r : out.all) old += nameOf(r) != currentName;
   for (const auto& r : out.all) {
     if (old <= limit) break;
-    if (nameOf(r) == currentName || inUse.count(hashOf(r)) || inUse.count(nameOf(r))) continue;
+    if (nameOf(r) == currentName || inUse.count(revisionHashOf(r)) || inUse.count(nameOf(r)))
+      continue;
     auto d = rest.remove(kControllerRevisions, ns, nameOf(r));
     if (!d.ok() && d.status().code() != 404) return d.status();
     --old;

@@ -34,6 +34,9 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
                                                const client::Resource& ownerResource,
                                                const std::set<std::string>& inUse);
 
+// The controller-revision-hash label of a pod or revision ("" when absent).
+std::string revisionHashOf(const json& obj);
+
 // The pod template stored in a revision (without the $patch directive).
 json revisionTemplate(const json& revision);
 

@@ -6,6 +6,7 @@
 #include "api/cron_schedule.h"
 #include "common/logging.h"
 #include "common/time_util.h"
+#include "controllers/common/object_meta.h"
 #include "controllers/job/job_util.h"
 
 namespace minik8s::controllers {
@@ -19,14 +20,6 @@ namespace {
 const client::Resource& kJobs = client::resources::kJobs;
 constexpr char kScheduledTimestampAnnotation[] = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 constexpr int kTooManyMissed = 100;
-
-std::string stringAt(const json& o, const json::json_pointer& p) {
-  const json v = o.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-std::string nsOf(const json& o) { return stringAt(o, "/metadata/namespace"_json_pointer); }
-std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
-std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
 
 cron::SysSeconds toSys(WallClock::time_point t) {
   return std::chrono::floor<std::chrono::seconds>(t);

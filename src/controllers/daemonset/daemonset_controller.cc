@@ -6,6 +6,7 @@
 
 #include "api/node_placement.h"
 #include "common/logging.h"
+#include "controllers/common/object_meta.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
 namespace minik8s::controllers {
@@ -16,17 +17,6 @@ namespace {
 
 const client::Resource& kPods = client::resources::kPods;
 
-std::string stringAt(const json& o, const json::json_pointer& p) {
-  const json v = o.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-std::string nsOf(const json& o) { return stringAt(o, "/metadata/namespace"_json_pointer); }
-std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
-std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
-std::string hashOf(const json& o) {
-  return stringAt(
-      o, json::json_pointer(std::string("/metadata/labels/") + kControllerRevisionHashLabel));
-}
 std::string createdAt(const json& o) {
   return stringAt(o, "/metadata/creationTimestamp"_json_pointer);
 }
@@ -185,10 +175,10 @@ void DaemonSetController::recordEvent(const json& ds, const std::string& type,
 Result<std::string> DaemonSetController::syncRevisions(const json& ds,
                                                        const std::vector<json>& pods) {
   std::set<std::string> inUse;
-  for (const auto& p : pods) inUse.insert(hashOf(p));
+  for (const auto& p : pods) inUse.insert(revisionHashOf(p));
   auto revisions = syncControllerRevisions(rest_, revisions_, ds, kDaemonSets, inUse);
   if (!revisions.ok()) return revisions.status();
-  return hashOf(revisions->current);
+  return revisionHashOf(revisions->current);
 }
 
 Status DaemonSetController::createPod(const json& ds, const std::string& key,
@@ -300,7 +290,7 @@ Status DaemonSetController::sync(const std::string& key) {
                         ", will try to kill it");
         toDelete.push_back(p);
       } else {
-        (hashOf(p) == *hash ? current : old).push_back(p);
+        (revisionHashOf(p) == *hash ? current : old).push_back(p);
       }
     }
     auto byAge = [](const json& a, const json& b) { return createdAt(a) < createdAt(b); };

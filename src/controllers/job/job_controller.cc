@@ -8,6 +8,7 @@
 #include "api/selector.h"
 #include "common/logging.h"
 #include "common/time_util.h"
+#include "controllers/common/object_meta.h"
 #include "controllers/job/job_util.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
@@ -19,13 +20,6 @@ using namespace job;
 const client::Resource& kPods = client::resources::kPods;
 const client::Resource& kJobs = client::resources::kJobs;
 
-std::string stringAt(const json& o, const json::json_pointer& p) {
-  const json v = o.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-std::string nsOf(const json& o) { return stringAt(o, "/metadata/namespace"_json_pointer); }
-std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
-std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
 std::optional<int64_t> integerAt(const json& o, const json::json_pointer& p) {
   const json v = o.value(p, json());
   if (v.is_number_integer()) return v.get<int64_t>();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/time_util.h"
+#include "controllers/common/object_meta.h"
 
 namespace minik8s::controllers::job {
 
@@ -13,11 +14,6 @@ std::optional<int64_t> parseIndex(const std::string& s) {
     return std::nullopt;
   }
   return std::stoll(s);
-}
-
-std::string stringAt(const json& o, const json::json_pointer& p) {
-  const json v = o.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
 }
 
 }  // namespace

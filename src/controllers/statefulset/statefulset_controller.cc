@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/logging.h"
+#include "controllers/common/object_meta.h"
 
 namespace minik8s::controllers {
 
@@ -15,18 +16,6 @@ namespace {
 const client::Resource& kPods = client::resources::kPods;
 constexpr char kPodNameLabel[] = "statefulset.kubernetes.io/pod-name";
 constexpr char kPodIndexLabel[] = "apps.kubernetes.io/pod-index";
-
-std::string stringAt(const json& o, const json::json_pointer& p) {
-  const json v = o.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-std::string nsOf(const json& o) { return stringAt(o, "/metadata/namespace"_json_pointer); }
-std::string nameOf(const json& o) { return stringAt(o, "/metadata/name"_json_pointer); }
-std::string uidOf(const json& o) { return stringAt(o, "/metadata/uid"_json_pointer); }
-std::string revisionOf(const json& pod) {
-  return stringAt(
-      pod, json::json_pointer(std::string("/metadata/labels/") + kControllerRevisionHashLabel));
-}
 
 bool isFinished(const json& pod) {
   const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
@@ -177,7 +166,7 @@ Status StatefulSetController::sync(const std::string& key) {
   for (json& pod : pods_.byIndex("namespace", ns)) {
     auto ref = controllerRef(pod);
     if (!ref || ref->value("uid", "") != uid) continue;
-    inUse.insert(revisionOf(pod));
+    inUse.insert(revisionHashOf(pod));
     const int64_t ord = statefulPodOrdinal(setName, nameOf(pod));
     if (ord >= start && ord < start + replicas) {
       byOrdinal[ord] = std::move(pod);
@@ -244,7 +233,7 @@ Status StatefulSetController::sync(const std::string& key) {
     if (allReady) {
       for (auto it = byOrdinal.rbegin(); it != byOrdinal.rend(); ++it) {
         if (it->first < start + partition) break;
-        if (revisionOf(it->second) != updateName) {
+        if (revisionHashOf(it->second) != updateName) {
           note(deletePod(set, it->second));
           break;
         }
@@ -267,8 +256,8 @@ Status StatefulSetController::sync(const std::string& key) {
         nextAvailable = at;
       }
     }
-    current += revisionOf(pod) == currentName;
-    updated += revisionOf(pod) == updateName;
+    current += revisionHashOf(pod) == currentName;
+    updated += revisionHashOf(pod) == updateName;
   }
   for (const auto& pod : condemned) created += !isTerminating(pod);
   if (nextAvailable) {
