@@ -3,6 +3,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/custom_resource.h"
 #include "api/volume_sources.h"
 
 namespace minik8s::api {
@@ -415,8 +416,45 @@ void defaultEndpointPorts(json& holder) {
 
 }  // namespace
 
+namespace {
+
+// admissionregistration.k8s.io/v1 webhook configurations.
+void defaultWebhookConfiguration(const std::string& kind, json& obj) {
+  json* webhooks =
+      obj.contains("webhooks") && obj["webhooks"].is_array() ? &obj["webhooks"] : nullptr;
+  if (!webhooks) return;
+  for (auto& w : *webhooks) {
+    if (!w.is_object()) continue;
+    if (!w.contains("failurePolicy")) w["failurePolicy"] = "Fail";
+    if (!w.contains("matchPolicy")) w["matchPolicy"] = "Equivalent";
+    if (!w.contains("namespaceSelector")) w["namespaceSelector"] = json::object();
+    if (!w.contains("objectSelector")) w["objectSelector"] = json::object();
+    if (!w.contains("timeoutSeconds")) w["timeoutSeconds"] = 10;
+    if (kind == "MutatingWebhookConfiguration" && !w.contains("reinvocationPolicy")) {
+      w["reinvocationPolicy"] = "Never";
+    }
+    if (w.contains("rules") && w["rules"].is_array()) {
+      for (auto& rule : w["rules"]) {
+        if (rule.is_object() && !rule.contains("scope")) rule["scope"] = "*";
+      }
+    }
+    if (w.contains("clientConfig") && w["clientConfig"].is_object() &&
+        w["clientConfig"].contains("service") && w["clientConfig"]["service"].is_object() &&
+        !w["clientConfig"]["service"].contains("port")) {
+      w["clientConfig"]["service"]["port"] = 443;
+    }
+  }
+}
+
+}  // namespace
+
 void applyDefaults(const ResourceInfo& r, json& obj) {
   if (!obj.is_object()) return;
+  if (r.custom) return r.custom->pruneAndDefault(obj);
+  if (r.group == "apiextensions.k8s.io" && r.kind == "CustomResourceDefinition") {
+    return defaultCustomResourceDefinition(obj);
+  }
+  if (r.group == "admissionregistration.k8s.io") return defaultWebhookConfiguration(r.kind, obj);
   const std::string& k = r.kind;
   if (r.group.empty()) {
     if (k == "Pod")

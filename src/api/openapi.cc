@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "api/custom_resource.h"
 #include "api/schema/definitions.h"
 
 namespace minik8s::api {
@@ -97,9 +98,48 @@ json gvkOf(const std::string& group, const std::string& version, const std::stri
   return {{"group", group}, {"version", version}, {"kind", kind}};
 }
 
+// The schema of a custom resource as Kubernetes publishes it: the CRD's structural schema with
+// apiVersion, kind and metadata (a reference to ObjectMeta) declared, and its GVK.
+json customDefinition(const ResourceInfo& r) {
+  json def = r.custom->schema();
+  if (!def.is_object()) def = json::object();
+  def["type"] = "object";
+  json& props = def["properties"];
+  if (!props.is_object()) props = json::object();
+  props["apiVersion"] = {{"type", "string"},
+                         {"description",
+                          "APIVersion defines the versioned schema of this representation of an "
+                          "object."}};
+  props["kind"] = {{"type", "string"},
+                   {"description",
+                    "Kind is a string value representing the REST resource this "
+                    "object represents."}};
+  props["metadata"] = {{"allOf", json::array({schemaRef("io.k8s.apimachinery.pkg.apis.meta.v1."
+                                                        "ObjectMeta")})},
+                       {"description", "Standard object's metadata."}};
+  def["x-kubernetes-group-version-kind"] = json::array({gvkOf(r.group, r.version, r.kind)});
+  return def;
+}
+
+json customListDefinition(const ResourceInfo& r) {
+  return {
+      {"type", "object"},
+      {"description", r.listKind + " is a list of " + r.kind},
+      {"required", json::array({"items"})},
+      {"properties",
+       {{"apiVersion", {{"type", "string"}}},
+        {"kind", {{"type", "string"}}},
+        {"items", {{"type", "array"}, {"items", schemaRef(definitionName(r))}}},
+        {"metadata",
+         {{"allOf", json::array({schemaRef("io.k8s.apimachinery.pkg.apis.meta.v1."
+                                           "ListMeta")})}}}}},
+      {"x-kubernetes-group-version-kind", json::array({gvkOf(r.group, r.version, r.listKind)})}};
+}
+
 struct DocBuilder {
   json paths = json::object();
   std::set<std::string> roots;  // definitions referred to by the paths
+  json extra = json::object();  // definitions of custom resources, by name
 
   json responses(const std::string& definition, std::initializer_list<const char*> codes) {
     json r = json::object();
@@ -136,6 +176,10 @@ struct DocBuilder {
   }
 
   void addResource(const ResourceInfo& r) {
+    if (r.custom) {
+      extra[definitionName(r)] = customDefinition(r);
+      extra[definitionName(r.group, r.version, r.listKind)] = customListDefinition(r);
+    }
     const std::string base = "/" + groupVersionPath(r.group, r.version);
     const std::string collection =
         base + (r.namespaced ? "/namespaces/{namespace}/" : "/") + r.plural;
@@ -220,7 +264,9 @@ struct DocBuilder {
   void addSubresource(const ResourceInfo& r, const SubresourceInfo& sub, const std::string& item,
                       const json& nameParam, const json& nsParam) {
     std::string subDef = definitionName(sub.group, sub.version, sub.kind);
-    if (sub.name == "log" || !schemaDefinitions().contains(subDef)) return;
+    if (sub.name == "log" || (!schemaDefinitions().contains(subDef) && !extra.contains(subDef))) {
+      return;
+    }
     const json gvk = gvkOf(sub.group, sub.version, sub.kind);
     const std::string id = apiId(r.group, r.version) + (r.namespaced ? "Namespaced" : "") + r.kind +
                            upperFirst(sub.name);
@@ -259,9 +305,13 @@ struct DocBuilder {
     while (!todo.empty()) {
       std::string name = todo.back();
       todo.pop_back();
-      if (schemas.contains(name) || !defs.contains(name)) continue;
-      schemas[name] = defs[name];
-      collectRefs(defs[name], prefix, todo);
+      if (schemas.contains(name)) continue;
+      const json* def = extra.contains(name)  ? &extra[name]
+                        : defs.contains(name) ? &defs[name]
+                                              : nullptr;
+      if (!def) continue;
+      schemas[name] = *def;
+      collectRefs(*def, prefix, todo);
     }
     return schemas;
   }

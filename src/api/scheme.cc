@@ -3,6 +3,7 @@
 #include "api/scheme.h"
 
 #include <algorithm>
+#include <mutex>
 #include <tuple>
 #include <utility>
 
@@ -15,41 +16,92 @@ const SubresourceInfo* ResourceInfo::subresource(const std::string& name) const 
   return nullptr;
 }
 
-Scheme::Scheme(std::vector<ResourceInfo> resources) : resources_(std::move(resources)) {
+Scheme::Scheme(std::vector<ResourceInfo> resources) {
+  resources_.reserve(resources.size());
+  for (auto& r : resources) resources_.push_back(std::make_shared<ResourceInfo>(std::move(r)));
+  rebuildGroups();
+}
+
+void Scheme::rebuildGroups() {
   // Groups appear in the order of their first resource; versions in the order they are first
   // seen, so callers list the preferred version of a group first.
+  groups_.clear();
   for (const auto& r : resources_) {
     auto g = std::find_if(groups_.begin(), groups_.end(),
-                          [&](const GroupInfo& gi) { return gi.name == r.group; });
+                          [&](const GroupInfo& gi) { return gi.name == r->group; });
     if (g == groups_.end()) {
-      groups_.push_back(GroupInfo{r.group, {r.version}});
-    } else if (std::find(g->versions.begin(), g->versions.end(), r.version) == g->versions.end()) {
-      g->versions.push_back(r.version);
+      groups_.push_back(GroupInfo{r->group, {r->version}});
+    } else if (std::find(g->versions.begin(), g->versions.end(), r->version) == g->versions.end()) {
+      g->versions.push_back(r->version);
     }
   }
 }
 
+std::vector<ResourceInfo> Scheme::resources() const {
+  std::shared_lock lock(mu_);
+  std::vector<ResourceInfo> out;
+  out.reserve(resources_.size());
+  for (const auto& r : resources_) out.push_back(*r);
+  return out;
+}
+
+std::vector<GroupInfo> Scheme::groups() const {
+  std::shared_lock lock(mu_);
+  return groups_;
+}
+
+uint64_t Scheme::generation() const {
+  std::shared_lock lock(mu_);
+  return generation_;
+}
+
 const ResourceInfo* Scheme::byResource(const std::string& group, const std::string& version,
                                        const std::string& plural) const {
+  std::shared_lock lock(mu_);
   for (const auto& r : resources_) {
-    if (r.group == group && r.version == version && r.plural == plural) return &r;
+    if (r->group == group && r->version == version && r->plural == plural) return r.get();
   }
   return nullptr;
 }
 
 const ResourceInfo* Scheme::byKind(const std::string& group, const std::string& version,
                                    const std::string& kind) const {
+  std::shared_lock lock(mu_);
   for (const auto& r : resources_) {
-    if (r.group == group && r.version == version && r.kind == kind) return &r;
+    if (r->group == group && r->version == version && r->kind == kind) return r.get();
   }
   return nullptr;
 }
 
+void Scheme::setCustomResources(const std::string& group, const std::string& plural,
+                                std::vector<ResourceInfo> resources) {
+  std::unique_lock lock(mu_);
+  std::vector<std::shared_ptr<const ResourceInfo>> kept;
+  bool changed = false;
+  for (auto& r : resources_) {
+    if (r->group == group && r->plural == plural && r->custom) {
+      retired_.push_back(std::move(r));
+      changed = true;
+    } else {
+      kept.push_back(std::move(r));
+    }
+  }
+  resources_ = std::move(kept);
+  for (auto& r : resources) {
+    resources_.push_back(std::make_shared<ResourceInfo>(std::move(r)));
+    changed = true;
+  }
+  if (!changed) return;
+  ++generation_;
+  rebuildGroups();
+}
+
 std::vector<const ResourceInfo*> Scheme::groupVersion(const std::string& group,
                                                       const std::string& version) const {
+  std::shared_lock lock(mu_);
   std::vector<const ResourceInfo*> out;
   for (const auto& r : resources_) {
-    if (r.group == group && r.version == version) out.push_back(&r);
+    if (r->group == group && r->version == version) out.push_back(r.get());
   }
   std::sort(out.begin(), out.end(),
             [](const ResourceInfo* a, const ResourceInfo* b) { return a->plural < b->plural; });
@@ -262,6 +314,25 @@ std::vector<ResourceInfo> builtinResources() {
     r.shortNames = {"csr"};
     r.subresources = {SubresourceInfo{"approval", r.group, r.version, r.kind, kStatusVerbs},
                       statusOf(r)};
+    out.push_back(r);
+  }
+  for (auto [kind, plural, singular] :
+       {std::tuple{"MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
+                   "mutatingwebhookconfiguration"},
+        std::tuple{"ValidatingWebhookConfiguration", "validatingwebhookconfigurations",
+                   "validatingwebhookconfiguration"}}) {
+    auto r = resource("admissionregistration.k8s.io", "v1", kind, plural, singular);
+    r.namespaced = false;
+    r.categories = {"api-extensions"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("apiextensions.k8s.io", "v1", "CustomResourceDefinition",
+                      "customresourcedefinitions", "customresourcedefinition");
+    r.namespaced = false;
+    r.shortNames = {"crd", "crds"};
+    r.categories = {"api-extensions"};
+    r.subresources = {statusOf(r)};
     out.push_back(r);
   }
   {

@@ -59,6 +59,8 @@ bool isBuiltinKind(std::string_view kind) {
                                                 "Lease",
                                                 "HorizontalPodAutoscaler",
                                                 "PodDisruptionBudget",
+                                                "MutatingWebhookConfiguration",
+                                                "ValidatingWebhookConfiguration",
                                                 "Ingress",
                                                 "IngressClass",
                                                 "NetworkPolicy",
@@ -133,6 +135,10 @@ ListPatchStrategy listPatchStrategy(const std::string& kind, const Path& path) {
   if (kind == "Node" && path == Path{"status", "addresses"}) return mergeBy("type");
   if (kind == "Node" && path == Path{"spec", "podCIDRs"}) return {true, {}, {}};
   if (kind == "Service" && path == Path{"spec", "ports"}) return mergeBy("port");
+  if ((kind == "MutatingWebhookConfiguration" || kind == "ValidatingWebhookConfiguration") &&
+      path == Path{"webhooks"}) {
+    return mergeBy("name");
+  }
   return {};
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "api/custom_resource.h"
 #include "api/schema/definitions.h"
 
 namespace minik8s::api {
@@ -171,6 +172,10 @@ class Checker {
 
 SchemaFindings checkAgainstSchema(const ResourceInfo& resource, const json& obj) {
   SchemaFindings findings;
+  if (resource.custom) {
+    if (obj.is_object()) findings.unknownFields = resource.custom->unknownFields(obj);
+    return findings;
+  }
   const json& defs = schemaDefinitions();
   auto def = defs.find(definitionName(resource));
   if (def == defs.end() || !obj.is_object()) return findings;

@@ -521,6 +521,19 @@ const std::map<std::string, Printer>& printersByKind() {
         {nameColumn(), col("Controller", "The owner of this ControllerRevision."),
          col("Revision", "The revision number.", "integer"), ageColumn()},
         controllerRevisionCells};
+    for (const char* kind : {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"}) {
+      p[kind] = {{nameColumn(), col("Webhooks", "The number of webhooks.", "integer"), ageColumn()},
+                 [](const json& obj, const json& meta, TimePoint now) {
+                   const json webhooks = obj.value("webhooks", json::array());
+                   return json::array({str(meta, "name"), webhooks.is_array() ? webhooks.size() : 0,
+                                       age(meta, now)});
+                 }};
+    }
+    p["CustomResourceDefinition"] = {
+        {nameColumn(), col("Created At", "The time the definition was created.", "date")},
+        [](const json&, const json& meta, TimePoint) {
+          return json::array({str(meta, "name"), str(meta, "creationTimestamp")});
+        }};
     p["Job"] = {{nameColumn(), col("Status", "Status of the job."),
                  col("Completions", "The number of pods which reached phase Succeeded."),
                  col("Duration", "Time required to complete the job."), ageColumn(), containers,

@@ -1,6 +1,7 @@
 #include "apiserver/api_server.h"
 
 #include "api/conversion.h"
+#include "api/custom_resource.h"
 #include "api/field_selector.h"
 #include "api/openapi.h"
 #include "api/patch.h"
@@ -64,9 +65,13 @@ json partialMetadata(const json& obj) {
           {"metadata", obj.value("metadata", json::object())}};
 }
 
-json tableColumnsJson(const std::string& kind) {
+std::vector<api::TableColumn> tableColumnsOf(const api::ResourceInfo& r) {
+  return r.custom ? r.custom->columns() : api::tableColumns(r.kind);
+}
+
+json tableColumnsJson(const api::ResourceInfo& r) {
   json cols = json::array();
-  for (const auto& c : api::tableColumns(kind)) {
+  for (const auto& c : tableColumnsOf(r)) {
     cols.push_back({{"name", c.name},
                     {"type", c.type},
                     {"format", c.format},
@@ -76,8 +81,9 @@ json tableColumnsJson(const std::string& kind) {
   return cols;
 }
 
-json tableRow(const http::Request& req, const std::string& kind, const json& obj) {
-  json row = {{"cells", api::tableCells(kind, obj, Clock::now())}};
+json tableRow(const http::Request& req, const api::ResourceInfo& r, const json& obj) {
+  json row = {{"cells", r.custom ? r.custom->cells(obj, Clock::now())
+                                 : api::tableCells(r.kind, obj, Clock::now())}};
   std::string include = req.param("includeObject").value_or("Metadata");
   if (include == "Object") {
     row["object"] = obj;
@@ -87,15 +93,13 @@ json tableRow(const http::Request& req, const std::string& kind, const json& obj
   return row;
 }
 
-json makeTable(const http::Request& req, const std::string& kind, const std::vector<json>& objs,
+json makeTable(const http::Request& req, const api::ResourceInfo& r, const std::vector<json>& objs,
                const json& listMeta, bool withColumns = true) {
   json rows = json::array();
-  for (const auto& o : objs) rows.push_back(tableRow(req, kind, o));
-  json t = {{"kind", "Table"},
-            {"apiVersion", "meta.k8s.io/v1"},
-            {"metadata", listMeta},
-            {"rows", rows}};
-  t["columnDefinitions"] = withColumns ? tableColumnsJson(kind) : json::array();
+  for (const auto& o : objs) rows.push_back(tableRow(req, r, o));
+  json t = {
+      {"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", listMeta}, {"rows", rows}};
+  t["columnDefinitions"] = withColumns ? tableColumnsJson(r) : json::array();
   return t;
 }
 
@@ -119,10 +123,11 @@ json versionInfo() {
 
 ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServerOptions options)
     : store_(store),
-      scheme_(scheme),
+      scheme_(scheme.resources()),
       options_(std::move(options)),
-      registry_(store, scheme),
+      registry_(store, scheme_),
       watchCache_(store),
+      customResources_(registry_, scheme_, watchCache_),
       metrics_(registry_, [proxy = options_.nodeProxy](const NodeEndpoint& ep) {
         return fetchSummary(ep, proxy);
       }) {
@@ -140,9 +145,18 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
 
 ApiServer::~ApiServer() { stop(); }
 
+void ApiServer::noteWrite(const api::ResourceInfo& r) {
+  // A CRD written through this server is served (or gone) when the response arrives.
+  if (CustomResourceManager::isCrdResource(r)) customResources_.reconcile();
+  for (const auto& plugin : options_.admissionPlugins) {
+    if (plugin) plugin->resourceWritten(r);
+  }
+}
+
 Status ApiServer::start() {
   Status s = watchCache_.start();
   if (!s.ok()) return s;
+  if (Status crds = customResources_.start(); !crds.ok()) return crds;
   const auto* nsInfo = scheme_.byResource("", "v1", "namespaces");
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
@@ -158,8 +172,8 @@ Status ApiServer::start() {
   serviceAllocator_ = std::move(allocator.value());
   registry_.setServiceAllocator(serviceAllocator_.get());
   repairServiceAllocations();
-  s = reconcileKubernetesService(
-      registry_, {serviceAllocator_->range().at(1), options_.advertiseAddress});
+  s = reconcileKubernetesService(registry_,
+                                 {serviceAllocator_->range().at(1), options_.advertiseAddress});
   if (!s.ok()) LOG_WARN("the kubernetes service: {}", s.toString());
   housekeeper_ = std::thread([this] { housekeeping(); });
   return Status::Ok();
@@ -173,6 +187,7 @@ void ApiServer::stop() {
   }
   cv_.notify_all();
   if (housekeeper_.joinable()) housekeeper_.join();
+  customResources_.stop();
   watchCache_.stop();
 }
 
@@ -288,16 +303,16 @@ Result<json> ApiServer::toStorageVersion(const api::ResourceInfo& r, json obj) c
   return obj;
 }
 
-Status ApiServer::checkFields(const http::Request& req, const api::ResourceInfo& r,
-                              const json& obj, std::vector<std::string>& warnings) const {
+Status ApiServer::checkFields(const http::Request& req, const api::ResourceInfo& r, const json& obj,
+                              std::vector<std::string>& warnings) const {
   std::string mode = req.param("fieldValidation").value_or("Warn");
   if (mode != "Strict" && mode != "Warn" && mode != "Ignore") {
     return Status::BadRequest("fieldValidation must be one of Strict, Warn or Ignore, got \"" +
                               mode + "\"");
   }
   auto findings = api::checkAgainstSchema(r, obj);
-  const std::string prefix = r.kind + " in version \"" + r.version +
-                             "\" cannot be handled as a " + r.kind + ": ";
+  const std::string prefix =
+      r.kind + " in version \"" + r.version + "\" cannot be handled as a " + r.kind + ": ";
   if (!findings.typeErrors.empty()) return Status::BadRequest(prefix + findings.typeErrors[0]);
   if (findings.unknownFields.empty() || mode == "Ignore") return Status::Ok();
   if (mode == "Warn") {
@@ -327,21 +342,22 @@ Result<json> ApiServer::decodeObject(const http::Request& req, const api::Resour
   } else {
     obj = json::parse(req.body, nullptr, false);
     if (obj.is_discarded()) {
-      return Status::BadRequest("couldn't get version/kind; json parse error: the request body "
-                                "is not valid JSON");
+      return Status::BadRequest(
+          "couldn't get version/kind; json parse error: the request body "
+          "is not valid JSON");
     }
   }
   if (!obj.is_object()) {
-    return Status::BadRequest("couldn't get version/kind; json parse error: expected a JSON "
-                              "object");
+    return Status::BadRequest(
+        "couldn't get version/kind; json parse error: expected a JSON "
+        "object");
   }
   // Clients such as the Python client omit apiVersion and kind: the URL says what it is.
   std::string apiVersion = obj.value("apiVersion", "");
   std::string kind = obj.value("kind", "");
   if (!apiVersion.empty() && apiVersion != r.apiVersion()) {
     return Status::BadRequest("the API version in the data (" + apiVersion +
-                              ") does not match the expected API version (" + r.apiVersion() +
-                              ")");
+                              ") does not match the expected API version (" + r.apiVersion() + ")");
   }
   if (!kind.empty() && kind != r.kind) {
     return Status::BadRequest("the kind in the data (" + kind +
@@ -360,9 +376,9 @@ void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, in
   auto out = toRequestVersion(r, std::move(obj));
   if (!out.ok()) return sendError(w, out.status());
   if (wantsTable(req)) {
-    json meta = {{"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer,
-                                                std::string())}};
-    w.send(jsonResponse(code, makeTable(req, r.kind, {*out}, meta), warnings));
+    json meta = {
+        {"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer, std::string())}};
+    w.send(jsonResponse(code, makeTable(req, r, {*out}, meta), warnings));
     return;
   }
   w.send(jsonResponse(code, *out, warnings));
@@ -383,7 +399,8 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
   auto caller = admitCaller(req, ri);
   if (!caller.ok()) return sendError(w, caller.status());
   if (const std::string ct = req.header("Content-Type"); !req.body.empty() &&
-      ct.find("protobuf") == std::string::npos && ct.find("yaml") == std::string::npos) {
+                                                         ct.find("protobuf") == std::string::npos &&
+                                                         ct.find("yaml") == std::string::npos) {
     // Hostile input: every handler below parses JSON bodies and walks them recursively.
     if (Status depth = checkJsonDepth(req.body); !depth.ok()) return sendError(w, depth);
   }
@@ -395,7 +412,8 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
       json doc = aggregatedDiscovery(scheme_, legacy);
       if (!legacy) doc["items"].push_back(MetricsApi::aggregatedGroup());
       std::string ct = aggregatedContentType(accept);
-      if (ct.find("v2beta1") != std::string::npos) doc["apiVersion"] = "apidiscovery.k8s.io/v2beta1";
+      if (ct.find("v2beta1") != std::string::npos)
+        doc["apiVersion"] = "apidiscovery.k8s.io/v2beta1";
       http::Response r = http::Response::json(200, doc);
       r.headers = {{"Content-Type", ct}};
       return w.send(std::move(r));
@@ -472,8 +490,7 @@ namespace {
 // "serviceaccounts/token": how ApiServerOptions.createOnlyHandlers names its APIs.
 std::string createOnlyKey(const RequestInfo& ri) {
   if (!ri.subresource.empty()) {
-    return (ri.group.empty() ? ri.resource : ri.resource + "." + ri.group) + "/" +
-           ri.subresource;
+    return (ri.group.empty() ? ri.resource : ri.resource + "." + ri.group) + "/" + ri.subresource;
   }
   return ri.group.empty() ? ri.resource : ri.resource + "." + ri.group;
 }
@@ -524,9 +541,9 @@ void ApiServer::serveCreateOnly(const http::Request& req, http::ResponseWriter& 
     const std::string apiVersion =
         sub->group.empty() ? sub->version : sub->group + "/" + sub->version;
     if (body.value("kind", sub->kind) != sub->kind) {
-      return sendError(w, Status::BadRequest("the kind in the data (" + body.value("kind", "") +
-                                             ") does not match the expected kind (" + sub->kind +
-                                             ")"));
+      return sendError(
+          w, Status::BadRequest("the kind in the data (" + body.value("kind", "") +
+                                ") does not match the expected kind (" + sub->kind + ")"));
     }
     body["apiVersion"] = apiVersion;
     body["kind"] = sub->kind;
@@ -565,17 +582,17 @@ void ApiServer::serveApproval(const http::Request& req, http::ResponseWriter& w,
       wanted = std::move(patched.value());
     }
     json next = current;
-    next["status"]["conditions"] =
-        wanted.value("/status/conditions"_json_pointer, json::array());
+    next["status"]["conditions"] = wanted.value("/status/conditions"_json_pointer, json::array());
     std::string rv = wanted.value("/metadata/resourceVersion"_json_pointer, std::string());
     if (!rv.empty()) next["metadata"]["resourceVersion"] = rv;
     Status admitted = runAdmission(user, ri, "UPDATE", &current, &next, isDryRun(req));
     if (!admitted.ok()) return admitted;
     return next;
   };
-  auto updated = registry_.guaranteedUpdate(r, ri.namespaceName, ri.name, mutate, "status",
-                                            isDryRun(req));
+  auto updated =
+      registry_.guaranteedUpdate(r, ri.namespaceName, ri.name, mutate, "status", isDryRun(req));
   if (!updated.ok()) return sendError(w, updated.status());
+  noteWrite(r);
   sendObject(req, w, 200, r, std::move(updated.value()), warnings);
 }
 
@@ -633,8 +650,8 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
   if (v == "watch") return serveWatch(req, w, ri);
   if (v == "create") {
     if (!ri.name.empty()) {
-      return sendError(w, Status::MethodNotAllowed("POST is not allowed on a named " +
-                                                   r.singular + "; use PUT or PATCH"));
+      return sendError(w, Status::MethodNotAllowed("POST is not allowed on a named " + r.singular +
+                                                   "; use PUT or PATCH"));
     }
     return serveCreate(req, w, ri, user);
   }
@@ -668,7 +685,7 @@ void ApiServer::serveList(const http::Request& req, http::ResponseWriter& w,
   }
   json meta = {{"resourceVersion", std::to_string(page->revision)}};
   if (!page->continueToken.empty()) meta["continue"] = page->continueToken;
-  if (wantsTable(req)) return w.send(jsonResponse(200, makeTable(req, r.kind, items, meta)));
+  if (wantsTable(req)) return w.send(jsonResponse(200, makeTable(req, r, items, meta)));
   json list = {{"kind", r.listKind}, {"apiVersion", r.apiVersion()}, {"metadata", meta}};
   list["items"] = json::array();
   for (auto& i : items) list["items"].push_back(std::move(i));
@@ -710,9 +727,10 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
   const std::string rvParam = req.param("resourceVersion").value_or("");
   if (!sendInitial.empty() && isTrueParam(sendInitial) &&
       req.param("resourceVersionMatch").value_or("") != "NotOlderThan") {
-    return sendError(w, Status::Invalid("", "", {{"FieldValueInvalid", "resourceVersionMatch",
-                                                  "sendInitialEvents requires "
-                                                  "resourceVersionMatch=NotOlderThan"}}));
+    return sendError(w, Status::Invalid("", "",
+                                        {{"FieldValueInvalid", "resourceVersionMatch",
+                                          "sendInitialEvents requires "
+                                          "resourceVersionMatch=NotOlderThan"}}));
   }
   const bool initialEvents =
       sendInitial.empty() ? (rvParam.empty() || rvParam == "0") : isTrueParam(sendInitial);
@@ -751,9 +769,9 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     if (!out.ok()) return true;
     json ev = {{"type", type}};
     if (table) {
-      json meta = {{"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer,
-                                                  std::string())}};
-      ev["object"] = makeTable(req, r.kind, {*out}, meta, firstTable);
+      json meta = {
+          {"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer, std::string())}};
+      ev["object"] = makeTable(req, r, {*out}, meta, firstTable);
       firstTable = false;
     } else {
       ev["object"] = std::move(out.value());
@@ -864,6 +882,7 @@ void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
   auto created = registry_.create(registry_.storageInfo(r), ri.namespaceName,
                                   std::move(stored.value()), isDryRun(req));
   if (!created.ok()) return sendError(w, created.status());
+  noteWrite(r);
   sendObject(req, w, 201, r, std::move(created.value()), warnings);
 }
 
@@ -892,6 +911,7 @@ void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
                                          mutate, ri.subresource, isDryRun(req));
   }
   if (!updated.ok()) return sendError(w, updated.status());
+  noteWrite(r);
   sendObject(req, w, 200, r, std::move(updated.value()), warnings);
 }
 
@@ -918,18 +938,19 @@ Result<json> applyPatchBody(const std::string& contentType, const json& current,
       contentType.find("application/apply-patch+yaml") != std::string::npos) {
     return api::applyStrategicMergePatch(current, patch, kind);
   }
-  return Status::UnsupportedMediaType("the body of the request was in an unknown format - "
-                                      "accepted media types include: "
-                                      "application/json-patch+json, "
-                                      "application/merge-patch+json, "
-                                      "application/apply-patch+yaml, "
-                                      "application/strategic-merge-patch+json");
+  return Status::UnsupportedMediaType(
+      "the body of the request was in an unknown format - "
+      "accepted media types include: "
+      "application/json-patch+json, "
+      "application/merge-patch+json, "
+      "application/apply-patch+yaml, "
+      "application/strategic-merge-patch+json");
 }
 
 }  // namespace
 
-void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
-                           const RequestInfo& ri, const auth::UserInfo& user) {
+void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                           const auth::UserInfo& user) {
   const api::ResourceInfo& r = *ri.info;
   const api::ResourceInfo& sr = registry_.storageInfo(r);
   const std::string ct = req.header("Content-Type");
@@ -942,6 +963,12 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
   auto mutate = [&](json current) -> Result<json> {
     auto inRequestVersion = toRequestVersion(r, current);
     if (!inRequestVersion.ok()) return inRequestVersion.status();
+    if (r.custom && ct.find("strategic-merge-patch") != std::string::npos) {
+      return Status::UnsupportedMediaType(
+          "the body of the request was in an unknown format - accepted media types include: "
+          "application/json-patch+json, application/merge-patch+json, "
+          "application/apply-patch+yaml");
+    }
     auto patched = applyPatchBody(ct, *inRequestVersion, req.body, r.kind);
     if (!patched.ok()) return patched.status();
     warnings.clear();
@@ -953,8 +980,8 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
     if (!admitted.ok()) return admitted;
     return next;
   };
-  auto updated = registry_.guaranteedUpdate(sr, ri.namespaceName, ri.name, mutate,
-                                            ri.subresource, isDryRun(req));
+  auto updated = registry_.guaranteedUpdate(sr, ri.namespaceName, ri.name, mutate, ri.subresource,
+                                            isDryRun(req));
   if (!updated.ok() && updated.status().code() == 404 && apply && ri.subresource.empty()) {
     // Server-side apply of an absent object creates it.
     auto obj = decodeObject(req, r, warnings);
@@ -968,9 +995,11 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w,
     if (!stored.ok()) return sendError(w, stored.status());
     auto created = registry_.create(sr, ri.namespaceName, std::move(stored.value()), isDryRun(req));
     if (!created.ok()) return sendError(w, created.status());
+    noteWrite(r);
     return sendObject(req, w, 201, r, std::move(created.value()), warnings);
   }
   if (!updated.ok()) return sendError(w, updated.status());
+  noteWrite(r);
   sendObject(req, w, 200, r, std::move(updated.value()), warnings);
 }
 
@@ -1031,6 +1060,7 @@ void ApiServer::serveDelete(const http::Request& req, http::ResponseWriter& w,
   }
   auto res = registry_.remove(registry_.storageInfo(r), ri.namespaceName, ri.name, *opts);
   if (!res.ok()) return sendError(w, res.status());
+  noteWrite(r);
   sendObject(req, w, res->deleted ? 200 : 202, r, std::move(res->object));
 }
 
@@ -1067,15 +1097,23 @@ void ApiServer::serveDeleteCollection(const http::Request& req, http::ResponseWr
     auto out = toRequestVersion(r, std::move(res->object));
     if (out.ok()) list["items"].push_back(std::move(out.value()));
   }
+  noteWrite(r);
   w.send(jsonResponse(200, list));
 }
 
 void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
                            const RequestInfo& ri) {
   const api::ResourceInfo& r = *ri.info;
+  // Custom resources name their replica fields in the CRD (scale subresource paths).
+  const api::CustomResource* custom = r.custom && r.custom->hasScale() ? r.custom.get() : nullptr;
+  const json::json_pointer specReplicas(custom ? custom->specReplicasPointer() : "/spec/replicas");
+  const json::json_pointer statusReplicas(custom ? custom->statusReplicasPointer()
+                                                 : "/status/replicas");
   auto toScale = [&](const json& obj) {
     std::string selector;
-    if (obj.contains("spec") && obj["spec"].contains("selector")) {
+    if (custom) {
+      selector = custom->labelSelector(obj);
+    } else if (obj.contains("spec") && obj["spec"].contains("selector")) {
       auto sel = api::LabelSelector::fromJson(obj["spec"]["selector"]);
       if (sel.ok()) selector = sel->toString();
     }
@@ -1084,13 +1122,12 @@ void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
     for (const char* f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
       if (meta.contains(f)) scaleMeta[f] = meta[f];
     }
-    return json{{"kind", "Scale"},
-                {"apiVersion", "autoscaling/v1"},
-                {"metadata", scaleMeta},
-                {"spec", {{"replicas", obj.value("/spec/replicas"_json_pointer, int64_t{0})}}},
-                {"status",
-                 {{"replicas", obj.value("/status/replicas"_json_pointer, int64_t{0})},
-                  {"selector", selector}}}};
+    return json{
+        {"kind", "Scale"},
+        {"apiVersion", "autoscaling/v1"},
+        {"metadata", scaleMeta},
+        {"spec", {{"replicas", obj.value(specReplicas, int64_t{0})}}},
+        {"status", {{"replicas", obj.value(statusReplicas, int64_t{0})}, {"selector", selector}}}};
   };
   if (ri.verb == "get") {
     auto obj = registry_.get(r, ri.namespaceName, ri.name);
@@ -1116,22 +1153,23 @@ void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
     }
     const json replicas = desired.value("/spec/replicas"_json_pointer, json());
     if (!replicas.is_number_integer()) {
-      return Status::Invalid("Scale", ri.name, {{"FieldValueRequired", "spec.replicas",
-                                                  "Required value: an integer is required"}});
+      return Status::Invalid(
+          "Scale", ri.name,
+          {{"FieldValueRequired", "spec.replicas", "Required value: an integer is required"}});
     }
     if (replicas.get<int64_t>() < 0) {
-      return Status::Invalid("Scale", ri.name,
-                             {{"FieldValueInvalid", "spec.replicas",
-                               "Invalid value: " + replicas.dump() +
-                                   ": must be greater than or equal to 0"}});
+      return Status::Invalid(
+          "Scale", ri.name,
+          {{"FieldValueInvalid", "spec.replicas",
+            "Invalid value: " + replicas.dump() + ": must be greater than or equal to 0"}});
     }
     std::string rv = desired.value("/metadata/resourceVersion"_json_pointer, std::string());
     if (!rv.empty()) current["metadata"]["resourceVersion"] = rv;
-    current["spec"]["replicas"] = replicas;
+    current[specReplicas] = replicas;
     return current;
   };
-  auto updated = registry_.guaranteedUpdate(r, ri.namespaceName, ri.name, mutate, "",
-                                            isDryRun(req));
+  auto updated =
+      registry_.guaranteedUpdate(r, ri.namespaceName, ri.name, mutate, "", isDryRun(req));
   if (!updated.ok()) return sendError(w, updated.status());
   w.send(jsonResponse(200, toScale(*updated)));
 }
@@ -1149,15 +1187,14 @@ void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
   std::string node = binding.value("/target/name"_json_pointer, std::string());
   if (node.empty()) {
     return sendError(w, Status::Invalid("Binding", ri.name,
-                                        {{"FieldValueRequired", "target.name",
-                                          "Required value"}}));
+                                        {{"FieldValueRequired", "target.name", "Required value"}}));
   }
   auto mutate = [&](json pod) -> Result<json> {
     std::string current = pod.value("/spec/nodeName"_json_pointer, std::string());
     if (!current.empty()) {
-      return Status::ConflictMessage("Operation cannot be fulfilled on pods/binding \"" +
-                                     ri.name + "\": pod " + ri.name +
-                                     " is already assigned to node \"" + current + "\"");
+      return Status::ConflictMessage("Operation cannot be fulfilled on pods/binding \"" + ri.name +
+                                     "\": pod " + ri.name + " is already assigned to node \"" +
+                                     current + "\"");
     }
     if (pod["metadata"].contains("deletionTimestamp")) {
       return Status::ConflictMessage("pod " + ri.name + " is being deleted, cannot be assigned");
@@ -1165,8 +1202,8 @@ void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
     pod["spec"]["nodeName"] = node;
     return pod;
   };
-  auto updated = registry_.guaranteedUpdate(*ri.info, ri.namespaceName, ri.name, mutate, "",
-                                            isDryRun(req));
+  auto updated =
+      registry_.guaranteedUpdate(*ri.info, ri.namespaceName, ri.name, mutate, "", isDryRun(req));
   if (!updated.ok()) return sendError(w, updated.status());
   // The PodScheduled condition is status: set it as the binding REST handler does upstream.
   auto withCondition = registry_.guaranteedUpdate(

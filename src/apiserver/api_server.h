@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "apiserver/auth/auth.h"
+#include "apiserver/custom_resources.h"
 #include "apiserver/metrics_api.h"
 #include "apiserver/node_proxy.h"
 #include "apiserver/registry.h"
@@ -115,18 +116,23 @@ class ApiServer {
                   const api::ResourceInfo& r, json obj,
                   const std::vector<std::string>& warnings = {}) const;
 
+  // Called after a successful write of `r`.
+  void noteWrite(const api::ResourceInfo& r);
+
   void housekeeping();
   void compactOnce();
   void finalizeNamespaces();
   void repairServiceAllocations();
 
   storage::Store& store_;
-  const api::Scheme& scheme_;
+  // A copy of the scheme given: the resources of CustomResourceDefinitions come and go in it.
+  api::Scheme scheme_;
   ApiServerOptions options_;
   // options_.tokenAuthenticators plus the legacy bearerTokens as bootstrap users.
   std::vector<std::shared_ptr<auth::TokenAuthenticator>> tokenAuthenticators_;
   Registry registry_;
   WatchCache watchCache_;
+  CustomResourceManager customResources_;
   MetricsApi metrics_;
   std::unique_ptr<ServiceAllocator> serviceAllocator_;
   std::thread housekeeper_;

@@ -1,5 +1,8 @@
 #include "apiserver/strategy.h"
 
+#include <algorithm>
+
+#include "api/custom_resource.h"
 #include "api/quantity.h"
 #include "common/base64.h"
 
@@ -104,7 +107,24 @@ void dropNullTimestamps(json& node) {
 }  // namespace
 
 void prepareForCreate(const api::ResourceInfo& r, json& obj) {
+  if (r.custom) {
+    // Custom resources count every change in generation, from 1; with a status subresource the
+    // status is the controllers' to write.
+    obj["metadata"]["generation"] = 1;
+    if (r.hasStatus()) obj.erase("status");
+    return;
+  }
   const std::string& k = r.kind;
+  if (k == "CustomResourceDefinition" && r.group == "apiextensions.k8s.io") {
+    obj["status"] = json::object();
+    json& finalizers = obj["metadata"]["finalizers"];
+    if (!finalizers.is_array()) finalizers = json::array();
+    if (std::find(finalizers.begin(), finalizers.end(), json(api::kCrdCleanupFinalizer)) ==
+        finalizers.end()) {
+      finalizers.push_back(api::kCrdCleanupFinalizer);
+    }
+    return;
+  }
   if (obj.contains("spec")) dropNullTimestamps(obj["spec"]);
   if (k == "Secret") mergeStringData(obj);
   if (k == "Pod") {
@@ -144,6 +164,23 @@ void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
     json status = obj.contains("status") ? obj["status"] : json::object();
     obj = old;
     obj["status"] = std::move(status);
+    return;
+  }
+  if (r.custom) {
+    // Everything but metadata (and status, when it is a subresource) is the spec here.
+    if (r.hasStatus()) {
+      if (old.contains("status")) {
+        obj["status"] = old["status"];
+      } else {
+        obj.erase("status");
+      }
+    }
+    json a = obj, b = old;
+    for (json* o : {&a, &b}) {
+      o->erase("metadata");
+      if (r.hasStatus()) o->erase("status");
+    }
+    if (a != b) meta["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
     return;
   }
   if (r.kind == "Secret") mergeStringData(obj);

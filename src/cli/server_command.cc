@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "api/scheme.h"
+#include "apiserver/admission/admission_chain.h"
 #include "apiserver/api_server.h"
 #include "apiserver/auth/authorization.h"
 #include "apiserver/auth/bootstrap_policy.h"
@@ -46,6 +47,7 @@ struct ServerFlags {
   bool disableControllers = false;
   bool leaderElect = true;
   bool insecureHttp = false;  // debugging only: plain HTTP, bearer tokens only
+  std::vector<std::string> enableAdmissionPlugins, disableAdmissionPlugins;
   controllers::ControllerDurationFlags durations;
 };
 
@@ -179,8 +181,15 @@ int runServer(const ServerFlags& f) {
   opts.createOnlyHandlers = apiserver::auth::reviewHandlers(authorizer, opts.tokenAuthenticators);
   opts.createOnlyHandlers["serviceaccounts/token"] =
       apiserver::auth::makeTokenRequestHandler(authRegistry, tokenGenerator);
-  opts.admissionPlugins = {std::make_shared<apiserver::auth::ServiceAccountAdmission>(authRegistry),
-                           std::make_shared<apiserver::auth::NodeRestriction>(&authRegistry)};
+  auto admissionChain = apiserver::admission::buildAdmissionChain(
+      apiserver::admission::selectAdmissionPlugins(f.enableAdmissionPlugins,
+                                                   f.disableAdmissionPlugins),
+      authRegistry);
+  if (!admissionChain.ok()) {
+    LOG_ERROR("admission plugins: {}", admissionChain.status().message());
+    return 1;
+  }
+  opts.admissionPlugins = std::move(admissionChain.value());
   opts.caPem = pki->ca.certPem;
   http::TlsClientConfig agentTls;
   agentTls.caPem = pki->ca.certPem;
@@ -321,6 +330,14 @@ void addServerCommand(CLI::App& app) {
   cmd->add_option("--scheduler-policy", flags->schedulerPolicy,
                   "default, round-robin, random or least-allocated")
       ->capture_default_str();
+  cmd->add_option("--enable-admission-plugins", flags->enableAdmissionPlugins,
+                  "Admission plugins to turn on besides the default ones (all are on by default: "
+                  "ServiceAccount, MutatingAdmissionWebhook, NodeRestriction, "
+                  "ValidatingAdmissionWebhook)")
+      ->delimiter(',');
+  cmd->add_option("--disable-admission-plugins", flags->disableAdmissionPlugins,
+                  "Admission plugins to turn off, comma-separated")
+      ->delimiter(',');
   cmd->add_flag("--insecure-http", flags->insecureHttp,
                 "Serve plain HTTP instead of TLS (debugging only; client certificates cannot "
                 "be used, the kubeconfig carries the admin token)");

@@ -65,6 +65,9 @@ class FieldErrors {
   // A map of string to string (labels, selectors, data): object whose values are all strings.
   const json* stringMap(const json& obj, std::string_view name, const std::string& path);
 
+  // A cause produced elsewhere (the schema checks of api/json_schema.h).
+  void append(Cause cause) { causes_.push_back(std::move(cause)); }
+
   const std::vector<Cause>& causes() const { return causes_; }
   std::vector<Cause> take() { return std::move(causes_); }
   size_t size() const { return causes_.size(); }

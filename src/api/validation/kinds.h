@@ -38,6 +38,9 @@ void validatePodTemplate(FieldErrors& errs, const json& tmpl, const std::string&
 
 // `old` is nullptr on create.
 void validatePod(FieldErrors& errs, const json& obj, const json* old);
+void validateCustomResourceDefinition(FieldErrors& errs, const json& obj, const json* old);
+void validateMutatingWebhookConfiguration(FieldErrors& errs, const json& obj, const json* old);
+void validateValidatingWebhookConfiguration(FieldErrors& errs, const json& obj, const json* old);
 void validateService(FieldErrors& errs, const json& obj, const json* old);
 void validateConfigMap(FieldErrors& errs, const json& obj, const json* old);
 void validateSecret(FieldErrors& errs, const json& obj, const json* old);

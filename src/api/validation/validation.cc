@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "api/custom_resource.h"
 #include "api/validation/kinds.h"
 
 namespace minik8s::api {
@@ -39,6 +40,12 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"coordination.k8s.io", "Lease", validation::validateLease},
       {"discovery.k8s.io", "EndpointSlice", validation::validateEndpointSlice},
       {"minik8s.io", "Dns", validation::validateDns},
+      {"apiextensions.k8s.io", "CustomResourceDefinition",
+       validation::validateCustomResourceDefinition},
+      {"admissionregistration.k8s.io", "MutatingWebhookConfiguration",
+       validation::validateMutatingWebhookConfiguration},
+      {"admissionregistration.k8s.io", "ValidatingWebhookConfiguration",
+       validation::validateValidatingWebhookConfiguration},
       {"rbac.authorization.k8s.io", "Role", validation::validateRole},
       {"rbac.authorization.k8s.io", "ClusterRole", validation::validateClusterRole},
       {"rbac.authorization.k8s.io", "RoleBinding", validation::validateRoleBinding},
@@ -61,6 +68,7 @@ std::vector<Cause> validate(const ResourceInfo& r, const json& obj, const json* 
     return errs.take();
   }
   if (old && !old->is_object()) old = &validation::kNoObject;
+  if (r.custom) return r.custom->validate(obj, old, r.namespaced);
   try {
     if (KindValidator v = validatorFor(r)) {
       v(errs, obj, old);

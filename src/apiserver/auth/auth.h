@@ -94,6 +94,9 @@ class AdmissionPlugin {
  public:
   virtual ~AdmissionPlugin() = default;
   virtual Status admit(AdmissionRequest& request) = 0;
+  // Told after every successful write the server served (plugins caching objects, such as the
+  // webhook plugins' configurations, drop what changed).
+  virtual void resourceWritten(const api::ResourceInfo& /*resource*/) {}
 };
 
 // A create-only API that stores nothing (SelfSubjectAccessReview, TokenReview, TokenRequest on

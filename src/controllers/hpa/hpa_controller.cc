@@ -18,14 +18,26 @@ std::string nsOf(const json& o) {
 }
 std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
 
-// The resource behind a scaleTargetRef kind.
-std::optional<client::Resource> targetResource(const json& ref) {
+// The resource behind a scaleTargetRef: the built-in workloads by kind, any other kind (a
+// custom resource with a scale subresource) by the discovery document of its apiVersion.
+std::optional<client::Resource> targetResource(client::RestClient& rest, const json& ref) {
   const std::string kind = ref.value("kind", "");
   if (kind == "Deployment") return client::resources::kDeployments;
   if (kind == "ReplicaSet") return client::resources::kReplicaSets;
   if (kind == "StatefulSet") return client::Resource{"apps", "v1", "statefulsets", true};
   if (kind == "ReplicationController") {
     return client::Resource{"", "v1", "replicationcontrollers", true};
+  }
+  const std::string apiVersion = ref.value("apiVersion", "");
+  const size_t slash = apiVersion.find('/');
+  if (kind.empty() || slash == std::string::npos) return std::nullopt;
+  auto doc = rest.request("GET", "/apis/" + apiVersion);
+  if (!doc.ok() || !doc->contains("resources")) return std::nullopt;
+  for (const auto& r : (*doc)["resources"]) {
+    const std::string name = r.value("name", "");
+    if (r.value("kind", "") != kind || name.find('/') != std::string::npos) continue;
+    return client::Resource{apiVersion.substr(0, slash), apiVersion.substr(slash + 1), name,
+                            r.value("namespaced", true)};
   }
   return std::nullopt;
 }
@@ -293,7 +305,7 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
   if (!status.is_object()) status = json::object();
   json conditions = status.value("conditions", json::array());
 
-  auto target = targetResource(ref);
+  auto target = targetResource(rest_, ref);
   Result<json> scale = target
                            ? rest_.request("GET", target->path(ns, ref.value("name", ""), "scale"))
                            : Result<json>(Status::BadRequest(

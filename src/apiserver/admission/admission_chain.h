@@ -1,0 +1,41 @@
+// The admission chain: every admission plugin minik8s has, by the name Kubernetes gives it, in
+// the one fixed order writes pass through them (mutating plugins first, then validating ones):
+//
+//   ServiceAccount              mutating    default service account, token volume (auth/)
+//   MutatingAdmissionWebhook    mutating    users' MutatingWebhookConfigurations
+//   NodeRestriction             validating  what a node may change (auth/)
+//   ValidatingAdmissionWebhook  validating  users' ValidatingWebhookConfigurations
+//
+// A new plugin is one entry in admission_chain.cc (name, mutating or not, factory). The order
+// does not depend on the order of --enable-admission-plugins, as in kube-apiserver.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apiserver/auth/auth.h"
+#include "apiserver/registry.h"
+
+namespace minik8s::apiserver::admission {
+
+struct PluginInfo {
+  std::string name;
+  bool mutating = false;
+};
+
+// Every plugin, in chain order.
+std::vector<PluginInfo> admissionPlugins();
+// The plugins on by default (all of them).
+std::vector<std::string> defaultAdmissionPlugins();
+
+// The chain of `enabled` plugins (names as above; an unknown name is InvalidArgument-style
+// BadRequest naming the known ones), in chain order. The plugins read objects through `registry`.
+Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
+    const std::vector<std::string>& enabled, Registry& registry);
+
+// `defaults` plus `enable` minus `disable` (kube-apiserver's --enable/--disable-admission-plugins).
+std::vector<std::string> selectAdmissionPlugins(const std::vector<std::string>& enable,
+                                                const std::vector<std::string>& disable);
+
+}  // namespace minik8s::apiserver::admission
