@@ -12,11 +12,12 @@ namespace minik8s::api {
 namespace {
 
 const ResourceInfo& info(const std::string& kind, const std::string& version = "v1") {
-  for (const auto& r : Scheme::builtin().resources()) {
+  static const std::vector<ResourceInfo> all = Scheme::builtin().resources();
+  for (const auto& r : all) {
     if (r.kind == kind && r.version == version) return r;
   }
   ADD_FAILURE() << "no resource " << kind;
-  return Scheme::builtin().resources().front();
+  return all.front();
 }
 
 std::vector<std::string> render(const std::vector<Cause>& causes) {

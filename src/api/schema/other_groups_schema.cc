@@ -200,6 +200,114 @@ DnsPath: One path of a host.
 DnsStatus: Observed state of a Dns.
   conditions []Condition: Conditions of the Dns.
   observedGeneration int64: Generation last acted on.
+package io.k8s.api.admissionregistration.v1
+MutatingWebhookConfiguration @admissionregistration.k8s.io/v1 +list: MutatingWebhookConfiguration describes admission webhooks that may change an object before it is stored.
+  webhooks []MutatingWebhook: The webhooks, called in order.
+ValidatingWebhookConfiguration @admissionregistration.k8s.io/v1 +list: ValidatingWebhookConfiguration describes admission webhooks that may refuse an object before it is stored.
+  webhooks []ValidatingWebhook: The webhooks.
+MutatingWebhook: An admission webhook that may patch the object.
+  name! string: Fully qualified name of the webhook, e.g. imagepolicy.kubernetes.io.
+  clientConfig! WebhookClientConfig: How to reach the webhook.
+  rules []RuleWithOperations: Operations and resources the webhook cares about.
+  failurePolicy string: Ignore or Fail (default): what an error calling the webhook does.
+  matchPolicy string: Exact or Equivalent (default).
+  namespaceSelector LabelSelector: Only objects in namespaces matching it are sent.
+  objectSelector LabelSelector: Only objects with labels matching it are sent.
+  sideEffects! string: None or NoneOnDryRun.
+  timeoutSeconds int32: Seconds to wait for the webhook, 1 to 30. Default 10.
+  admissionReviewVersions! []string: AdmissionReview versions the webhook understands (v1).
+  reinvocationPolicy string: Never (default) or IfNeeded.
+  matchConditions []MatchCondition: CEL conditions an object must meet to be sent.
+ValidatingWebhook: An admission webhook that may refuse the object.
+  name! string: Fully qualified name of the webhook, e.g. imagepolicy.kubernetes.io.
+  clientConfig! WebhookClientConfig: How to reach the webhook.
+  rules []RuleWithOperations: Operations and resources the webhook cares about.
+  failurePolicy string: Ignore or Fail (default): what an error calling the webhook does.
+  matchPolicy string: Exact or Equivalent (default).
+  namespaceSelector LabelSelector: Only objects in namespaces matching it are sent.
+  objectSelector LabelSelector: Only objects with labels matching it are sent.
+  sideEffects! string: None or NoneOnDryRun.
+  timeoutSeconds int32: Seconds to wait for the webhook, 1 to 30. Default 10.
+  admissionReviewVersions! []string: AdmissionReview versions the webhook understands (v1).
+  matchConditions []MatchCondition: CEL conditions an object must meet to be sent.
+WebhookClientConfig: How the API server reaches a webhook.
+  url string: https URL of the webhook.
+  service ServiceReference: A service in the cluster serving the webhook.
+  caBundle byte: PEM bundle of the CA that signed the webhook's serving certificate.
+ServiceReference: A service serving a webhook.
+  namespace! string: Namespace of the service.
+  name! string: Name of the service.
+  path string: URL path of the webhook.
+  port int32: Port of the service. Default 443.
+RuleWithOperations: Operations and resources a webhook is called for.
+  operations []string: CREATE, UPDATE, DELETE, CONNECT or *.
+  apiGroups []string: API groups, "" for core, * for all.
+  apiVersions []string: API versions, * for all.
+  resources []string: Resources, with subresources as pods/status; * for all.
+  scope string: Cluster, Namespaced or * (default).
+MatchCondition: A CEL condition.
+  name! string: Name of the condition.
+  expression! string: CEL expression.
+
+package io.k8s.api.apiextensions.v1
+CustomResourceDefinition @apiextensions.k8s.io/v1 +list: CustomResourceDefinition represents a resource that should be exposed on the API server. Its name MUST be in the format <.spec.name>.<.spec.group>.
+  spec! CustomResourceDefinitionSpec: Describes how the user wants the resources to appear.
+  status CustomResourceDefinitionStatus: The actual state of the CustomResourceDefinition.
+CustomResourceDefinitionSpec: How the resources of a CRD appear.
+  group! string: The API group of the defined resource, e.g. stable.example.com.
+  names! CustomResourceDefinitionNames: Resource and kind names.
+  scope! string: Cluster or Namespaced.
+  versions! []CustomResourceDefinitionVersion: The served versions; exactly one is stored.
+  conversion CustomResourceConversion: How objects convert between versions.
+  preserveUnknownFields boolean: Deprecated; must be false.
+CustomResourceDefinitionNames: The names of the defined resource.
+  plural! string: Plural name used in URLs, e.g. crontabs.
+  singular string: Singular name, lowercase kind by default.
+  shortNames []string: Short names for kubectl, e.g. ct.
+  kind! string: The serialized kind, e.g. CronTab.
+  listKind string: The kind of lists, kind + List by default.
+  categories []string: Groups of resources the resource belongs to, e.g. all.
+CustomResourceDefinitionVersion: One version of the defined resource.
+  name! string: Version name, e.g. v1 or v1beta1.
+  served! boolean: Whether the version is served.
+  storage! boolean: Whether objects are stored in this version; exactly one version is.
+  deprecated boolean: Whether the version is deprecated.
+  deprecationWarning string: Warning returned to clients of a deprecated version.
+  schema CustomResourceValidation: The schema of the version.
+  subresources CustomResourceSubresources: The status and scale subresources.
+  additionalPrinterColumns []CustomResourceColumnDefinition: Columns of kubectl get.
+  selectableFields []SelectableField: Fields usable in field selectors.
+CustomResourceValidation: The schema of a version.
+  openAPIV3Schema object: The OpenAPI v3 (structural) schema of the objects.
+CustomResourceSubresources: Subresources of a version.
+  status object: Enables the status subresource.
+  scale CustomResourceSubresourceScale: Enables the scale subresource.
+CustomResourceSubresourceScale: Where the scale subresource reads and writes.
+  specReplicasPath! string: JSON path of the desired replicas, under .spec.
+  statusReplicasPath! string: JSON path of the observed replicas, under .status.
+  labelSelectorPath string: JSON path of the label selector string.
+CustomResourceColumnDefinition: A column of kubectl get.
+  name! string: Column name.
+  type! string: integer, number, string, boolean or date.
+  format string: Optional OpenAPI format.
+  description string: Description of the column.
+  priority int32: 0 shows always; higher only with -o wide.
+  jsonPath! string: Simple JSON path of the value.
+SelectableField: A field usable in field selectors.
+  jsonPath! string: Simple JSON path of the field.
+CustomResourceConversion: Conversion between versions.
+  strategy! string: None or Webhook.
+  webhook object: The conversion webhook.
+CustomResourceDefinitionStatus: Observed state of a CRD.
+  conditions []CustomResourceDefinitionCondition: NamesAccepted, Established, Terminating.
+  acceptedNames CustomResourceDefinitionNames: The names actually served.
+  storedVersions []string: Versions objects have ever been stored in.
+CustomResourceDefinitionCondition: A condition of a CRD.
+  type! string: NamesAccepted, Established or Terminating.
+  status! string: True, False or Unknown.
+  lastTransitionTime date-time: Last change of status.
+  reason string: Machine-readable reason.
+  message string: Human-readable message.
 )schema";
 }
 

@@ -132,8 +132,12 @@ bool WebhookAdmission::matches(const json& webhook, const auth::AdmissionRequest
   // objectSelector: the new or the old object's labels.
   if (webhook.contains("objectSelector")) {
     auto sel = api::LabelSelector::fromJson(webhook["objectSelector"]);
-    if (sel.ok() && !sel->empty() && !sel->matches(labelsOf(req.newObject)) &&
-        !sel->matches(labelsOf(req.oldObject))) {
+    // A null object (the old one of a create, the new one of a delete) never matches.
+    auto matchesObject = [&](const json* obj) {
+      return obj && obj->is_object() && sel->matches(labelsOf(obj));
+    };
+    if (sel.ok() && !sel->empty() && !matchesObject(req.newObject) &&
+        !matchesObject(req.oldObject)) {
       return false;
     }
   }
