@@ -40,7 +40,6 @@ int runControllerManager(const ControllerManagerFlags& f) {
   client::RestClient rest(*apiConfig);
   controllers::ControllerManager::Options opts;
   opts.workersPerController = f.workers;
-  opts.enableGarbageCollector = !f.disableGc;
   if (!f.rootCaFile.empty()) {
     auto ca = pki::readPemFile(f.rootCaFile);
     if (!ca.ok()) {
@@ -59,7 +58,9 @@ int runControllerManager(const ControllerManagerFlags& f) {
     }
     opts.signingCa = {*key, *cert};
   }
-  if (Status ds = f.durations.applyTo(opts); !ds.ok()) {
+  controllers::ControllerDurationFlags durations = f.durations;
+  if (f.disableGc) durations.controllers.push_back("-garbagecollector");
+  if (Status ds = durations.applyTo(opts); !ds.ok()) {
     LOG_ERROR("{}", ds.message());
     return 2;
   }
@@ -95,8 +96,8 @@ int runControllerManager(const ControllerManagerFlags& f) {
 
 void addControllerManagerCommand(CLI::App& app) {
   auto flags = std::make_shared<ControllerManagerFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "controller-manager", "Run the ReplicaSet, Deployment and garbage-collector controllers");
+  CLI::App* cmd =
+      app.add_subcommand("controller-manager", "Run the controllers (--controllers chooses which)");
   flags->api.addTo(cmd);
   cmd->add_option("--root-ca-file", flags->rootCaFile,
                   "Cluster CA published to every namespace as ConfigMap kube-root-ca.crt");
@@ -106,11 +107,16 @@ void addControllerManagerCommand(CLI::App& app) {
   cmd->add_option("--workers", flags->workers, "Worker threads per controller")
       ->capture_default_str();
   cmd->add_flag("--disable-garbage-collector", flags->disableGc,
-                "Do not run the garbage collector");
+                "Do not run the garbage collector (same as --controllers=*,-garbagecollector)");
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
       ->capture_default_str();
   cmd->add_flag("--leader-elect", flags->leaderElect,
                 "Reconcile only while holding Lease kube-system/kube-controller-manager")
+      ->capture_default_str();
+  cmd->add_option("--controllers", flags->durations.controllers,
+                  "Controllers to run: * for the defaults, name to add one, -name to leave one "
+                  "out (e.g. *,-garbagecollector)")
+      ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--horizontal-pod-autoscaler-sync-period", flags->durations.hpaSyncPeriod,
                   "How often HPAs are reconciled")

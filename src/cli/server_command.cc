@@ -146,12 +146,12 @@ int runServer(const ServerFlags& f) {
   apiserver::ApiServerOptions opts;
   opts.advertiseAddress = address;
   opts.serviceClusterIPRange = f.serviceClusterIPRange;
-  auto token = apiserver::loadOrCreateJoinToken(f.dataDir, f.token, pki->ca.certPem);
+  auto token = loadOrCreateJoinToken(f.dataDir, f.token, pki->ca.certPem);
   if (!token.ok()) {
     LOG_ERROR("{}", token.status().message());
     return 1;
   }
-  auto joinToken = apiserver::parseJoinToken(*token);
+  auto joinToken = parseJoinToken(*token);
   if (!joinToken.ok()) {
     LOG_ERROR("join token: {}", joinToken.status().message());
     return 1;
@@ -349,6 +349,11 @@ void addServerCommand(CLI::App& app) {
                 "Run the scheduler and controllers only while this server holds their Leases "
                 "(kube-system/kube-scheduler, kube-controller-manager); --leader-elect=false "
                 "to always run them")
+      ->capture_default_str();
+  cmd->add_option("--controllers", flags->durations.controllers,
+                  "Controllers to run: * for the defaults, name to add one, -name to leave one "
+                  "out (e.g. *,-garbagecollector)")
+      ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--horizontal-pod-autoscaler-sync-period", flags->durations.hpaSyncPeriod,
                   "How often HPAs are reconciled")

@@ -7,6 +7,8 @@ namespace minik8s::client {
 namespace resources {
 const Resource kPods{"", "v1", "pods", true};
 const Resource kNodes{"", "v1", "nodes", false};
+const Resource kCertificateSigningRequests{"certificates.k8s.io", "v1",
+                                           "certificatesigningrequests", false};
 const Resource kNamespaces{"", "v1", "namespaces", false};
 const Resource kServices{"", "v1", "services", true};
 const Resource kEndpoints{"", "v1", "endpoints", true};

@@ -45,7 +45,7 @@ struct Resource {
 namespace resources {
 extern const Resource kPods, kNodes, kNamespaces, kServices, kEndpoints, kEvents, kConfigMaps,
     kSecrets, kServiceAccounts, kLeases, kDeployments, kReplicaSets, kHpas, kJobs, kEndpointSlices,
-    kDnses;
+    kDnses, kCertificateSigningRequests;
 }  // namespace resources
 
 struct ListParams {

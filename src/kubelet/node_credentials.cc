@@ -3,18 +3,18 @@
 #include <filesystem>
 #include <thread>
 
-#include "apiserver/join_token.h"
+#include "api/csr_rules.h"
 #include "common/base64.h"
 #include "common/http_client.h"
+#include "common/join_token.h"
 #include "common/logging.h"
 #include "common/random.h"
-#include "controllers/certificates/csr_rules.h"
 
 namespace minik8s::kubelet {
 
 namespace {
 
-namespace certs = controllers::certificates;
+namespace certs = api::csr;
 using SystemClock = std::chrono::system_clock;
 
 // The reason and message of a True Denied or Failed condition, if any.
@@ -53,7 +53,7 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
               {"kind", "CertificateSigningRequest"},
               {"metadata", {{"name", name}}},
               {"spec", spec}};
-  auto created = api.create(certs::kCertificateSigningRequests, "", csr);
+  auto created = api.create(client::resources::kCertificateSigningRequests, "", csr);
   if (!created.ok())
     return Status(
         created.status().code(), created.status().reason(),
@@ -62,7 +62,7 @@ Result<std::string> requestCertificate(client::RestClient& api, const std::strin
   const auto deadline = std::chrono::steady_clock::now() + options.waitTimeout;
   Status last = Status::Ok();
   while (true) {
-    auto got = api.get(certs::kCertificateSigningRequests, "", name);
+    auto got = api.get(client::resources::kCertificateSigningRequests, "", name);
     if (got.ok()) {
       if (auto why = refusal(*got))
         return Status::Forbidden("CertificateSigningRequest " + name + " was " + *why);
@@ -93,10 +93,10 @@ Result<ServerTrust> discoverServerTrust(const std::string& serverUrl, const std:
                                         const std::string& joinToken, bool insecureSkipVerify) {
   const std::string first = serverUrl.substr(0, serverUrl.find(','));
   if (first.rfind("https://", 0) != 0) return ServerTrust{};
-  auto token = apiserver::parseJoinToken(joinToken);
+  auto token = parseJoinToken(joinToken);
   const bool tokenHasHash = token.ok() && !token->caHash.empty();
   if (!caFilePem.empty()) {
-    if (tokenHasHash && !apiserver::caHashMatches(caFilePem, joinToken))
+    if (tokenHasHash && !caHashMatches(caFilePem, joinToken))
       return Status::BadRequest(
           "the CA file does not match the CA hash in the join token: wrong cluster?");
     return ServerTrust{caFilePem, false};
@@ -116,7 +116,7 @@ Result<ServerTrust> discoverServerTrust(const std::string& serverUrl, const std:
   if (r->status != 200)
     return Status::Unavailable(first + "/cacerts answered " + std::to_string(r->status));
   if (!tokenHasHash) return ServerTrust{r->body, true};  // unverified, by request
-  if (!apiserver::caHashMatches(r->body, joinToken))
+  if (!caHashMatches(r->body, joinToken))
     return Status::Unauthorized("the CA served by " + first +
                                 " does not match the join token's CA hash: refusing it");
   return ServerTrust{r->body, false};

@@ -2,11 +2,16 @@
 // in-process API server.
 #include <gtest/gtest.h>
 
+#include "api/csr_rules.h"
+#include "client/rest_client.h"
 #include "common/base64.h"
 #include "common/pki.h"
-#include "controllers/certificates/csr_rules.h"
 
 namespace minik8s::controllers::certificates {
+
+// The approval and signing rules (api/csr_rules.h).
+using namespace api::csr;  // NOLINT(google-build-using-namespace)
+using client::resources::kCertificateSigningRequests;
 namespace {
 
 using Usages = std::vector<std::string>;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -260,6 +261,58 @@ TEST_F(ControllersFixture, RecreateScalesOldToZeroBeforeCreatingNew) {
     return now.size() == 2 && images == std::set<std::string>{"nginx:2"};
   }));
   EXPECT_FALSE(mixed);  // never old and new pods at once
+}
+
+TEST(ControllerSelectionTest, KubeControllerManagerSyntax) {
+  auto all = selectControllers({"*"});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), knownControllers().size());
+  EXPECT_EQ(all->front(), "endpoint");
+  auto some = selectControllers({"*", "-garbagecollector", "-endpoint"});
+  ASSERT_TRUE(some.ok());
+  EXPECT_EQ(some->size(), knownControllers().size() - 2);
+  EXPECT_EQ(std::count(some->begin(), some->end(), "garbagecollector"), 0);
+  auto only = selectControllers({"replicaset", "deployment"});
+  ASSERT_TRUE(only.ok());
+  EXPECT_EQ(*only, (std::vector<std::string>{"replicaset", "deployment"}));
+  auto unknown = selectControllers({"*", "-replicationcontroller"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown controller \"replicationcontroller\""),
+            std::string::npos);
+}
+
+TEST(ControllerSelectionTest, OnlyTheSelectedControllersRun) {
+  testing::InProcessApiServer apiServer;
+  ASSERT_TRUE(apiServer.start().ok());
+  client::RestClient rest(apiServer.url());
+  ControllerManager::Options options;
+  options.controllers = {"*", "-deployment"};
+  ControllerManager manager(rest, options);
+  ASSERT_TRUE(manager.start().ok());
+  auto running = manager.running();
+  EXPECT_EQ(std::count(running.begin(), running.end(), "deployment"), 0);
+  EXPECT_EQ(std::count(running.begin(), running.end(), "replicaset"), 1);
+  // No root CA and no signing CA given: those two are skipped.
+  EXPECT_EQ(std::count(running.begin(), running.end(), "csrsigning"), 0);
+  // A Deployment gets no ReplicaSet while its controller is off.
+  json d = {{"metadata", {{"name", "off"}}},
+            {"spec",
+             {{"replicas", 1},
+              {"selector", {{"matchLabels", {{"app", "off"}}}}},
+              {"template",
+               {{"metadata", {{"labels", {{"app", "off"}}}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}}}}}};
+  ASSERT_TRUE(rest.create(res::kDeployments, "default", d).ok());
+  std::this_thread::sleep_for(300ms);
+  auto rs = rest.list(res::kReplicaSets, "default");
+  ASSERT_TRUE(rs.ok());
+  EXPECT_TRUE((*rs)["items"].empty());
+  manager.stop();
+  apiServer.stop();
+  ControllerManager::Options bad;
+  bad.controllers = {"nope"};
+  ControllerManager broken(rest, bad);
+  EXPECT_EQ(broken.start().code(), 400);
 }
 
 }  // namespace

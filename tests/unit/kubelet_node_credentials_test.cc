@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "api/csr_rules.h"
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
 #include "apiserver/join_token.h"
@@ -15,7 +16,6 @@
 #include "common/base64.h"
 #include "common/http.h"
 #include "controllers/certificates/csr_approving_controller.h"
-#include "controllers/certificates/csr_rules.h"
 #include "controllers/certificates/csr_signing_controller.h"
 #include "kubelet/node_credentials.h"
 #include "storage/store.h"
@@ -25,6 +25,7 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace certs = controllers::certificates;
+namespace csr = api::csr;
 namespace auth = apiserver::auth;
 
 // Bearer tokens standing in for client certificates (the test server speaks plain HTTP):
@@ -57,7 +58,7 @@ class NodeBootstrapTest : public ::testing::Test {
     auto c = pki::createCA("minik8s-ca");
     ASSERT_TRUE(c.ok());
     ca = *c;
-    auto t = apiserver::makeJoinToken(ca.certPem);
+    auto t = makeJoinToken(ca.certPem);
     ASSERT_TRUE(t.ok());
     token = *t;
 
@@ -75,8 +76,8 @@ class NodeBootstrapTest : public ::testing::Test {
     url = "http://127.0.0.1:" + std::to_string(http->port());
 
     controllerClient = clientAs("admin");
-    csrs =
-        std::make_unique<client::Informer>(*controllerClient, certs::kCertificateSigningRequests);
+    csrs = std::make_unique<client::Informer>(*controllerClient,
+                                              client::resources::kCertificateSigningRequests);
     approver = std::make_unique<certs::CsrApprovingController>(*controllerClient, *csrs);
     certs::CsrSigningOptions so;
     so.ca = ca;
@@ -120,13 +121,13 @@ class NodeBootstrapTest : public ::testing::Test {
   }
 
   size_t csrCount() {
-    auto list = controllerClient->list(certs::kCertificateSigningRequests, "");
+    auto list = controllerClient->list(client::resources::kCertificateSigningRequests, "");
     return list.ok() ? (*list)["items"].size() : 0;
   }
 
   std::string dir, url;
   pki::KeyAndCert ca;
-  apiserver::JoinToken token;
+  JoinToken token;
   std::unique_ptr<storage::Store> store;
   std::unique_ptr<apiserver::ApiServer> api;
   std::unique_ptr<http::Server> http;
@@ -169,13 +170,13 @@ TEST_F(NodeBootstrapTest, JoinTokenBuysAClientCertificateOnce) {
   EXPECT_EQ(creds.clientState(), CredentialState::kValid);
 
   // The CSR object says who asked and who approved.
-  auto list = controllerClient->list(certs::kCertificateSigningRequests, "");
+  auto list = controllerClient->list(client::resources::kCertificateSigningRequests, "");
   ASSERT_TRUE(list.ok());
   ASSERT_EQ((*list)["items"].size(), 1u);
   const json& csr = (*list)["items"][0];
   EXPECT_EQ(csr["metadata"]["name"].get<std::string>().rfind("node-csr-", 0), 0u);
   EXPECT_EQ(csr["spec"]["username"], "system:bootstrap:" + token.id);
-  EXPECT_EQ(csr["spec"]["signerName"], certs::kKubeletClientSigner);
+  EXPECT_EQ(csr["spec"]["signerName"], csr::kKubeletClientSigner);
   EXPECT_EQ(csr["status"]["conditions"][0]["reason"], "AutoApproved");
 
   // A second start keeps the stored certificate: no new CSR, no login.
@@ -229,7 +230,7 @@ TEST_F(NodeBootstrapTest, RenewalUsesTheCurrentCertificate) {
   EXPECT_NE(renewed->keyPem, old->keyPem);
   EXPECT_EQ(certificateLogins, 1);
   EXPECT_EQ(csrCount(), 2u);
-  auto list = controllerClient->list(certs::kCertificateSigningRequests, "");
+  auto list = controllerClient->list(client::resources::kCertificateSigningRequests, "");
   bool renewalSeen = false;
   for (const auto& c : (*list)["items"]) renewalSeen |= c["spec"]["username"] == "system:node:n1";
   EXPECT_TRUE(renewalSeen);
@@ -240,14 +241,16 @@ TEST_F(NodeBootstrapTest, DeniedRequestIsAClearError) {
   std::atomic<bool> done{false};
   std::thread admin([&] {
     while (!done) {
-      auto list = controllerClient->list(certs::kCertificateSigningRequests, "");
+      auto list = controllerClient->list(client::resources::kCertificateSigningRequests, "");
       if (list.ok() && !(*list)["items"].empty()) {
         json csr = (*list)["items"][0];
         csr["status"]["conditions"] = {{{"type", "Denied"},
                                         {"status", "True"},
                                         {"reason", "NotOurNode"},
                                         {"message", "who are you"}}};
-        if (controllerClient->update(certs::kCertificateSigningRequests, csr, "approval").ok())
+        if (controllerClient
+                ->update(client::resources::kCertificateSigningRequests, csr, "approval")
+                .ok())
           return;
       }
       std::this_thread::sleep_for(20ms);
@@ -259,8 +262,8 @@ TEST_F(NodeBootstrapTest, DeniedRequestIsAClearError) {
   spec.organizations = {"system:nodes"};
   auto csrPem = pki::createCsr(*key, spec);
   auto anonymous = clientAs("");
-  auto r = requestCertificate(*anonymous, *csrPem, certs::kKubeletClientSigner, {"client auth"},
-                              options);
+  auto r =
+      requestCertificate(*anonymous, *csrPem, csr::kKubeletClientSigner, {"client auth"}, options);
   done = true;
   admin.join();
   ASSERT_FALSE(r.ok());
@@ -279,7 +282,7 @@ TEST_F(NodeBootstrapTest, PendingRequestTimesOutNamingTheCsr) {
   quick.waitTimeout = 1s;
   auto anonymous = clientAs("");
   auto r =
-      requestCertificate(*anonymous, *csrPem, certs::kKubeletClientSigner, {"client auth"}, quick);
+      requestCertificate(*anonymous, *csrPem, csr::kKubeletClientSigner, {"client auth"}, quick);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), 504);
   EXPECT_NE(r.status().message().find("kubectl certificate approve node-csr-"), std::string::npos)
@@ -298,24 +301,25 @@ TEST_F(NodeBootstrapTest, AdminApprovalGetsAnyOfOurSignersSigned) {
               {"metadata", {{"name", "alice"}}},
               {"spec",
                {{"request", base64::encode(*csrPem)},
-                {"signerName", certs::kApiServerClientSigner},
+                {"signerName", csr::kApiServerClientSigner},
                 {"usages", {"client auth"}}}}};
   auto admin = clientAs("admin");
-  ASSERT_TRUE(admin->create(certs::kCertificateSigningRequests, "", csr).ok());
+  ASSERT_TRUE(admin->create(client::resources::kCertificateSigningRequests, "", csr).ok());
   std::this_thread::sleep_for(200ms);
-  auto pending = admin->get(certs::kCertificateSigningRequests, "", "alice");
+  auto pending = admin->get(client::resources::kCertificateSigningRequests, "", "alice");
   ASSERT_TRUE(pending.ok());
-  EXPECT_FALSE(certs::isIssued(*pending)) << "nobody approved it yet";
+  EXPECT_FALSE(csr::isIssued(*pending)) << "nobody approved it yet";
   json approved = *pending;
   approved["status"]["conditions"] = {{{"type", "Approved"},
                                        {"status", "True"},
                                        {"reason", "KubectlApprove"},
                                        {"message", "approved by kubectl"}}};
-  ASSERT_TRUE(admin->update(certs::kCertificateSigningRequests, approved, "approval").ok());
+  ASSERT_TRUE(
+      admin->update(client::resources::kCertificateSigningRequests, approved, "approval").ok());
   std::optional<json> issued;
   for (int i = 0; i < 250 && !issued; ++i) {
-    auto got = admin->get(certs::kCertificateSigningRequests, "", "alice");
-    if (got.ok() && certs::isIssued(*got)) issued = *got;
+    auto got = admin->get(client::resources::kCertificateSigningRequests, "", "alice");
+    if (got.ok() && csr::isIssued(*got)) issued = *got;
     std::this_thread::sleep_for(20ms);
   }
   ASSERT_TRUE(issued.has_value());
@@ -331,7 +335,7 @@ class CaDiscoveryTest : public ::testing::Test {
   void SetUp() override {
     ca = *pki::createCA("cluster-ca");
     other = *pki::createCA("impostor-ca");
-    token = apiserver::makeJoinToken(ca.certPem)->toString();
+    token = makeJoinToken(ca.certPem)->toString();
     pki::CertSpec spec;
     spec.commonName = "kube-apiserver";
     spec.ipAddresses = {"127.0.0.1"};

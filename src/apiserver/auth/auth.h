@@ -12,21 +12,23 @@
 #include <string>
 #include <vector>
 
+#include "api/user_groups.h"
 #include "apiserver/request_info.h"
 #include "common/status.h"
 
 namespace minik8s::apiserver::auth {
 
 // Well-known users and groups (the same strings as Kubernetes).
-inline constexpr const char* kSystemMasters = "system:masters";
-inline constexpr const char* kAuthenticated = "system:authenticated";
-inline constexpr const char* kUnauthenticated = "system:unauthenticated";
-inline constexpr const char* kAnonymousUser = "system:anonymous";
-inline constexpr const char* kNodesGroup = "system:nodes";
-inline constexpr const char* kNodeUserPrefix = "system:node:";
-inline constexpr const char* kBootstrappersGroup = "system:bootstrappers";
-inline constexpr const char* kServiceAccountUserPrefix = "system:serviceaccount:";
-inline constexpr const char* kServiceAccountsGroup = "system:serviceaccounts";
+// Kubernetes' special user and group names (api/user_groups.h).
+using api::kAnonymousUser;
+using api::kAuthenticated;
+using api::kBootstrappersGroup;
+using api::kNodesGroup;
+using api::kNodeUserPrefix;
+using api::kServiceAccountsGroup;
+using api::kServiceAccountUserPrefix;
+using api::kSystemMasters;
+using api::kUnauthenticated;
 
 struct UserInfo {
   std::string name;

@@ -1,9 +1,13 @@
 #include "controllers/certificates/csr_approving_controller.h"
 
+#include "api/csr_rules.h"
 #include "common/logging.h"
-#include "controllers/certificates/csr_rules.h"
 
 namespace minik8s::controllers::certificates {
+
+// The approval and signing rules (api/csr_rules.h).
+using namespace api::csr;  // NOLINT(google-build-using-namespace)
+using client::resources::kCertificateSigningRequests;
 
 CsrApprovingController::CsrApprovingController(client::RestClient& rest, client::Informer& csrs,
                                                CsrApprovingOptions options)

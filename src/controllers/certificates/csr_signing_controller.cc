@@ -1,11 +1,15 @@
 #include "controllers/certificates/csr_signing_controller.h"
 
+#include "api/csr_rules.h"
 #include "common/base64.h"
 #include "common/logging.h"
 #include "common/time_util.h"
-#include "controllers/certificates/csr_rules.h"
 
 namespace minik8s::controllers::certificates {
+
+// The approval and signing rules (api/csr_rules.h).
+using namespace api::csr;  // NOLINT(google-build-using-namespace)
+using client::resources::kCertificateSigningRequests;
 
 CsrSigningController::CsrSigningController(client::RestClient& rest, client::Informer& csrs,
                                            CsrSigningOptions options)

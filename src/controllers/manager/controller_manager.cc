@@ -1,9 +1,13 @@
 #include "controllers/manager/controller_manager.h"
 
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "api/csr_rules.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/certificates/csr_approving_controller.h"
-#include "controllers/certificates/csr_rules.h"
 #include "controllers/certificates/csr_signing_controller.h"
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/daemonset/daemonset_controller.h"
@@ -50,258 +54,313 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
   options.nodeMonitorGracePeriod = duration_cast<seconds>(*grace);
   options.podEvictionTimeout = duration_cast<seconds>(*eviction);
   options.terminatedPodGcThreshold = terminatedPodGcThreshold;
+  auto selected = selectControllers(controllers);
+  if (!selected.ok()) return selected.status();
+  options.controllers = controllers;
   return Status::Ok();
 }
 
-ControllerManager::ControllerManager(client::RestClient& rest, Options options)
-    : rest_(rest), options_(options) {
-  pods_ = std::make_unique<client::Informer>(rest_, res::kPods);
-  replicaSets_ = std::make_unique<client::Informer>(rest_, res::kReplicaSets);
-  deployments_ = std::make_unique<client::Informer>(rest_, res::kDeployments);
-  addNamespaceIndex(*pods_);
-  if (options_.enableEndpoints) {
-    services_ = std::make_unique<client::Informer>(rest_, res::kServices);
-    endpointsEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "endpoint-controller"});
-    endpointSliceEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "endpoint-slice-controller"});
-    endpointsController_ = std::make_unique<EndpointsController>(
-        rest_, *services_, *pods_, options_.workersPerController, endpointsEvents_.get());
-    endpointSliceController_ = std::make_unique<EndpointSliceController>(
-        rest_, *services_, *pods_, options_.workersPerController, endpointSliceEvents_.get());
-  }
-  replicaSetEvents_ = std::make_unique<client::ApiEventRecorder>(
-      rest_, client::ApiEventRecorderOptions{.component = "replicaset-controller"});
-  deploymentEvents_ = std::make_unique<client::ApiEventRecorder>(
-      rest_, client::ApiEventRecorderOptions{.component = "deployment-controller"});
-  ReplicaSetControllerOptions rsOpts;
-  rsOpts.workers = options_.workersPerController;
-  rsOpts.events = replicaSetEvents_.get();
-  replicaSetController_ =
-      std::make_unique<ReplicaSetController>(rest_, *replicaSets_, *pods_, rsOpts);
-  DeploymentControllerOptions dOpts;
-  dOpts.workers = options_.workersPerController;
-  dOpts.events = deploymentEvents_.get();
-  deploymentController_ =
-      std::make_unique<DeploymentController>(rest_, *deployments_, *replicaSets_, *pods_, dOpts);
-  if (options_.enableJobs) {
-    jobs_ = std::make_unique<client::Informer>(rest_, res::kJobs);
-    jobEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "job-controller"});
-    JobControllerOptions jOpts;
-    jOpts.workers = options_.workersPerController;
-    jOpts.events = jobEvents_.get();
-    jobController_ = std::make_unique<JobController>(rest_, *jobs_, *pods_, jOpts);
-    ttlAfterFinished_ = std::make_unique<TtlAfterFinishedController>(rest_, *jobs_);
-    addNamespaceIndex(*jobs_);
-    cronJobs_ = std::make_unique<client::Informer>(rest_, kCronJobs);
-    cronJobEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "cronjob-controller"});
-    CronJobControllerOptions cOpts;
-    cOpts.events = cronJobEvents_.get();
-    cronJobController_ = std::make_unique<CronJobController>(rest_, *cronJobs_, *jobs_, cOpts);
-  }
-  if (options_.enableDaemonSets) {
-    if (!nodes_) nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
-    daemonSets_ = std::make_unique<client::Informer>(rest_, kDaemonSets);
-    controllerRevisions_ = std::make_unique<client::Informer>(rest_, kControllerRevisions);
-    addNamespaceIndex(*controllerRevisions_);
-    daemonSetEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "daemonset-controller"});
-    DaemonSetControllerOptions dsOpts;
-    dsOpts.workers = options_.workersPerController;
-    dsOpts.events = daemonSetEvents_.get();
-    daemonSetController_ = std::make_unique<DaemonSetController>(
-        rest_, *daemonSets_, *pods_, *nodes_, *controllerRevisions_, dsOpts);
-    statefulSets_ = std::make_unique<client::Informer>(rest_, kStatefulSets);
-    statefulSetEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "statefulset-controller"});
-    StatefulSetControllerOptions ssOpts;
-    ssOpts.workers = options_.workersPerController;
-    ssOpts.events = statefulSetEvents_.get();
-    statefulSetController_ = std::make_unique<StatefulSetController>(rest_, *statefulSets_, *pods_,
-                                                                     *controllerRevisions_, ssOpts);
-  }
-  if (options_.enableGarbageCollector) {
-    std::vector<GcKind> kinds = {{"Pod", res::kPods, pods_.get()},
-                                 {"ReplicaSet", res::kReplicaSets, replicaSets_.get()},
-                                 {"Deployment", res::kDeployments, deployments_.get()}};
-    if (jobs_) kinds.push_back({"Job", res::kJobs, jobs_.get()});
-    if (cronJobs_) kinds.push_back({"CronJob", kCronJobs, cronJobs_.get()});
-    if (daemonSets_) {
-      kinds.push_back({"DaemonSet", kDaemonSets, daemonSets_.get()});
-      kinds.push_back({"StatefulSet", kStatefulSets, statefulSets_.get()});
-      kinds.push_back({"ControllerRevision", kControllerRevisions, controllerRevisions_.get()});
+// The shared informers (one per resource, namespace and selector) and the event recorders the
+// controllers are built from. Informers are created on first use, before any starts.
+class ControllerManager::Context {
+ public:
+  Context(client::RestClient& rest, const Options& options) : rest(rest), options(options) {}
+
+  client::Informer& informer(const client::Resource& r, const std::string& ns = "",
+                             const client::ListParams& selectors = {}) {
+    const std::string key =
+        r.path(ns) + "?" + selectors.labelSelector + "&" + selectors.fieldSelector;
+    auto it = informers_.find(key);
+    if (it == informers_.end()) {
+      it =
+          informers_.emplace(key, std::make_unique<client::Informer>(rest, r, ns, selectors)).first;
+      order_.push_back(it->second.get());
     }
-    garbageCollector_ =
-        std::make_unique<GarbageCollector>(rest_, std::move(kinds), options_.workersPerController);
+    return *it->second;
   }
-  if (!nodes_ &&
-      (options_.enableNodeIpam || options_.enableNodeLifecycle || options_.enablePodGc)) {
-    nodes_ = std::make_unique<client::Informer>(rest_, res::kNodes);
+  // An informer with the "namespace" index the workload controllers look pods up by.
+  client::Informer& indexed(const client::Resource& r) {
+    client::Informer& inf = informer(r);
+    addNamespaceIndex(inf);
+    return inf;
   }
-  if (options_.enableNodeIpam) {
-    nodeIpam_ = std::make_unique<NodeIpamController>(rest_, *nodes_,
-                                                     NodeIpamOptions{options_.clusterCidr, 24});
+  client::ApiEventRecorder* recorder(const std::string& component) {
+    recorders_.push_back(std::make_unique<client::ApiEventRecorder>(
+        rest, client::ApiEventRecorderOptions{.component = component}));
+    return recorders_.back().get();
   }
-  if (options_.enableHorizontalPodAutoscaler) {
-    hpas_ = std::make_unique<client::Informer>(rest_, res::kHpas);
-    metricsSource_ = std::make_unique<hpa::RestMetricsSource>(rest_);
-    hpa::HpaControllerOptions hOpts;
-    hOpts.syncPeriod = options_.hpaSyncPeriod;
-    hOpts.downscaleStabilization = options_.hpaDownscaleStabilization;
-    hpaController_ = std::make_unique<hpa::HorizontalPodAutoscalerController>(
-        rest_, *hpas_, *pods_, *metricsSource_, hOpts);
-  }
-  if (options_.enableNodeLifecycle) {
-    leases_ = std::make_unique<client::Informer>(rest_, res::kLeases, "kube-node-lease");
-    NodeLifecycleOptions nOpts;
-    nOpts.gracePeriod = options_.nodeMonitorGracePeriod;
-    nOpts.defaultTolerationSeconds = options_.podEvictionTimeout;
-    nodeLifecycleEvents_ = std::make_unique<client::ApiEventRecorder>(
-        rest_, client::ApiEventRecorderOptions{.component = "node-controller"});
-    nOpts.events = nodeLifecycleEvents_.get();
-    nodeLifecycle_ =
-        std::make_unique<NodeLifecycleController>(rest_, *nodes_, *pods_, *leases_, nOpts);
-  }
-  if (options_.enablePodGc) {
-    PodGcOptions gOpts;
-    gOpts.terminatedPodThreshold = options_.terminatedPodGcThreshold;
-    gOpts.quarantine = options_.podGcQuarantine;
-    podGc_ = std::make_unique<PodGcController>(rest_, *pods_, *nodes_, gOpts);
-  }
-  if (options_.enableServiceAccounts) {
-    namespaces_ = std::make_unique<client::Informer>(rest_, res::kNamespaces);
-    serviceAccounts_ = std::make_unique<client::Informer>(rest_, res::kServiceAccounts);
-    serviceAccountsController_ =
-        std::make_unique<ServiceAccountsController>(rest_, *namespaces_, *serviceAccounts_);
-    if (!options_.rootCaPem.empty()) {
-      client::ListParams onlyRootCa;
-      onlyRootCa.fieldSelector = std::string("metadata.name=") + kRootCaConfigMapName;
-      rootCaConfigMaps_ =
-          std::make_unique<client::Informer>(rest_, res::kConfigMaps, "", onlyRootCa);
-      rootCaPublisher_ = std::make_unique<RootCaPublisher>(rest_, *namespaces_, *rootCaConfigMaps_,
-                                                           options_.rootCaPem);
-    }
-  }
-  const bool signing = !options_.signingCa.certPem.empty() && !options_.signingCa.keyPem.empty();
-  if (options_.enableCsrApproving || signing) {
-    csrs_ = std::make_unique<client::Informer>(rest_, certificates::kCertificateSigningRequests);
-  }
-  if (options_.enableCsrApproving) {
-    csrApproving_ = std::make_unique<certificates::CsrApprovingController>(rest_, *csrs_);
-  }
-  if (signing) {
-    certificates::CsrSigningOptions sOpts;
-    sOpts.ca = options_.signingCa;
-    csrSigning_ = std::make_unique<certificates::CsrSigningController>(rest_, *csrs_, sOpts);
-  }
+  const std::vector<client::Informer*>& informers() const { return order_; }
+
+  client::RestClient& rest;
+  const Options& options;
+
+ private:
+  std::map<std::string, std::unique_ptr<client::Informer>> informers_;
+  std::vector<client::Informer*> order_;
+  std::vector<std::unique_ptr<client::ApiEventRecorder>> recorders_;
+};
+
+namespace {
+
+using Context = ControllerManager::Context;
+using Runnable = ControllerManager::Runnable;
+
+// A controller with start() and stop(), and whatever else it needs kept alive with it.
+template <typename T>
+class Owned : public Runnable {
+ public:
+  explicit Owned(std::unique_ptr<T> c, std::shared_ptr<void> keep = nullptr)
+      : controller_(std::move(c)), keep_(std::move(keep)) {}
+  void start() override { controller_->start(); }
+  void stop() override { controller_->stop(); }
+
+ private:
+  std::unique_ptr<T> controller_;
+  std::shared_ptr<void> keep_;  // destroyed after the controller
+};
+
+template <typename T, typename... Args>
+std::unique_ptr<Runnable> make(Args&&... args) {
+  return std::make_unique<Owned<T>>(std::make_unique<T>(std::forward<Args>(args)...));
 }
 
-ControllerManager::~ControllerManager() { stop(); }
+struct Registration {
+  ControllerInfo info;
+  // Null when the controller cannot run with these options (it is then skipped with a log line).
+  std::function<std::unique_ptr<Runnable>(Context&)> build;
+};
 
-std::vector<client::Informer*> ControllerManager::workloadInformers() const {
-  std::vector<client::Informer*> out;
-  for (auto* inf :
-       {pods_.get(), replicaSets_.get(), deployments_.get(), jobs_.get(), cronJobs_.get(),
-        daemonSets_.get(), statefulSets_.get(), controllerRevisions_.get()}) {
-    if (inf) out.push_back(inf);
+// Every controller, in start order. A new controller is one entry here.
+const std::vector<Registration>& registrations() {
+  static const std::vector<Registration> kRegistrations = {
+      {{"endpoint"},
+       [](Context& c) {
+         return make<EndpointsController>(c.rest, c.informer(res::kServices), c.indexed(res::kPods),
+                                          c.options.workersPerController,
+                                          c.recorder("endpoint-controller"));
+       }},
+      {{"endpointslice"},
+       [](Context& c) {
+         return make<EndpointSliceController>(c.rest, c.informer(res::kServices),
+                                              c.indexed(res::kPods), c.options.workersPerController,
+                                              c.recorder("endpoint-slice-controller"));
+       }},
+      {{"replicaset"},
+       [](Context& c) {
+         ReplicaSetControllerOptions o;
+         o.workers = c.options.workersPerController;
+         o.events = c.recorder("replicaset-controller");
+         return make<ReplicaSetController>(c.rest, c.informer(res::kReplicaSets),
+                                           c.indexed(res::kPods), o);
+       }},
+      {{"deployment"},
+       [](Context& c) {
+         DeploymentControllerOptions o;
+         o.workers = c.options.workersPerController;
+         o.events = c.recorder("deployment-controller");
+         return make<DeploymentController>(c.rest, c.informer(res::kDeployments),
+                                           c.informer(res::kReplicaSets), c.indexed(res::kPods), o);
+       }},
+      {{"job"},
+       [](Context& c) {
+         JobControllerOptions o;
+         o.workers = c.options.workersPerController;
+         o.events = c.recorder("job-controller");
+         return make<JobController>(c.rest, c.indexed(res::kJobs), c.indexed(res::kPods), o);
+       }},
+      {{"ttl-after-finished"},
+       [](Context& c) { return make<TtlAfterFinishedController>(c.rest, c.indexed(res::kJobs)); }},
+      {{"cronjob"},
+       [](Context& c) {
+         CronJobControllerOptions o;
+         o.events = c.recorder("cronjob-controller");
+         return make<CronJobController>(c.rest, c.informer(kCronJobs), c.indexed(res::kJobs), o);
+       }},
+      {{"daemonset"},
+       [](Context& c) {
+         DaemonSetControllerOptions o;
+         o.workers = c.options.workersPerController;
+         o.events = c.recorder("daemonset-controller");
+         return make<DaemonSetController>(c.rest, c.informer(kDaemonSets), c.indexed(res::kPods),
+                                          c.informer(res::kNodes), c.indexed(kControllerRevisions),
+                                          o);
+       }},
+      {{"statefulset"},
+       [](Context& c) {
+         StatefulSetControllerOptions o;
+         o.workers = c.options.workersPerController;
+         o.events = c.recorder("statefulset-controller");
+         return make<StatefulSetController>(c.rest, c.informer(kStatefulSets),
+                                            c.indexed(res::kPods), c.indexed(kControllerRevisions),
+                                            o);
+       }},
+      {{"garbagecollector"},
+       [](Context& c) {
+         std::vector<GcKind> kinds = {
+             {"Pod", res::kPods, &c.indexed(res::kPods)},
+             {"ReplicaSet", res::kReplicaSets, &c.informer(res::kReplicaSets)},
+             {"Deployment", res::kDeployments, &c.informer(res::kDeployments)},
+             {"Job", res::kJobs, &c.indexed(res::kJobs)},
+             {"CronJob", kCronJobs, &c.informer(kCronJobs)},
+             {"DaemonSet", kDaemonSets, &c.informer(kDaemonSets)},
+             {"StatefulSet", kStatefulSets, &c.informer(kStatefulSets)},
+             {"ControllerRevision", kControllerRevisions, &c.indexed(kControllerRevisions)}};
+         return make<GarbageCollector>(c.rest, std::move(kinds), c.options.workersPerController);
+       }},
+      {{"nodeipam"},
+       [](Context& c) {
+         return make<NodeIpamController>(c.rest, c.informer(res::kNodes),
+                                         NodeIpamOptions{c.options.clusterCidr, 24});
+       }},
+      {{"horizontalpodautoscaling"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         auto metrics = std::make_shared<hpa::RestMetricsSource>(c.rest);
+         hpa::HpaControllerOptions o;
+         o.syncPeriod = c.options.hpaSyncPeriod;
+         o.downscaleStabilization = c.options.hpaDownscaleStabilization;
+         auto controller = std::make_unique<hpa::HorizontalPodAutoscalerController>(
+             c.rest, c.informer(res::kHpas), c.indexed(res::kPods), *metrics, o);
+         return std::make_unique<Owned<hpa::HorizontalPodAutoscalerController>>(
+             std::move(controller), std::move(metrics));
+       }},
+      {{"nodelifecycle"},
+       [](Context& c) {
+         NodeLifecycleOptions o;
+         o.gracePeriod = c.options.nodeMonitorGracePeriod;
+         o.defaultTolerationSeconds = c.options.podEvictionTimeout;
+         o.events = c.recorder("node-controller");
+         return make<NodeLifecycleController>(c.rest, c.informer(res::kNodes),
+                                              c.indexed(res::kPods),
+                                              c.informer(res::kLeases, "kube-node-lease"), o);
+       }},
+      {{"podgc"},
+       [](Context& c) {
+         PodGcOptions o;
+         o.terminatedPodThreshold = c.options.terminatedPodGcThreshold;
+         o.quarantine = c.options.podGcQuarantine;
+         return make<PodGcController>(c.rest, c.indexed(res::kPods), c.informer(res::kNodes), o);
+       }},
+      {{"serviceaccount"},
+       [](Context& c) {
+         return make<ServiceAccountsController>(c.rest, c.informer(res::kNamespaces),
+                                                c.informer(res::kServiceAccounts));
+       }},
+      {{"root-ca-cert-publisher"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         if (c.options.rootCaPem.empty()) return nullptr;  // no CA given
+         client::ListParams onlyRootCa;
+         onlyRootCa.fieldSelector = std::string("metadata.name=") + kRootCaConfigMapName;
+         return make<RootCaPublisher>(c.rest, c.informer(res::kNamespaces),
+                                      c.informer(res::kConfigMaps, "", onlyRootCa),
+                                      c.options.rootCaPem);
+       }},
+      {{"csrapproving"},
+       [](Context& c) {
+         return make<certificates::CsrApprovingController>(
+             c.rest, c.informer(res::kCertificateSigningRequests));
+       }},
+      {{"csrsigning"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         if (c.options.signingCa.certPem.empty() || c.options.signingCa.keyPem.empty()) {
+           return nullptr;  // no signing CA given
+         }
+         certificates::CsrSigningOptions o;
+         o.ca = c.options.signingCa;
+         return make<certificates::CsrSigningController>(
+             c.rest, c.informer(res::kCertificateSigningRequests), o);
+       }},
+  };
+  return kRegistrations;
+}
+
+}  // namespace
+
+std::vector<ControllerInfo> knownControllers() {
+  std::vector<ControllerInfo> out;
+  for (const auto& r : registrations()) out.push_back(r.info);
+  return out;
+}
+
+Result<std::vector<std::string>> selectControllers(const std::vector<std::string>& flags) {
+  std::map<std::string, bool> on;
+  for (const auto& r : registrations()) on[r.info.name] = false;
+  for (std::string flag : flags) {
+    while (!flag.empty() && flag.front() == ' ') flag.erase(0, 1);
+    while (!flag.empty() && flag.back() == ' ') flag.pop_back();
+    if (flag.empty()) continue;
+    if (flag == "*") {
+      for (const auto& r : registrations()) {
+        if (r.info.enabledByDefault) on[r.info.name] = true;
+      }
+      continue;
+    }
+    const bool disable = flag.front() == '-';
+    const std::string name = disable ? flag.substr(1) : flag;
+    if (!on.count(name)) {
+      std::string known;
+      for (const auto& r : registrations()) known += (known.empty() ? "" : ", ") + r.info.name;
+      return Status::BadRequest("--controllers: unknown controller \"" + name +
+                                "\" (known: " + known + ")");
+    }
+    on[name] = !disable;
+  }
+  std::vector<std::string> out;
+  for (const auto& r : registrations()) {
+    if (on[r.info.name]) out.push_back(r.info.name);
   }
   return out;
 }
 
+ControllerManager::ControllerManager(client::RestClient& rest, Options options)
+    : rest_(rest), options_(std::move(options)) {}
+
+ControllerManager::~ControllerManager() { stop(); }
+
+std::vector<std::string> ControllerManager::running() const {
+  std::vector<std::string> out;
+  for (const auto& [name, c] : controllers_) out.push_back(name);
+  return out;
+}
+
 Status ControllerManager::start() {
-  for (auto* inf : workloadInformers()) {
-    if (inf) inf->start();
+  auto selected = selectControllers(options_.controllers);
+  if (!selected.ok()) return selected.status();
+  context_ = std::make_unique<Context>(rest_, options_);
+  // Build every selected controller first: they register their informer handlers before any
+  // informer starts.
+  for (const auto& r : registrations()) {
+    if (std::find(selected->begin(), selected->end(), r.info.name) == selected->end()) continue;
+    auto controller = r.build(*context_);
+    if (!controller) {
+      LOG_INFO("controller-manager: {} is not started (its options are not set)", r.info.name);
+      continue;
+    }
+    controllers_.emplace_back(r.info.name, std::move(controller));
   }
   started_ = true;
-  for (auto* inf : workloadInformers()) {
-    if (inf && !inf->waitForSync(options_.syncTimeout)) {
+  for (auto* inf : context_->informers()) inf->start();
+  for (auto* inf : context_->informers()) {
+    if (!inf->waitForSync(options_.syncTimeout)) {
       return Status::Unavailable("controller-manager: informer caches did not sync from " +
                                  rest_.baseUrl());
     }
   }
-  if (nodes_) {
-    nodes_->start();
-    if (!nodes_->waitForSync(options_.syncTimeout))
-      return Status::Unavailable("controller-manager: node cache did not sync");
-    if (nodeIpam_) nodeIpam_->start();
+  std::string names;
+  for (auto& [name, controller] : controllers_) {
+    controller->start();
+    names += (names.empty() ? "" : ", ") + name;
   }
-  for (auto* inf : {hpas_.get(), leases_.get()}) {
-    if (!inf) continue;
-    inf->start();
-    if (!inf->waitForSync(options_.syncTimeout))
-      return Status::Unavailable("controller-manager: hpa/lease cache did not sync");
-  }
-  if (hpaController_) hpaController_->start();
-  if (nodeLifecycle_) nodeLifecycle_->start();
-  if (podGc_) podGc_->start();
-  if (services_) {
-    services_->start();
-    if (!services_->waitForSync(options_.syncTimeout))
-      return Status::Unavailable("controller-manager: service cache did not sync");
-    endpointsController_->start();
-    endpointSliceController_->start();
-  }
-  for (auto* inf :
-       {namespaces_.get(), serviceAccounts_.get(), rootCaConfigMaps_.get(), csrs_.get()}) {
-    if (!inf) continue;
-    inf->start();
-    if (!inf->waitForSync(options_.syncTimeout))
-      return Status::Unavailable(
-          "controller-manager: namespace/serviceaccount/configmap/csr "
-          "cache did not sync");
-  }
-  if (serviceAccountsController_) serviceAccountsController_->start();
-  if (rootCaPublisher_) rootCaPublisher_->start();
-  if (csrApproving_) csrApproving_->start();
-  if (csrSigning_) csrSigning_->start();
-  replicaSetController_->start();
-  deploymentController_->start();
-  if (jobController_) jobController_->start();
-  if (ttlAfterFinished_) ttlAfterFinished_->start();
-  if (cronJobController_) cronJobController_->start();
-  if (daemonSetController_) daemonSetController_->start();
-  if (statefulSetController_) statefulSetController_->start();
-  if (garbageCollector_) garbageCollector_->start();
-  LOG_INFO("controller-manager: replicaset, deployment{}{} controllers running against {}",
-           jobController_ ? ", job, cronjob, ttl-after-finished, daemonset, statefulset" : "",
-           garbageCollector_ ? ", garbage-collector" : "", rest_.baseUrl());
+  LOG_INFO("controller-manager: {} running against {}", names.empty() ? "no controllers" : names,
+           rest_.baseUrl());
   return Status::Ok();
 }
 
 void ControllerManager::stop() {
   if (!started_) return;
   started_ = false;
-  replicaSetController_->stop();
-  deploymentController_->stop();
-  if (jobController_) jobController_->stop();
-  if (ttlAfterFinished_) ttlAfterFinished_->stop();
-  if (cronJobController_) cronJobController_->stop();
-  if (daemonSetController_) daemonSetController_->stop();
-  if (statefulSetController_) statefulSetController_->stop();
-  if (garbageCollector_) garbageCollector_->stop();
-  if (endpointsController_) endpointsController_->stop();
-  if (endpointSliceController_) endpointSliceController_->stop();
-  if (services_) services_->stop();
-  if (nodeIpam_) nodeIpam_->stop();
-  if (hpaController_) hpaController_->stop();
-  if (nodeLifecycle_) nodeLifecycle_->stop();
-  if (podGc_) podGc_->stop();
-  for (auto* inf : {hpas_.get(), leases_.get()}) {
-    if (inf) inf->stop();
-  }
-  if (serviceAccountsController_) serviceAccountsController_->stop();
-  if (rootCaPublisher_) rootCaPublisher_->stop();
-  if (csrApproving_) csrApproving_->stop();
-  if (csrSigning_) csrSigning_->stop();
-  for (auto* inf :
-       {namespaces_.get(), serviceAccounts_.get(), rootCaConfigMaps_.get(), csrs_.get()}) {
-    if (inf) inf->stop();
-  }
-  if (nodes_) nodes_->stop();
-  for (auto* inf : workloadInformers()) {
-    if (inf) inf->stop();
+  for (auto it = controllers_.rbegin(); it != controllers_.rend(); ++it) it->second->stop();
+  if (context_) {
+    for (auto* inf : context_->informers()) inf->stop();
   }
 }
 

@@ -25,14 +25,10 @@
 #include <optional>
 #include <string>
 
-#include "client/rest_client.h"
 #include "common/pki.h"
 #include "common/status.h"
 
-namespace minik8s::controllers::certificates {
-
-inline const client::Resource kCertificateSigningRequests{"certificates.k8s.io", "v1",
-                                                          "certificatesigningrequests", false};
+namespace minik8s::api::csr {
 
 inline constexpr char kKubeletClientSigner[] = "kubernetes.io/kube-apiserver-client-kubelet";
 inline constexpr char kKubeletServingSigner[] = "kubernetes.io/kubelet-serving";
@@ -76,4 +72,4 @@ Result<std::string> signRequest(const pki::KeyAndCert& ca, const json& csr,
 // Whether `signerName` is one the signing controller handles.
 bool isOurSigner(const std::string& signerName);
 
-}  // namespace minik8s::controllers::certificates
+}  // namespace minik8s::api::csr

@@ -1,17 +1,15 @@
-#include "controllers/certificates/csr_rules.h"
+#include "api/csr_rules.h"
 
 #include <algorithm>
 #include <set>
 
-#include "apiserver/auth/auth.h"
+#include "api/user_groups.h"
 #include "common/base64.h"
 #include "common/time_util.h"
 
-namespace minik8s::controllers::certificates {
+namespace minik8s::api::csr {
 
 namespace {
-
-namespace auth = apiserver::auth;
 
 constexpr char kClientAuth[] = "client auth";
 constexpr char kServerAuth[] = "server auth";
@@ -55,7 +53,7 @@ Result<std::string> nodeSubject(const pki::CertInfo& info) {
   auto node = nodeNameOfCommonName(info.commonName);
   if (!node)
     return Status::Forbidden("subject CN \"" + info.commonName + "\" is not system:node:<name>");
-  if (info.organizations != std::vector<std::string>{auth::kNodesGroup})
+  if (info.organizations != std::vector<std::string>{kNodesGroup})
     return Status::Forbidden("subject O must be exactly [system:nodes]");
   return *node;
 }
@@ -83,8 +81,8 @@ ApprovalDecision decideClient(const json& spec, const pki::CertInfo& info) {
   if (auto bad = checkUsages(stringList(spec, "usages"), kClientAuth)) return pending(*bad);
   const std::string user = stringField(spec, "username");
   const auto groups = stringList(spec, "groups");
-  if (contains(groups, auth::kBootstrappersGroup)) return {true, "bootstrap"};
-  if (user == info.commonName && contains(groups, auth::kNodesGroup)) return {true, "renewal"};
+  if (contains(groups, kBootstrappersGroup)) return {true, "bootstrap"};
+  if (user == info.commonName && contains(groups, kNodesGroup)) return {true, "renewal"};
   return pending("requester \"" + user + "\" is neither a bootstrapper nor the node itself");
 }
 
@@ -94,7 +92,7 @@ ApprovalDecision decideServing(const json& spec, const pki::CertInfo& info,
   if (!nodeName.ok()) return pending(nodeName.status().message());
   if (auto bad = checkUsages(stringList(spec, "usages"), kServerAuth)) return pending(*bad);
   const std::string user = stringField(spec, "username");
-  if (user != info.commonName || !contains(stringList(spec, "groups"), auth::kNodesGroup))
+  if (user != info.commonName || !contains(stringList(spec, "groups"), kNodesGroup))
     return pending("requester \"" + user + "\" is not the node " + *nodeName);
   if (info.dnsNames.empty() && info.ipAddresses.empty())
     return pending("a serving certificate needs DNS or IP SANs");
@@ -137,7 +135,7 @@ Result<pki::CertInfo> parseCsrRequest(const json& csr) {
 }
 
 std::optional<std::string> nodeNameOfCommonName(const std::string& commonName) {
-  const std::string prefix = auth::kNodeUserPrefix;
+  const std::string prefix = kNodeUserPrefix;
   if (commonName.rfind(prefix, 0) != 0 || commonName.size() == prefix.size()) return std::nullopt;
   return commonName.substr(prefix.size());
 }
@@ -205,4 +203,4 @@ Result<std::string> signRequest(const pki::KeyAndCert& ca, const json& csr,
   return pki::signCsr(ca, *pem, usage);
 }
 
-}  // namespace minik8s::controllers::certificates
+}  // namespace minik8s::api::csr
