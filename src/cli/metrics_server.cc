@@ -20,10 +20,11 @@ std::unique_ptr<http::Server> MetricsServerFlags::start(const std::string& compo
         metrics::serveComponentEndpoints(metrics::defaultRegistry(), req, w);
       });
   if (Status s = server->start(bindAddress); !s.ok()) {
-    LOG_WARN("{}: no metrics and health endpoints on {}: {}", component, bindAddress, s.message());
+    LOG_WARN("no metrics and health endpoints for the {} on {}: {}", component, bindAddress,
+             s.message());
     return nullptr;
   }
-  LOG_INFO("{}: serving /metrics and health checks on http://{}", component, bindAddress);
+  LOG_INFO("serving the {}'s /metrics and health checks on http://{}", component, bindAddress);
   return server;
 }
 
