@@ -380,9 +380,16 @@ CallbackHandle Registry::gaugeCallback(const std::string& name, const std::strin
 }
 
 std::string Registry::exposition() const {
+  // Families are never removed: render outside the registry's lock, so a callback may register
+  // metrics (or a component start) while a scrape runs.
+  std::vector<const Collector*> families;
+  {
+    std::lock_guard lock(mu_);
+    families.reserve(families_.size());
+    for (const auto& [name, family] : families_) families.push_back(family.get());
+  }
   std::string out;
-  std::lock_guard lock(mu_);
-  for (const auto& [name, family] : families_) family->render(out);
+  for (const Collector* family : families) family->render(out);
   return out;
 }
 
