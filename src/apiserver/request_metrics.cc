@@ -65,7 +65,10 @@ const RequestInfo& RequestMetricsWriter::setRequestInfo(RequestInfo ri) {
 void RequestMetricsWriter::trackInflight(int delta) {
   ApiServerMetrics& m = apiServerMetrics();
   if (delta > 0) inflightCounted_ = true;
-  if (ri_.verb == "watch") {
+  // kube-apiserver's long-running requests: watches and the streaming subresources.
+  const std::string& sub = ri_.subresource;
+  if (ri_.verb == "watch" || sub == "log" || sub == "exec" || sub == "attach" ||
+      sub == "portforward" || sub == "proxy") {
     m.longRunning
         .with({reportedVerb(), ri_.group, ri_.version, ri_.resource, ri_.subresource, scope(),
                "apiserver"})
@@ -125,7 +128,9 @@ bool RequestMetricsWriter::beginStream(int status,
 }
 
 std::unique_ptr<http::Stream> RequestMetricsWriter::takeStream() {
-  code_ = 101;  // a protocol upgrade
+  // A relay (logs, exec) answers with the agent's bytes: 101 for an upgrade, otherwise assume
+  // the agent's 200.
+  code_ = req_.header("Upgrade").empty() ? 200 : 101;
   return inner_.takeStream();
 }
 

@@ -2,8 +2,10 @@
 //
 //   apiserver_request_total{verb,group,version,resource,subresource,scope,component,code}
 //   apiserver_request_duration_seconds{verb,group,version,resource,subresource,scope,component}
-//   apiserver_current_inflight_requests{request_kind}     readOnly / mutating, watches excluded
+//   apiserver_current_inflight_requests{request_kind}     readOnly / mutating, long-running
+//   excluded
 //   apiserver_longrunning_requests{verb,group,version,resource,subresource,scope,component}
+//                                                         watches, log, exec, attach, portforward
 //
 // verb is Kubernetes' reported verb (GET, LIST, WATCH, POST, PUT, PATCH, APPLY, DELETE; the
 // HTTP method for non-resource URLs), scope is resource / namespace / cluster ("" for
