@@ -445,11 +445,12 @@ double openFds() {
 }  // namespace
 
 void registerProcessMetrics(Registry& registry) {
-  // The handles live as long as the process: the callbacks read only /proc.
+  // The callbacks read only /proc: their handles are never destroyed (not even at exit, when a
+  // test's registry is gone), so they stay registered as long as the registry.
   static std::mutex mu;
-  static std::map<Registry*, std::vector<CallbackHandle>> handles;
+  static auto* handles = new std::map<Registry*, std::vector<CallbackHandle>>();
   std::lock_guard lock(mu);
-  auto& h = handles[&registry];
+  auto& h = (*handles)[&registry];
   if (!h.empty()) return;
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double pageSize = static_cast<double>(::sysconf(_SC_PAGESIZE));
