@@ -17,8 +17,10 @@
 #include "apiserver/discovery.h"
 #include "apiserver/kubernetes_service.h"
 #include "apiserver/node_proxy.h"
+#include "apiserver/request_metrics.h"
 #include "common/json_depth.h"
 #include "common/logging.h"
+#include "common/metrics.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
 
@@ -384,7 +386,8 @@ void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, in
   w.send(jsonResponse(code, *out, warnings));
 }
 
-void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
+void ApiServer::handle(const http::Request& req, http::ResponseWriter& writer) {
+  RequestMetricsWriter w(req, writer);  // apiserver_request_* when the request ends
   const std::string& p = req.path;
   const std::string accept = req.header("Accept");
   // Health checks and the CA certificate are served to anyone, credentials or not.
@@ -395,7 +398,7 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
     if (options_.caPem.empty()) return sendError(w, notFoundPath());
     return w.send(http::Response::text(200, options_.caPem));
   }
-  RequestInfo ri = parseRequestInfo(req, scheme_);
+  const RequestInfo& ri = w.setRequestInfo(parseRequestInfo(req, scheme_));
   auto caller = admitCaller(req, ri);
   if (!caller.ok()) return sendError(w, caller.status());
   if (const std::string ct = req.header("Content-Type"); !req.body.empty() &&
@@ -405,6 +408,10 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& w) {
     if (Status depth = checkJsonDepth(req.body); !depth.ok()) return sendError(w, depth);
   }
   if (p == "/version" || p == "/version/") return w.send(jsonResponse(200, versionInfo()));
+  // As kube-apiserver: for callers RBAC lets GET the non-resource URL /metrics.
+  if (p == "/metrics" && req.method == "GET") {
+    return w.send(metrics::metricsResponse(metrics::defaultRegistry()));
+  }
   if (p.rfind("/apis/metrics.k8s.io", 0) == 0 && metrics_.handle(req, w)) return;
   if (p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/") {
     const bool legacy = p.rfind("/api/", 0) == 0 || p == "/api";

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "cli/api_client_flags.h"
+#include "cli/metrics_server.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -15,6 +16,7 @@ namespace {
 
 struct ControllerManagerFlags {
   ApiClientFlags api;
+  MetricsServerFlags metrics;
   int workers = 2;
   bool disableGc = false;
   std::string logLevel = "info";
@@ -38,6 +40,7 @@ int runControllerManager(const ControllerManagerFlags& f) {
     return 2;
   }
   client::RestClient rest(*apiConfig);
+  auto metricsServer = f.metrics.start("controller-manager");
   controllers::ControllerManager::Options opts;
   opts.workersPerController = f.workers;
   if (!f.rootCaFile.empty()) {
@@ -99,6 +102,7 @@ void addControllerManagerCommand(CLI::App& app) {
   CLI::App* cmd =
       app.add_subcommand("controller-manager", "Run the controllers (--controllers chooses which)");
   flags->api.addTo(cmd);
+  flags->metrics.addTo(cmd, "127.0.0.1:10257");
   cmd->add_option("--root-ca-file", flags->rootCaFile,
                   "Cluster CA published to every namespace as ConfigMap kube-root-ca.crt");
   cmd->add_option("--cluster-signing-cert-file", flags->signingCertFile,

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "cli/api_client_flags.h"
+#include "cli/metrics_server.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -14,6 +15,7 @@ namespace {
 
 struct SchedulerFlags {
   ApiClientFlags api;
+  MetricsServerFlags metrics;
   std::string policy = "default";
   std::string logLevel = "info";
   bool leaderElect = true;
@@ -40,6 +42,7 @@ int runScheduler(const SchedulerFlags& f) {
     return 2;
   }
   client::RestClient client(*apiConfig);
+  auto metricsServer = f.metrics.start("scheduler");
   scheduler::SchedulerOptions options;
   options.policy = *policy;
   std::unique_ptr<scheduler::Scheduler> sched;
@@ -75,6 +78,7 @@ void addSchedulerCommand(CLI::App& app) {
   auto flags = std::make_shared<SchedulerFlags>();
   CLI::App* cmd = app.add_subcommand("scheduler", "Run the pod scheduler against an API server");
   flags->api.addTo(cmd);
+  flags->metrics.addTo(cmd, "127.0.0.1:10259");
   cmd->add_option("--scheduler-policy", flags->policy,
                   "default (filters and scores), round-robin, random or least-allocated")
       ->capture_default_str()

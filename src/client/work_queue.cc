@@ -11,11 +11,53 @@ WorkQueue::WorkQueue(const Clock& clock, std::chrono::milliseconds baseDelay,
                      std::chrono::milliseconds maxDelay)
     : clock_(clock), baseDelay_(baseDelay), maxDelay_(maxDelay) {}
 
+namespace {
+
+double secondsBetween(std::chrono::steady_clock::time_point from,
+                      std::chrono::steady_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+}  // namespace
+
+void WorkQueue::enableMetrics(const std::string& name, metrics::Registry& registry) {
+  // client-go's buckets: 10 ns to 10 s.
+  auto buckets = metrics::exponentialBuckets(10e-9, 10, 10);
+  auto metrics = std::make_unique<Metrics>(Metrics{
+      registry
+          .counterVec("workqueue_adds_total", "Total number of adds handled by workqueue", {"name"})
+          .with({name}),
+      registry.gaugeVec("workqueue_depth", "Current depth of workqueue", {"name"}).with({name}),
+      registry
+          .histogramVec("workqueue_queue_duration_seconds",
+                        "How long in seconds an item stays in workqueue before being requested.",
+                        {"name"}, buckets)
+          .with({name}),
+      registry
+          .histogramVec("workqueue_work_duration_seconds",
+                        "How long in seconds processing an item from workqueue takes.", {"name"},
+                        buckets)
+          .with({name}),
+      registry
+          .counterVec("workqueue_retries_total", "Total number of retries handled by workqueue",
+                      {"name"})
+          .with({name}),
+  });
+  std::lock_guard lock(mu_);
+  metrics_ = std::move(metrics);
+  metrics_->depth.set(static_cast<double>(queue_.size()));
+}
+
 void WorkQueue::addLocked(const std::string& key) {
   if (shutdown_ || dirty_.count(key)) return;
   dirty_.insert(key);
+  if (metrics_) {
+    metrics_->adds.inc();
+    addedAt_.emplace(key, clock_.now());
+  }
   if (processing_.count(key)) return;  // queued again by done()
   queue_.push_back(key);
+  if (metrics_) metrics_->depth.set(static_cast<double>(queue_.size()));
   cv_.notify_one();
 }
 
@@ -36,6 +78,7 @@ void WorkQueue::addRateLimited(const std::string& key) {
   std::chrono::milliseconds delay;
   {
     std::lock_guard lock(mu_);
+    if (metrics_) metrics_->retries.inc();
     int n = failures_[key]++;
     delay = baseDelay_;
     for (int i = 0; i < n && delay < maxDelay_; ++i) delay *= 2;
@@ -95,14 +138,30 @@ std::optional<std::string> WorkQueue::get(std::chrono::milliseconds maxWait) {
   queue_.pop_front();
   processing_.insert(key);
   dirty_.erase(key);
+  if (metrics_) {
+    auto now = clock_.now();
+    metrics_->depth.set(static_cast<double>(queue_.size()));
+    if (auto it = addedAt_.find(key); it != addedAt_.end()) {
+      metrics_->queueDuration.observe(secondsBetween(it->second, now));
+      addedAt_.erase(it);
+    }
+    startedAt_[key] = now;
+  }
   return key;
 }
 
 void WorkQueue::done(const std::string& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
+  if (metrics_) {
+    if (auto it = startedAt_.find(key); it != startedAt_.end()) {
+      metrics_->workDuration.observe(secondsBetween(it->second, clock_.now()));
+      startedAt_.erase(it);
+    }
+  }
   if (dirty_.count(key)) {
     queue_.push_back(key);
+    if (metrics_) metrics_->depth.set(static_cast<double>(queue_.size()));
     cv_.notify_one();
   }
 }

@@ -5,6 +5,9 @@
 // when done() is called. addAfter() delays a key; addRateLimited() delays it with per-key
 // exponential back-off (5 ms doubling up to 1000 s by default) until forget() resets it.
 // Time comes from a Clock so tests run instantly. Thread-safe.
+//
+// enableMetrics() records client-go's workqueue_* metrics (adds, depth, queue and work duration,
+// retries) under the queue's name; controllers' WorkerPool names its queue after the controller.
 #pragma once
 
 #include <chrono>
@@ -12,10 +15,13 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+
+#include "common/metrics.h"
 
 namespace minik8s::client {
 
@@ -56,7 +62,22 @@ class WorkQueue {
   // Moves delayed keys whose time has come into the queue (tests with a fake clock call it).
   void promoteDue();
 
+  // Records workqueue_adds_total, workqueue_depth, workqueue_queue_duration_seconds,
+  // workqueue_work_duration_seconds and workqueue_retries_total with label name=`name` (durations
+  // measured on the queue's Clock). Call once, before the queue is used.
+  void enableMetrics(const std::string& name,
+                     metrics::Registry& registry = metrics::defaultRegistry());
+
  private:
+  // The children of this queue's name, resolved once.
+  struct Metrics {
+    metrics::Counter& adds;
+    metrics::Gauge& depth;
+    metrics::Histogram& queueDuration;
+    metrics::Histogram& workDuration;
+    metrics::Counter& retries;
+  };
+
   void addLocked(const std::string& key);
   void promoteDueLocked();
 
@@ -69,6 +90,9 @@ class WorkQueue {
   std::multimap<std::chrono::steady_clock::time_point, std::string> delayed_;
   std::map<std::string, int> failures_;
   bool shutdown_ = false;
+  std::unique_ptr<Metrics> metrics_;
+  // With metrics: when each dirty key was added, and when each key in processing was handed out.
+  std::map<std::string, std::chrono::steady_clock::time_point> addedAt_, startedAt_;
 };
 
 }  // namespace minik8s::client

@@ -47,7 +47,66 @@ Kubelet::Kubelet(client::RestClient& client, cri::RuntimeService& runtime,
       probes_(runtime, client::RealClock::instance()),
       syncer_(runtime, images, volumes_, objects_, probes_, client::RealClock::instance(),
               syncerOptions(options_), &events_),
-      statusManager_(client) {}
+      statusManager_(client) {
+  queue_.enableMetrics("kubelet_pod_workers");
+  metrics::Registry& registry = metrics::defaultRegistry();
+  runtimeMetrics_.push_back(registry.gaugeCallback(
+      "kubelet_running_pods", "Number of pods that have a running pod sandbox", [this] {
+        auto sandboxes = runtime_.listPodSandbox();
+        double n = 0;
+        if (sandboxes.ok()) {
+          for (const auto& s : *sandboxes) n += s.state() == v1::SANDBOX_READY ? 1 : 0;
+        }
+        return n;
+      }));
+  runtimeMetrics_.push_back(registry.callback(
+      "kubelet_running_containers", "Number of containers currently running", metrics::Type::kGauge,
+      {"container_state"}, [this] {
+        std::vector<metrics::Sample> samples = {
+            {{"created"}, 0}, {{"exited"}, 0}, {{"running"}, 0}, {{"unknown"}, 0}};
+        auto containers = runtime_.listContainers();
+        if (!containers.ok()) return std::vector<metrics::Sample>{};
+        for (const auto& c : *containers) {
+          switch (c.state()) {
+            case v1::CONTAINER_CREATED:
+              ++samples[0].value;
+              break;
+            case v1::CONTAINER_EXITED:
+              ++samples[1].value;
+              break;
+            case v1::CONTAINER_RUNNING:
+              ++samples[2].value;
+              break;
+            default:
+              ++samples[3].value;
+          }
+        }
+        return samples;
+      }));
+}
+
+void Kubelet::recordPodStart(const std::string& uid, const json& status) {
+  static metrics::Histogram& startDuration = metrics::defaultRegistry().histogram(
+      "kubelet_pod_start_duration_seconds",
+      "Duration in seconds from kubelet seeing a pod for the first time to the pod starting to "
+      "run",
+      {0.5, 1,   2,   3,   4,   5,   6,   8,   10,   20,   30,   45,  60,
+       120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700, 3600});
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard lock(startMu_);
+  if (started_.count(uid)) return;
+  auto [it, inserted] = firstSeen_.emplace(uid, now);
+  if (status.value("phase", "") != "Running") return;
+  startDuration.observe(std::chrono::duration<double>(now - it->second).count());
+  firstSeen_.erase(it);
+  started_.insert(uid);
+}
+
+void Kubelet::forgetPodStart(const std::string& uid) {
+  std::lock_guard lock(startMu_);
+  firstSeen_.erase(uid);
+  started_.erase(uid);
+}
 
 Kubelet::~Kubelet() { stop(); }
 
@@ -138,6 +197,7 @@ void Kubelet::syncPodKey(const std::string& key) {
     if (!r.ok() && r.status().code() != 404 && r.status().reason() != "Conflict")
       LOG_WARN("pod {}: final delete: {}", key, r.status().message());
     statusManager_.forgetPod(uid);
+    forgetPodStart(uid);
     return;
   }
   auto status = syncer_.syncPod(*pod);
@@ -147,6 +207,7 @@ void Kubelet::syncPodKey(const std::string& key) {
     return;
   }
   queue_.forget(key);
+  recordPodStart(podUid(*pod), *status);
   Status s = statusManager_.setPodStatus(*pod, *status);
   if (!s.ok() && s.code() != 404) LOG_WARN("pod {}: status update: {}", key, s.message());
 }
@@ -165,6 +226,7 @@ void Kubelet::housekeeping() {
       LOG_INFO("pod {} is no longer in the API: removing its containers", uid);
       syncer_.killPod(uid, 2);
       statusManager_.forgetPod(uid);
+      forgetPodStart(uid);
     }
   }
   for (const auto& uid : volumeUids)

@@ -12,6 +12,11 @@
 // Pod and container Events (Pulled, Created, Started, Killing, BackOff, Unhealthy ...) go
 // through an ApiEventRecorder. It also implements the agent server's PodLookup. Thread-safe;
 // start() once, stop() once.
+//
+// Metrics (metrics::defaultRegistry(), served on the agent server's /metrics): kubelet_running_pods
+// and kubelet_running_containers{container_state} asked of the runtime at scrape time,
+// kubelet_pod_start_duration_seconds (first sync of a pod to its first Running status) and the
+// pod workers' queue as workqueue_*{name="kubelet_pod_workers"}.
 #pragma once
 
 #include <atomic>
@@ -28,6 +33,7 @@
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
+#include "common/metrics.h"
 #include "cri/runtime_service.h"
 #include "kubelet/node_status.h"
 #include "kubelet/object_source.h"
@@ -84,6 +90,9 @@ class Kubelet : public server::PodLookup {
  private:
   void workerLoop();
   void relistLoop();
+  // kubelet_pod_start_duration_seconds: `status` is the pod's status after a successful sync.
+  void recordPodStart(const std::string& uid, const json& status);
+  void forgetPodStart(const std::string& uid);
   void nodeLoop();
 
   client::RestClient& client_;
@@ -106,6 +115,12 @@ class Kubelet : public server::PodLookup {
   std::condition_variable cv_;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
+
+  std::mutex startMu_;
+  // Pods synced but not yet seen Running (since when), and pods already counted as started.
+  std::map<std::string, std::chrono::steady_clock::time_point> firstSeen_;
+  std::set<std::string> started_;
+  std::vector<metrics::CallbackHandle> runtimeMetrics_;  // read runtime_: destroyed first
 };
 
 }  // namespace minik8s::kubelet

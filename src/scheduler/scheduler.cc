@@ -37,6 +37,26 @@ bool nodeChangeMatters(const json& oldNode, const json& newNode) {
          readyStatus(oldNode) != readyStatus(newNode);
 }
 
+struct SchedulerMetrics {
+  metrics::CounterVec& attempts;
+  metrics::HistogramVec& attemptDuration;
+};
+
+SchedulerMetrics& schedulerMetrics() {
+  static SchedulerMetrics m{
+      metrics::defaultRegistry().counterVec(
+          "scheduler_schedule_attempts_total",
+          "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could "
+          "not be scheduled, while 'error' means an internal scheduler problem.",
+          {"result", "profile"}),
+      metrics::defaultRegistry().histogramVec(
+          "scheduler_scheduling_attempt_duration_seconds",
+          "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+          {"result", "profile"}, metrics::exponentialBuckets(0.001, 2, 15)),
+  };
+  return m;
+}
+
 }  // namespace
 
 Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
@@ -61,6 +81,19 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
                       [this](const json& n) {
                         cache_.removeNode(n.value("/metadata/name"_json_pointer, std::string()));
                       }});
+  schedulerMetrics();
+  pendingPodsMetric_ = metrics::defaultRegistry().callback(
+      "scheduler_pending_pods",
+      "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+      "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+      "unschedulablePods.",
+      metrics::Type::kGauge, {"queue"}, [this] {
+        return std::vector<metrics::Sample>{
+            {{"active"}, static_cast<double>(queue_.activeLength())},
+            {{"backoff"}, static_cast<double>(queue_.backoffLength())},
+            {{"unschedulable"}, static_cast<double>(queue_.unschedulableLength())},
+        };
+      });
 }
 
 Scheduler::~Scheduler() { stop(); }
@@ -162,11 +195,13 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
   auto pod = pods_.get(key);
   if (!pod || !isPending(*pod, options_.schedulerName) || cache_.isAssumed(key)) return;
   ++attempts_;
+  const auto attemptStart = std::chrono::steady_clock::now();
   PodInfo info = makePodInfo(*pod);
   ScheduleResult result =
       cache_.withView([&](const ClusterView& view) { return framework_->schedule(info, view); });
   if (result.nodeName.empty()) {
     ++unschedulable_;
+    recordAttempt("unschedulable", attemptStart);
     LOG_DEBUG("pod {} is unschedulable: {}", key, result.message);
     queue_.addUnschedulable(key, cycle);
     runAsync(
@@ -174,10 +209,22 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
     return;
   }
   cache_.assumePod(std::move(info), result.nodeName);
-  runAsync([this, p = std::move(*pod), node = result.nodeName] { bind(p, node); });
+  runAsync([this, p = std::move(*pod), node = result.nodeName, attemptStart] {
+    bind(p, node, attemptStart);
+  });
 }
 
-void Scheduler::bind(const json& pod, const std::string& nodeName) {
+void Scheduler::recordAttempt(std::string_view result,
+                              std::chrono::steady_clock::time_point start) {
+  SchedulerMetrics& m = schedulerMetrics();
+  const std::string& profile = options_.schedulerName;
+  m.attempts.with({result, profile}).inc();
+  m.attemptDuration.with({result, profile})
+      .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
+void Scheduler::bind(const json& pod, const std::string& nodeName,
+                     std::chrono::steady_clock::time_point attemptStart) {
   const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
   const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
   const std::string key = client::objectKey(pod);
@@ -191,11 +238,13 @@ void Scheduler::bind(const json& pod, const std::string& nodeName) {
   auto res = client_.createSubresource(client::resources::kPods, ns, name, "binding", binding);
   if (res.ok()) {
     ++bound_;
+    recordAttempt("scheduled", attemptStart);
     events_.record(pod, "Normal", "Scheduled",
                    fmt::format("Successfully assigned {}/{} to {}", ns, name, nodeName));
     return;
   }
   ++bindErrors_;
+  recordAttempt("error", attemptStart);
   cache_.forgetPod(key);
   const Status& s = res.status();
   LOG_WARN("binding pod {} to {} failed: {}", key, nodeName, s.toString());

@@ -7,6 +7,11 @@
 // Kubernetes' message, and a Warning Event FailedScheduling; it is retried when nodes or pods
 // change. A successful binding records a Normal Event Scheduled. Runs in-process (minik8s server)
 // or alone (minik8s scheduler). start()/stop() may be called from any thread, once each.
+//
+// Metrics (metrics::defaultRegistry(), kube-scheduler's names, profile = the scheduler's name):
+// scheduler_schedule_attempts_total{result,profile} (scheduled, unschedulable, error),
+// scheduler_scheduling_attempt_duration_seconds{result,profile} (from the attempt to the end of
+// its binding), scheduler_pending_pods{queue} (active, backoff, unschedulable; read at scrape).
 #pragma once
 
 #include <atomic>
@@ -22,6 +27,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "common/metrics.h"
 #include "scheduler/framework.h"
 #include "scheduler/scheduler_cache.h"
 #include "scheduler/scheduling_queue.h"
@@ -67,7 +73,10 @@ class Scheduler {
   void onPodDelete(const json& pod);
   void scheduleLoop();
   void scheduleOne(const std::string& key, int64_t cycle);
-  void bind(const json& pod, const std::string& nodeName);
+  void bind(const json& pod, const std::string& nodeName,
+            std::chrono::steady_clock::time_point attemptStart);
+  // Counts one attempt (result "scheduled", "unschedulable" or "error") and its duration.
+  void recordAttempt(std::string_view result, std::chrono::steady_clock::time_point start);
   void markUnschedulable(const json& pod, const std::string& message);
   void runAsync(std::function<void()> task);
   void workerLoop();
@@ -90,6 +99,8 @@ class Scheduler {
   bool started_ = false;
 
   std::atomic<uint64_t> attempts_{0}, bound_{0}, unschedulable_{0}, bindErrors_{0};
+  // After queue_: unregistered before the queue it reads is destroyed.
+  metrics::CallbackHandle pendingPodsMetric_;
 };
 
 }  // namespace minik8s::scheduler

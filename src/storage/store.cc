@@ -1,6 +1,7 @@
 #include "storage/store.h"
 
 #include "storage/etcd/etcd_store.h"
+#include "storage/instrumented_store.h"
 #include "storage/sqlite/sqlite_store.h"
 
 namespace minik8s::storage {
@@ -26,7 +27,8 @@ Result<std::unique_ptr<Store>> openStore(const std::string& url) {
   } else if (startsWith(url, "etcd://")) {
     auto store = etcd::EtcdStore::open(url.substr(std::string("etcd://").size()));
     if (!store.ok()) return store.status();
-    return std::unique_ptr<Store>(std::move(store).value());
+    return std::unique_ptr<Store>(
+        std::make_unique<InstrumentedStore>(std::unique_ptr<Store>(std::move(store).value())));
   } else if (!url.empty() && url.find("://") == std::string::npos) {
     path = url;
   } else {
@@ -34,7 +36,8 @@ Result<std::unique_ptr<Store>> openStore(const std::string& url) {
   }
   auto store = sqlite::SqliteStore::open(path);
   if (!store.ok()) return store.status();
-  return std::unique_ptr<Store>(std::move(store).value());
+  return std::unique_ptr<Store>(
+      std::make_unique<InstrumentedStore>(std::unique_ptr<Store>(std::move(store).value())));
 }
 
 }  // namespace minik8s::storage

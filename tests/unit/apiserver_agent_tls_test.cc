@@ -1,6 +1,7 @@
 // The agent's API over TLS and the API server's relay to it: the agent admits only the
-// identities it trusts (401 without a certificate, 403 for others, /healthz open), and
-// pods/log, pods/exec and the metrics request travel client -TLS-> API server -TLS-> agent.
+// identities it trusts (401 without a certificate, 403 for others, /healthz open, /metrics as
+// the rest), and pods/log, pods/exec and the metrics request travel client -TLS-> API server
+// -TLS-> agent.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -149,6 +150,28 @@ TEST_F(AgentTlsTest, OnlyTrustedCertificatesMayUseTheAgent) {
                          {"v5.channel.k8s.io"}, tls->get());
   ASSERT_FALSE(denied.ok());
   EXPECT_EQ(denied.status().code(), 403);
+}
+
+TEST_F(AgentTlsTest, MetricsAreAuthorizedLikeTheRestOfTheAgent) {
+  http::Client apiServer(agentUrl(), clientTls(ca, &kubeletClient));
+  auto r = apiServer.get("/metrics");
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->status, 200);
+  std::string contentType;
+  for (const auto& [k, v] : r->headers) {
+    if (k == "Content-Type") contentType = v;
+  }
+  EXPECT_EQ(contentType, "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_NE(r->body.find("\n# TYPE process_resident_memory_bytes gauge\n"), std::string::npos);
+
+  http::Client anonymous(agentUrl(), clientTls(ca, nullptr));
+  r = anonymous.get("/metrics");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 401);
+  http::Client stranger(agentUrl(), clientTls(ca, &alice));
+  r = stranger.get("/metrics");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 403);
 }
 
 TEST_F(AgentTlsTest, TheDefaultTrustsTheKubeletClientUserAndSystemMasters) {

@@ -32,6 +32,8 @@ using namespace std::chrono_literals;
 const client::Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
 const client::Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
 const client::Resource kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
+const client::Resource kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
+                                            "clusterrolebindings", false};
 const client::Resource kCsrs{"certificates.k8s.io", "v1", "certificatesigningrequests", false};
 
 auth::UserInfo user(const std::string& name, std::vector<std::string> groups = {}) {
@@ -227,6 +229,57 @@ TEST_F(AuthServerTest, RbacDecidesWithKubernetesMessages) {
             "resource \"clusterroles\" in API group \"rbac.authorization.k8s.io\" at the cluster "
             "scope");
   EXPECT_TRUE(admin->get(kClusterRoles, "", "system:node-bootstrapper").ok());
+}
+
+TEST_F(AuthServerTest, MetricsNeedAnRbacGrantOfTheNonResourceUrl) {
+  EXPECT_EQ(as("alice-token")->list(client::resources::kPods, "default").status().code(), 403);
+  http::Client plain(url_);
+  auto get = [&](const std::string& token) {
+    auto r = plain.request("GET", "/metrics", "", {{"Authorization", "Bearer " + token}});
+    EXPECT_TRUE(r.ok());
+    return r.ok() ? *r : http::Response{};
+  };
+  EXPECT_EQ(plain.get("/metrics")->status, 401);
+  http::Response denied = get("alice-token");
+  EXPECT_EQ(denied.status, 403);
+  EXPECT_EQ(json::parse(denied.body)["message"],
+            "forbidden: User \"alice\" cannot get path \"/metrics\"");
+  http::Response allowed = get("admin-token");  // cluster-admin: every non-resource URL
+  EXPECT_EQ(allowed.status, 200);
+  std::string contentType;
+  for (const auto& [k, v] : allowed.headers) {
+    if (k == "Content-Type") contentType = v;
+  }
+  EXPECT_EQ(contentType, "text/plain; version=0.0.4; charset=utf-8");
+  // Alice's refused list, with kube-apiserver's labels.
+  EXPECT_NE(allowed.body.find("\napiserver_request_total{verb=\"LIST\",group=\"\",version=\"v1\","
+                              "resource=\"pods\",subresource=\"\",scope=\"namespace\","
+                              "component=\"apiserver\",code=\"403\"} "),
+            std::string::npos)
+      << allowed.body;
+  EXPECT_NE(allowed.body.find("\n# TYPE apiserver_request_duration_seconds histogram\n"),
+            std::string::npos);
+  EXPECT_NE(allowed.body.find("\n# TYPE process_cpu_seconds_total counter\n"), std::string::npos);
+  // A role granting GET /metrics (as Kubernetes' system:monitoring) lets alice scrape.
+  auto admin = as("admin-token");
+  json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+               {"kind", "ClusterRole"},
+               {"metadata", {{"name", "monitoring"}}},
+               {"rules", json::array({{{"verbs", {"get"}}, {"nonResourceURLs", {"/metrics"}}}})}};
+  ASSERT_TRUE(admin->create(kClusterRoles, "", role).ok());
+  json binding = {
+      {"apiVersion", "rbac.authorization.k8s.io/v1"},
+      {"kind", "ClusterRoleBinding"},
+      {"metadata", {{"name", "monitoring"}}},
+      {"roleRef",
+       {{"apiGroup", "rbac.authorization.k8s.io"},
+        {"kind", "ClusterRole"},
+        {"name", "monitoring"}}},
+      {"subjects",
+       json::array(
+           {{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "User"}, {"name", "alice"}}})}};
+  ASSERT_TRUE(admin->create(kClusterRoleBindings, "", binding).ok());
+  EXPECT_TRUE(eventually([&] { return get("alice-token").status == 200; }));
 }
 
 TEST_F(AuthServerTest, RoleRefIsImmutable) {

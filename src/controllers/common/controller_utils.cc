@@ -115,7 +115,9 @@ json labelsOf(const json& obj) {
 
 WorkerPool::WorkerPool(client::WorkQueue& queue, std::function<Status(const std::string&)> sync,
                        std::string name)
-    : queue_(queue), sync_(std::move(sync)), name_(std::move(name)) {}
+    : queue_(queue), sync_(std::move(sync)), name_(std::move(name)) {
+  queue_.enableMetrics(name_);
+}
 
 WorkerPool::~WorkerPool() { stop(); }
 

@@ -48,7 +48,8 @@ Result<int64_t> scaledValue(const json& intOrPercent, int64_t total, bool roundU
 json labelsOf(const json& obj);
 
 // Runs `workers` threads taking keys from `queue` and calling `sync`; failures are retried with
-// back-off, successes forget the key. stop() shuts the queue down and joins.
+// back-off, successes forget the key. stop() shuts the queue down and joins. The queue's
+// workqueue_* metrics are recorded under `name` (the controller's name).
 class WorkerPool {
  public:
   WorkerPool(client::WorkQueue& queue, std::function<Status(const std::string&)> sync,

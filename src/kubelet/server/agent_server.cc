@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "common/logging.h"
+#include "common/metrics.h"
 #include "common/websocket.h"
 #include "kubelet/server/container_log.h"
 #include "kubelet/server/exec_session.h"
@@ -78,6 +79,11 @@ void AgentServer::handle(const http::Request& req, http::ResponseWriter& w) {
   auto parts = splitPath(req.path);
   if (req.path == "/healthz") return w.send(http::Response::text(200, "ok"));
   if (Status s = authorize(req); !s.ok()) return w.send(http::Response::error(s));
+  if (req.path == "/metrics") {
+    if (req.method != "GET")
+      return w.send(http::Response::error(Status::MethodNotAllowed("use GET")));
+    return w.send(metrics::metricsResponse(metrics::defaultRegistry()));
+  }
   if (req.path == "/stats/summary" || req.path == "/stats/summary/") {
     auto s = stats_.summary();
     if (!s.ok()) return w.send(http::Response::error(s.status()));

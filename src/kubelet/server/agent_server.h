@@ -7,13 +7,16 @@
 //   GET /exec/{ns}/{pod}/{container}?command=..&stdin=&stdout=&stderr=&tty=
 //       WebSocket upgrade, v5.channel.k8s.io or v4.channel.k8s.io (see exec_session.h)
 //   GET /stats/summary                                  JSON (see stats_summary.h)
+//   GET /metrics                                        Prometheus text
+//   (metrics::defaultRegistry():
+//                                                       kubelet_*, workqueue_*, process_*)
 //
 // It finds containers through PodLookup, runs commands through ExecBackend and reads usage from
 // StatsProvider, all borrowed (they must outlive the server). With AgentServerOptions::tls it
 // serves HTTPS and authenticates callers by client certificate (cluster CA): only the users and
-// groups in the options may use logs, exec and stats (others 403, no certificate 401); /healthz
-// stays open. Without it, plain HTTP and no checks (as before TLS). Thread-safe: one thread per
-// connection.
+// groups in the options may use logs, exec, stats and metrics (others 403, no certificate 401);
+// /healthz stays open. Without it, plain HTTP and no checks (as before TLS). Thread-safe: one
+// thread per connection.
 #pragma once
 
 #include <chrono>
