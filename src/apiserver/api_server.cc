@@ -1,5 +1,7 @@
 #include "apiserver/api_server.h"
 
+#include <strings.h>
+
 #include "api/conversion.h"
 #include "api/custom_resource.h"
 #include "api/field_selector.h"
@@ -644,6 +646,9 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
     if (r.kind == "Pod" && (s == "log" || s == "exec" || s == "attach")) {
       return proxyToNode(registry_, req, w, ri, options_.nodeProxy);
     }
+    if (r.kind == "Node" && r.group.empty() && s == "proxy" && ri.verb == "get") {
+      return serveNodeProxy(req, w, ri);
+    }
     // portforward, proxy, token: not served yet.
     return sendError(w, Status::Unavailable("the " + r.plural + "/" + s +
                                             " subresource is not available on this server yet"));
@@ -1106,6 +1111,31 @@ void ApiServer::serveDeleteCollection(const http::Request& req, http::ResponseWr
   }
   noteWrite(r);
   w.send(jsonResponse(200, list));
+}
+
+void ApiServer::serveNodeProxy(const http::Request& req, http::ResponseWriter& w,
+                               const RequestInfo& ri) {
+  // GET /api/v1/nodes/{name}/proxy/{path}: the agent's {path} (metrics, healthz, stats/summary),
+  // as Prometheus scrapes kubelets through the API server.
+  const std::string marker = "/nodes/" + ri.name + "/proxy";
+  const size_t at = req.path.find(marker);
+  std::string target = at == std::string::npos ? "/" : req.path.substr(at + marker.size());
+  if (target.empty()) target = "/";
+  if (size_t q = req.target.find('?'); q != std::string::npos) target += req.target.substr(q);
+  auto endpoint = nodeAgentEndpoint(registry_, ri.name);
+  if (!endpoint.ok()) return sendError(w, endpoint.status());
+  auto answer = requestAgent(*endpoint, "GET", target, options_.nodeProxy);
+  if (!answer.ok()) {
+    return sendError(w, Status::Unavailable("error trying to reach node " + ri.name + ": " +
+                                            answer.status().message()));
+  }
+  http::Response out;
+  out.status = answer->status;
+  out.body = std::move(answer->body);
+  for (const auto& [name, value] : answer->headers) {
+    if (strcasecmp(name.c_str(), "Content-Type") == 0) out.headers.emplace_back(name, value);
+  }
+  w.send(std::move(out));
 }
 
 void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,

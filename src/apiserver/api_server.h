@@ -98,6 +98,7 @@ class ApiServer {
   void serveDeleteCollection(const http::Request& req, http::ResponseWriter& w,
                              const RequestInfo& ri, const auth::UserInfo& user);
   void serveScale(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveNodeProxy(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
   void serveBinding(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
                     const auth::UserInfo& user);
   void serveEviction(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,

@@ -60,7 +60,9 @@ RequestInfo parseRequestInfo(const http::Request& req, const api::Scheme& scheme
   if (i < parts.size()) info.resource = parts[i++];
   if (i < parts.size()) info.name = parts[i++];
   if (i < parts.size()) info.subresource = parts[i++];
-  if (i < parts.size()) return info;  // deeper paths are not resources we serve
+  // Deeper paths are not resources we serve, except what follows a proxy subresource
+  // (nodes/{name}/proxy/metrics): the path the request is relayed to.
+  if (i < parts.size() && info.subresource != "proxy") return info;
   info.isResourceRequest = !info.resource.empty();
   info.info = scheme.byResource(info.group, info.version, info.resource);
   if (info.info && !info.info->namespaced && info.resource != "namespaces") {

@@ -55,6 +55,14 @@ out=$(kubectl describe node node-2)
 expect_contains "$out" "PodCIDR:" "describe node: podCIDR"
 expect_contains "$out" "default                     web-2" "describe node: its pods"
 expect_contains "$out" "Allocated resources" "describe node: requests"
+step "metrics of the API server and of an agent (through the API server's node proxy)"
+out=$(kubectl get --raw /metrics)
+expect_contains "$out" 'apiserver_request_total{verb="LIST",group="",version="v1",resource="pods"' "apiserver metrics"
+expect_contains "$out" "workqueue_adds_total" "in-process controller metrics"
+expect_contains "$out" "scheduler_schedule_attempts_total" "in-process scheduler metrics"
+out=$(kubectl get --raw /api/v1/nodes/node-2/proxy/metrics)
+expect_contains "$out" "kubelet_running_pods 1" "agent metrics through nodes/proxy"
+expect_contains "$out" "process_resident_memory_bytes" "agent process metrics"
 step "every pod reaches the other two by pod IP (cross-node, VXLAN)"
 # Ready without a readiness probe means started: give httpd a moment to listen.
 for n in 1 2 3; do
