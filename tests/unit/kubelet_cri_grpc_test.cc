@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/metrics.h"
 #include "common/status.h"
 #include "kubelet/cri/grpc_runtime.h"
 
@@ -437,6 +438,18 @@ TEST(GrpcRuntimeErrors, WaitReadyOnMissingSocketTimesOut) {
   auto version = runtime.version();
   ASSERT_FALSE(version.ok());
   EXPECT_EQ(version.status().code(), 503) << version.status().toString();
+  // Failed calls are operations and errors, with the kubelet's operation_type names.
+  EXPECT_FALSE(runtime.listPodSandbox().ok());
+  std::string text = metrics::defaultRegistry().exposition();
+  for (const char* sample : {
+           "\nkubelet_runtime_operations_total{operation_type=\"version\"} ",
+           "\nkubelet_runtime_operations_errors_total{operation_type=\"version\"} ",
+           "\nkubelet_runtime_operations_errors_total{operation_type=\"list_podsandbox\"} 1\n",
+           "\nkubelet_runtime_operations_duration_seconds_count{operation_type=\"list_podsandbox\"}"
+           " 1\n",
+       }) {
+    EXPECT_NE(text.find(sample), std::string::npos) << sample;
+  }
 }
 
 TEST(GrpcRuntimeErrors, GrpcCodesMapToHttpLikeStatus) {

@@ -8,8 +8,9 @@
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
 #include "common/http.h"
-#include "scheduler/scheduler.h"
+#include "common/metrics.h"
 #include "in_process_api_server.h"
+#include "scheduler/scheduler.h"
 #include "storage/store.h"
 
 namespace minik8s::scheduler {
@@ -98,7 +99,16 @@ class SchedulerTest : public ::testing::Test {
   std::unique_ptr<Scheduler> sched;
 };
 
+// scheduler_schedule_attempts_total{result, profile="default-scheduler"} of this process.
+double attempts(std::string_view result) {
+  return metrics::defaultRegistry()
+      .counterVec("scheduler_schedule_attempts_total", "", {"result", "profile"})
+      .with({result, "default-scheduler"})
+      .value();
+}
+
 TEST_F(SchedulerTest, BindsPendingPodsAndRecordsScheduledEvents) {
+  const double scheduledBefore = attempts("scheduled");
   createNode("n1", "2", {{"disk", "ssd"}});
   createNode("n2", "2");
   startScheduler();
@@ -121,6 +131,14 @@ TEST_F(SchedulerTest, BindsPendingPodsAndRecordsScheduledEvents) {
     if (c["type"] == "PodScheduled") scheduledTrue = c["status"] == "True";
   }
   EXPECT_TRUE(scheduledTrue);
+  // Three attempts, each counted once its binding succeeded; nothing left pending.
+  EXPECT_TRUE(eventually([&] { return attempts("scheduled") - scheduledBefore == 3; }))
+      << attempts("scheduled") - scheduledBefore;
+  std::string text = metrics::defaultRegistry().exposition();
+  EXPECT_NE(text.find("\nscheduler_pending_pods{queue=\"active\"} 0\n"), std::string::npos);
+  EXPECT_NE(text.find("\nscheduler_scheduling_attempt_duration_seconds_count{result=\"scheduled\","
+                      "profile=\"default-scheduler\"} "),
+            std::string::npos);
 }
 
 TEST_F(SchedulerTest, UnschedulablePodGetsConditionAndEventThenFitsWhenANodeAppears) {

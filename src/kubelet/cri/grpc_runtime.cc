@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/metrics.h"
+
 namespace minik8s::kubelet::cri {
 
 namespace {
@@ -17,6 +19,45 @@ constexpr std::chrono::seconds kExecSyncMargin{10};
 std::string normalizeEndpoint(const std::string& endpoint) {
   if (endpoint.find("://") != std::string::npos) return endpoint;
   return "unix://" + endpoint;
+}
+
+// The kubelet's operation_type of a CRI method: "RunPodSandbox" -> "run_podsandbox".
+std::string operationType(std::string_view method) {
+  std::string out;
+  for (char c : method) {
+    if (c >= 'A' && c <= 'Z') {
+      if (!out.empty()) out.push_back('_');
+      out.push_back(static_cast<char>(c - 'A' + 'a'));
+    } else {
+      out.push_back(c);
+    }
+  }
+  for (size_t at; (at = out.find("pod_sandbox")) != std::string::npos;) out.erase(at + 3, 1);
+  return out;
+}
+
+// kubelet_runtime_operations_{total,errors_total,duration_seconds}{operation_type}.
+struct RuntimeMetrics {
+  metrics::CounterVec& total;
+  metrics::CounterVec& errors;
+  metrics::HistogramVec& duration;
+};
+
+RuntimeMetrics& runtimeMetrics() {
+  static RuntimeMetrics m{
+      metrics::defaultRegistry().counterVec("kubelet_runtime_operations_total",
+                                            "Cumulative number of runtime operations by "
+                                            "operation type.",
+                                            {"operation_type"}),
+      metrics::defaultRegistry().counterVec(
+          "kubelet_runtime_operations_errors_total",
+          "Cumulative number of runtime operation errors by operation type.", {"operation_type"}),
+      metrics::defaultRegistry().histogramVec(
+          "kubelet_runtime_operations_duration_seconds",
+          "Duration in seconds of runtime operations. Broken down by operation type.",
+          {"operation_type"}, metrics::exponentialBuckets(0.005, 2.5, 14)),
+  };
+  return m;
 }
 
 }  // namespace
@@ -72,7 +113,15 @@ Status GrpcRuntime::call(Stub* stub,
                          std::chrono::milliseconds timeout) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + timeout);
-  return statusFromGrpc((stub->*rpc)(&context, request, response), method);
+  const auto start = std::chrono::steady_clock::now();
+  Status s = statusFromGrpc((stub->*rpc)(&context, request, response), method);
+  RuntimeMetrics& m = runtimeMetrics();
+  const std::string type = operationType(method);
+  m.total.with({type}).inc();
+  if (!s.ok()) m.errors.with({type}).inc();
+  m.duration.with({type}).observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return s;
 }
 
 Status GrpcRuntime::waitReady(std::chrono::milliseconds timeout) {
