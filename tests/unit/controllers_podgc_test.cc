@@ -54,7 +54,7 @@ TEST(TerminatedPodsToDelete, EvictedFirstThenOldestThenName) {
 
 TEST(PodGcOptionsTest, ManagerDefaultsAndTheThresholdFlag) {
   ControllerManager::Options options;
-  EXPECT_TRUE(options.enablePodGc);
+  EXPECT_EQ(options.controllers, std::vector<std::string>{"*"});
   EXPECT_EQ(options.terminatedPodGcThreshold, 12500);
   EXPECT_EQ(options.podGcQuarantine, 40s);
   ControllerDurationFlags flags;

@@ -201,6 +201,11 @@ std::vector<json> bootstrapClusterRoles() {
       clusterRole("system:node-bootstrapper",
                   json::array({rule({"create", "get", "list", "watch"}, {"certificates.k8s.io"},
                                     {"certificatesigningrequests"})})));
+  // Kubernetes' role for scrapers (bound to group system:monitoring).
+  roles.push_back(clusterRole(
+      "system:monitoring",
+      json::array({urlRule({"get"}, {"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics",
+                                     "/metrics/slis", "/readyz", "/readyz/*"})})));
   roles.push_back(clusterRole("system:kube-scheduler", schedulerRules()));
   // The controllers of minik8s run as one user; Kubernetes splits them per controller.
   roles.push_back(clusterRole("system:kube-controller-manager",
@@ -220,6 +225,8 @@ std::vector<json> bootstrapClusterRoleBindings() {
               json::array({subject("Group", kAuthenticated), subject("Group", kUnauthenticated)})),
       binding("system:node-bootstrapper", "system:node-bootstrapper",
               json::array({subject("Group", kBootstrappersGroup)})),
+      binding("system:monitoring", "system:monitoring",
+              json::array({subject("Group", "system:monitoring")})),
       binding("system:kube-scheduler", "system:kube-scheduler",
               json::array({subject("User", "system:kube-scheduler")})),
       binding("system:kube-controller-manager", "system:kube-controller-manager",
