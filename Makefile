@@ -5,7 +5,8 @@ JOBS ?= $(shell nproc)
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: setup configure build binary test unit-test e2e-test run stop bench format clean
+.PHONY: setup configure build binary test unit-test e2e-test run stop bench format clean deb \
+	build-times
 
 setup:
 	bash scripts/setup.sh
@@ -33,6 +34,15 @@ e2e-test: build
 # Set up, build the binary (no tests, benchmarks or fuzzers) and start a local cluster.
 run: setup binary
 	bash scripts/run-local.sh
+
+# Debian packages (stripped binary, systemd units, /etc/minik8s configs; -dbgsym beside it)
+# under $(BUILD_DIR)/deb: see docs/multi-machine.md.
+deb: binary
+	BUILD_DIR=$(BUILD_DIR) bash scripts/build-deb.sh --binary $(BUILD_DIR)/bin/minik8s
+
+# Cold and warm build times and the slowest translation units (about 20 minutes).
+build-times:
+	bash scripts/build-times.sh
 
 stop:
 	bash scripts/run-local.sh stop

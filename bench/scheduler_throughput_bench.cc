@@ -26,6 +26,7 @@
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "scheduler/scheduler.h"
+#include "spdlog/spdlog.h"
 
 using namespace std::chrono;
 using minik8s::json;

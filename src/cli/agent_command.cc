@@ -4,16 +4,20 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <signal.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <thread>
 
 #include "api/quantity.h"
+#include "cli/flags_file.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "common/yaml_json.h"
@@ -77,6 +81,20 @@ std::string detectHostIP() {
   ::freeifaddrs(list);
   return found.empty() ? "127.0.0.1" : found;
 }
+
+// The machine's hostname in lower case (node names are DNS subdomains); empty if unknown.
+std::string lowercaseHostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) != 0) return "";
+  std::string s(name);
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The keys of node.yaml that describe the node rather than name a flag.
+const std::set<std::string> kNodeConfigKeys = {
+    "name",           "token",      "caFile",        "labels",  "taints",   "address",   "podCIDR",
+    "networkBackend", "clusterDNS", "clusterDomain", "maxPods", "capacity", "cgroupRoot"};
 
 // node.yaml: name, token, caFile, labels (map), taints (list of {key, value, effect}), address,
 // podCIDR, networkBackend, capacity (map of quantities), clusterDNS (list or string),
@@ -256,6 +274,7 @@ int runAgent(AgentFlags f) {
     }
   }
   if (f.nodeName.empty()) f.nodeName = extras.name;
+  if (f.nodeName.empty()) f.nodeName = lowercaseHostname();  // as the kubelet defaults it
   if (f.token.empty()) f.token = extras.token;
   if (f.caFile.empty()) f.caFile = extras.caFile;
   if (f.networkBackend.empty()) f.networkBackend = extras.networkBackend;
@@ -438,8 +457,10 @@ int runAgent(AgentFlags f) {
 void addAgentCommand(CLI::App& app) {
   auto flags = std::make_shared<AgentFlags>();
   CLI::App* cmd = app.add_subcommand("agent", "Run a node agent (kubelet) against a server");
-  cmd->add_option("--server", flags->server, "API server URL (http://host:port)")->required();
-  cmd->add_option("--node-name", flags->nodeName, "Name of this node (or `name:` in --config)");
+  cmd->add_option("--server", flags->server,
+                  "API server URL (https://host:6443; or `server:` in --config)");
+  cmd->add_option("--node-name", flags->nodeName,
+                  "Name of this node (or `name:` in --config; default: the hostname)");
   cmd->add_option(
       "--token", flags->token,
       "The cluster's join token (the server's <data-dir>/token; or `token:` in --config)");
@@ -460,7 +481,8 @@ void addAgentCommand(CLI::App& app) {
   cmd->add_option(
       "--config", flags->configFile,
       "node.yaml: name, token, caFile, labels, taints, address, podCIDR, networkBackend, "
-      "clusterDNS, clusterDomain, maxPods");
+      "clusterDNS, clusterDomain, maxPods, capacity, cgroupRoot, and any long flag of this "
+      "command by name (server, registry, data-dir, ...); the command line wins over it");
   cmd->add_option("--container-runtime-endpoint", flags->runtimeEndpoint,
                   "Use this CRI socket instead of starting containerd");
   cmd->add_option("--netns", flags->netns,
@@ -472,7 +494,20 @@ void addAgentCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
       ->capture_default_str();
-  cmd->callback([flags] { std::exit(runAgent(*flags)); });
+  cmd->callback([flags, cmd] {
+    if (!flags->configFile.empty()) {
+      Status s = applyFlagsFile(*cmd, flags->configFile, kNodeConfigKeys);
+      if (!s.ok()) {
+        std::fprintf(stderr, "error: %s\n", s.message().c_str());
+        std::exit(1);
+      }
+    }
+    if (flags->server.empty()) {
+      std::fprintf(stderr, "error: the agent needs --server (or `server:` in --config)\n");
+      std::exit(1);
+    }
+    std::exit(runAgent(*flags));
+  });
 }
 
 }  // namespace minik8s::cli

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/flags_file.h"
 #include "common/logging.h"
 #include "fmt/format.h"
 #include "kubelet/images/image_recipe.h"
@@ -137,6 +138,7 @@ void addImageCommand(CLI::App& app) {
     std::string registry = rt::kDefaultRegistry;
     std::string recipesDir;
     std::string dataDir;
+    std::string configFile;
     std::string listen = rt::kDefaultRegistry;
     bool noPush = false;
     bool pushDefaults = false;
@@ -174,12 +176,18 @@ void addImageCommand(CLI::App& app) {
 
   auto* registry = image->add_subcommand(
       "registry", "Run the cluster registry (docker-registry) in the foreground");
-  registry->add_option("--data-dir", o->dataDir, "Data directory (storage in <dir>/registry)")
-      ->required();
+  registry->add_option("--data-dir", o->dataDir,
+                       "Data directory (storage in <dir>/registry; required)");
   registry->add_option("--listen", o->listen, "host:port to listen on");
   registry->add_flag("--push-defaults", o->pushDefaults, "Build and push the default images");
   registry->add_option("--recipes", o->recipesDir, "Directory of recipes (default: images/)");
-  registry->callback([o] {
+  registry->add_option("--config", o->configFile,
+                       "YAML file of flags (`data-dir: /var/lib/minik8s`, one key per long flag)");
+  registry->callback([o, registry] {
+    if (!o->configFile.empty()) {
+      if (Status s = applyFlagsFile(*registry, o->configFile); !s.ok()) die(s.message());
+    }
+    if (o->dataDir.empty()) die("the registry needs --data-dir (or `data-dir:` in --config)");
     initLogging("info", "registry");
     sigset_t signals = blockStopSignals();
     rt::ClusterRegistry reg({.dataDir = o->dataDir, .listen = o->listen});

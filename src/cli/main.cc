@@ -1,5 +1,6 @@
 // minik8s: one binary for the control plane, the node agent and a local cluster.
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "cli/agent_command.h"
 #include "cli/cluster_command.h"
@@ -9,8 +10,13 @@
 #include "cli/scheduler_command.h"
 #include "cli/server_command.h"
 
+#ifndef MINIK8S_VERSION
+#define MINIK8S_VERSION "unknown"  // set by src/CMakeLists.txt from project(VERSION)
+#endif
+
 int main(int argc, char** argv) {
   CLI::App app{"minik8s: a small Kubernetes-compatible container orchestrator"};
+  app.set_version_flag("--version", std::string("minik8s ") + MINIK8S_VERSION);
   app.require_subcommand(1);
   minik8s::cli::addServerCommand(app);
   minik8s::cli::addAgentCommand(app);

@@ -21,6 +21,7 @@
 #include "apiserver/join_token.h"
 #include "apiserver/kubeconfig.h"
 #include "apiserver/server_pki.h"
+#include "cli/flags_file.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/cidr.h"
@@ -35,6 +36,7 @@ namespace minik8s::cli {
 namespace {
 
 struct ServerFlags {
+  std::string configFile;
   std::string dataDir = "/var/lib/minik8s/server";
   std::string listen = "0.0.0.0:6443";
   std::string datastore;  // default: sqlite in the data dir
@@ -312,6 +314,9 @@ int runServer(const ServerFlags& f) {
 void addServerCommand(CLI::App& app) {
   auto flags = std::make_shared<ServerFlags>();
   CLI::App* cmd = app.add_subcommand("server", "Run the control plane (Kubernetes API server)");
+  cmd->add_option("--config", flags->configFile,
+                  "YAML file of flags (`data-dir: /var/lib/minik8s/server`, one key per long "
+                  "flag, as k3s' config.yaml); the command line wins over it");
   cmd->add_option("--data-dir", flags->dataDir, "State and kubeconfig directory")
       ->capture_default_str();
   cmd->add_option("--listen", flags->listen, "Address to serve the API on (host:port)")
@@ -371,7 +376,16 @@ void addServerCommand(CLI::App& app) {
   cmd->add_option("--terminated-pod-gc-threshold", flags->durations.terminatedPodGcThreshold,
                   "Terminated pods kept before the oldest are deleted (<= 0: keep them all)")
       ->capture_default_str();
-  cmd->callback([flags] { std::exit(runServer(*flags)); });
+  cmd->callback([flags, cmd] {
+    if (!flags->configFile.empty()) {
+      Status s = applyFlagsFile(*cmd, flags->configFile);
+      if (!s.ok()) {
+        std::fprintf(stderr, "error: %s\n", s.message().c_str());
+        std::exit(1);
+      }
+    }
+    std::exit(runServer(*flags));
+  });
 }
 
 }  // namespace minik8s::cli

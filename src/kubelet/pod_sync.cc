@@ -357,11 +357,17 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
       std::lock_guard lock(mu_);
       imagePullFailed_[key] = clock_.now();
     }
+    // No external registry is reachable: say how an image gets into the cluster registry.
+    std::string why = pulled.status().message();
+    if (why.find("not found") != std::string::npos) {
+      why +=
+          " (no registry this node reaches has it: build it with `minik8s image build` or "
+          "push an OCI archive with `minik8s image push` to the cluster registry)";
+    }
     view.waitingReason = "ErrImagePull";
-    view.waitingMessage = "failed to pull image \"" + image + "\": " + pulled.status().message();
+    view.waitingMessage = "failed to pull image \"" + image + "\": " + why;
     LOG_WARN("pod {}: {}", podKey(pod), view.waitingMessage);
-    event(pod, &container, "Warning", "Failed",
-          "Failed to pull image \"" + image + "\": " + pulled.status().message());
+    event(pod, &container, "Warning", "Failed", "Failed to pull image \"" + image + "\": " + why);
     event(pod, &container, "Warning", "Failed", "Error: ErrImagePull");
     return false;
   }

@@ -80,6 +80,8 @@ expect_contains "$(cat "$E2E_DIR/node/containerd/cni/net.d/10-minik8s.conflist")
 
 step "pull through the mirror: docker.io/library/busybox:1.35, registry.k8s.io/pause:3.9"
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/library/busybox:1.35 >/dev/null || fail "pull busybox"
+"${CTR[@]}" images pull --hosts-dir "$HOSTS" registry.k8s.io/busybox:latest >/dev/null ||
+  fail "pull registry.k8s.io/busybox (the name of the Kubernetes docs' examples)"
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" registry.k8s.io/pause:3.9 >/dev/null || fail "pull pause"
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/minik8s/python:latest >/dev/null || fail "pull python"
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/team/greeter:v1 >/dev/null || fail "pull user image"

@@ -501,6 +501,26 @@ TEST_F(PodSyncTest, EventsOfALivenessKill) {
             "Container app failed liveness probe, will be restarted");
 }
 
+TEST_F(PodSyncTest, APullOfAnImageNoRegistryHasSaysHowToBuildOrPushIt) {
+  json p = pod();
+  runtime.setPullError("busybox:1.36",
+                       Status::NotFoundMessage("docker.io/library/busybox:1.36: not found"));
+  sync(p);
+  const auto* failed = events.find("Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_NE(failed->message.find("not found (no registry this node reaches has it: build it with "
+                                 "`minik8s image build` or push"),
+            std::string::npos)
+      << failed->message;
+  events.all.clear();
+  runtime.setPullError("busybox:1.36", Status::Unavailable("registry unreachable"));
+  clock.advance(1h);
+  sync(p);
+  failed = events.find("Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->message.find("minik8s image build"), std::string::npos) << failed->message;
+}
+
 TEST_F(PodSyncTest, EventsOfAFailedPullAndOfTermination) {
   json p = pod();
   runtime.setPullError("busybox:1.36", Status::Unavailable("registry unreachable"));

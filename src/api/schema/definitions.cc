@@ -1,9 +1,8 @@
 #include "api/schema/definitions.h"
 
-#include <spdlog/spdlog.h>
-
 #include "api/schema/schema_dsl.h"
 #include "api/schema/schema_texts.h"
+#include "common/logging.h"
 
 namespace minik8s::api {
 namespace {
@@ -22,14 +21,13 @@ json buildDefinitions() {
       {"description",
        "A fixed-point amount with an optional suffix: 100m (0.1), 1.5, 1Gi (binary), 1G (decimal), "
        "1e3. Numbers are accepted on input."}};
-  for (auto text :
-       {schema::metaSchemaText(), schema::coreV1SchemaText(), schema::coreV1OtherSchemaText(),
-        schema::appsBatchSchemaText(), schema::otherGroupsSchemaText(),
-        schema::securityGroupsSchemaText()}) {
+  for (auto text : {schema::metaSchemaText(), schema::coreV1SchemaText(),
+                    schema::coreV1OtherSchemaText(), schema::appsBatchSchemaText(),
+                    schema::otherGroupsSchemaText(), schema::securityGroupsSchemaText()}) {
     schema::parseSchemaText(text, defs);
   }
   for (const auto& missing : schema::resolveRefs(defs)) {
-    spdlog::error("schema: unresolved type {}", missing);  // caught by api_openapi_test
+    LOG_ERROR("schema: unresolved type {}", missing);  // caught by api_openapi_test
   }
   return defs;
 }
