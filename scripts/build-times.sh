@@ -33,7 +33,7 @@ echo "warm: touch job_controller.cc, rebuild minik8s: $(secs "$t3" "$t4") s"
 echo "slowest 15 steps of the cold build (seconds; links and compiles):"
 # .ninja_log v5: start_ms end_ms mtime output hash; the last entry of an output wins.
 awk 'NR > 1 {t[$4] = ($2 - $1) / 1000} END {for (o in t) printf "%8.1f  %s\n", t[o], o}' \
-  "$dir/.ninja_log" | sort -rn | head -15
+  "$dir/.ninja_log" | sort -rn | head -15 || true  # head closes the pipe early
 awk 'NR > 1 {t[$4] = ($2 - $1) / 1000} END {for (o in t) {
        if (o ~ /\.o$/) c += t[o]; else l += t[o] }
      printf "sum of steps: compiles %.0f s, links and archives %.0f s\n", c, l}' "$dir/.ninja_log"
