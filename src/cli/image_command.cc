@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/dockerfile_build.h"
 #include "cli/flags_file.h"
 #include "common/logging.h"
 #include "fmt/format.h"
@@ -137,6 +138,7 @@ void addImageCommand(CLI::App& app) {
     std::string output = "build/images";
     std::string registry = rt::kDefaultRegistry;
     std::string recipesDir;
+    std::string tag, dockerfile;
     std::string dataDir;
     std::string configFile;
     std::string listen = rt::kDefaultRegistry;
@@ -145,11 +147,32 @@ void addImageCommand(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
 
-  auto* build = image->add_subcommand("build", "Build OCI image archives from recipes");
-  build->add_option("recipes", o->recipes, "image.yaml recipes")->required();
-  build->add_option("-o,--output", o->output, "Directory for the archives");
+  auto* build = image->add_subcommand(
+      "build",
+      "Build an image from a Dockerfile and push it to the cluster registry (-t NAME DIR), or OCI "
+      "image archives from recipes (image.yaml...)");
+  build->add_option("paths", o->recipes, "The build context directory with -t; else recipes")
+      ->required();
+  build->add_option("-t,--tag", o->tag,
+                    "NAME[:TAG] to build DIR's Dockerfile as (buildah) and push to the cluster "
+                    "registry; pods then use `image: NAME[:TAG]`");
+  build->add_option("-f,--file", o->dockerfile, "The Dockerfile (default DIR/Dockerfile)");
+  build->add_option("--registry", o->registry, "Cluster registry host:port (with -t)")
+      ->capture_default_str();
+  build->add_option("-o,--output", o->output, "Directory for the archives (recipes)");
   build->callback([o] {
-    for (const auto& r : o->recipes) buildRecipe(r, o->output);
+    if (o->tag.empty()) {
+      if (!o->dockerfile.empty()) die("-f needs -t NAME[:TAG]");
+      for (const auto& r : o->recipes) buildRecipe(r, o->output);
+      return;
+    }
+    if (o->recipes.size() != 1) die("-t builds one context directory");
+    auto built = buildDockerfile({.tag = o->tag,
+                                  .dockerfile = o->dockerfile,
+                                  .context = o->recipes.front(),
+                                  .registry = o->registry});
+    if (!built.ok()) die(built.status().message());
+    std::cout << built->output << "pushed " << built->pushed << "\n";
   });
 
   auto* push = image->add_subcommand("push", "Push OCI image archives to the cluster registry");

@@ -68,6 +68,26 @@ expect_contains "$out" "pushed $REGISTRY/team/greeter:v1" "user image pushed"
 out=$(must_fail "$MINIK8S_BIN" image push "$E2E_DIR/user/greeting.txt" --registry "$REGISTRY")
 expect_contains "$out" "greeting.txt" "a file that is no archive is refused with its name"
 
+step "a user's image from a Dockerfile (buildah), FROM an image of the cluster registry"
+mkdir -p "$E2E_DIR/df"
+echo "hello from a Dockerfile" >"$E2E_DIR/df/greeting.txt"
+cat >"$E2E_DIR/df/Containerfile" <<'DOCKERFILE'
+FROM busybox:1.35
+COPY greeting.txt /greeting.txt
+RUN echo "and from its RUN step" >> /greeting.txt
+CMD ["cat", "/greeting.txt"]
+DOCKERFILE
+out=$("$MINIK8S_BIN" image build -t team/hello:v2 -f "$E2E_DIR/df/Containerfile" "$E2E_DIR/df" \
+  --registry "$REGISTRY" 2>&1) || fail "image build -t: $out"
+expect_contains "$out" "pushed $REGISTRY/team/hello:v2" "built and pushed under its name"
+expect_contains "$(curl -s "http://$REGISTRY/v2/team/hello/tags/list")" '"v2"' "tag in the registry"
+out=$(must_fail "$MINIK8S_BIN" image build -t team/bad:v1 "$E2E_DIR/user" --registry "$REGISTRY")
+expect_contains "$out" "no Dockerfile at $E2E_DIR/user/Dockerfile" "a context without a Dockerfile"
+printf 'FROM nginx:1.25\n' >"$E2E_DIR/df/Dockerfile.missing"
+out=$(must_fail "$MINIK8S_BIN" image build -t team/bad:v1 -f "$E2E_DIR/df/Dockerfile.missing" \
+  "$E2E_DIR/df" --registry "$REGISTRY")
+expect_contains "$out" "buildah bud failed" "a FROM no registry has fails with buildah's reason"
+
 step "start a node's containerd under the supervisor"
 "$MINIK8S_BIN" containerd --data-dir "$E2E_DIR/node" --node-name e2e --registry "$REGISTRY" \
   --pod-cidr 10.244.250.0/24 >"$E2E_DIR/containerd.out" 2>&1 &
@@ -85,6 +105,7 @@ step "pull through the mirror: docker.io/library/busybox:1.35, registry.k8s.io/p
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" registry.k8s.io/pause:3.9 >/dev/null || fail "pull pause"
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/minik8s/python:latest >/dev/null || fail "pull python"
 "${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/team/greeter:v1 >/dev/null || fail "pull user image"
+"${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/team/hello:v2 >/dev/null || fail "pull Dockerfile image"
 out=$(must_fail "${CTR[@]}" images pull --hosts-dir "$HOSTS" docker.io/library/nginx:1.25)
 expect_contains "$out" "not found" "a missing image is not found (and nothing outside is asked)"
 images=$("${CTR[@]}" images ls -q)
@@ -98,6 +119,8 @@ expect_eq "$(echo "$out" | wc -l)" "5" "busybox applets linked"
 out=$("${CTR[@]}" run --rm docker.io/minik8s/python:latest e2e-py python3 -c 'import http.server, json, sqlite3, ssl; print("py", 6*7)')
 expect_eq "$out" "py 42" "python runs with its stdlib"
 expect_eq "$("${CTR[@]}" run --rm docker.io/team/greeter:v1 e2e-user)" "hello from a user image" "user image"
+expect_eq "$("${CTR[@]}" run --rm docker.io/team/hello:v2 e2e-dockerfile)" \
+  "$(printf 'hello from a Dockerfile\nand from its RUN step')" "Dockerfile image: COPY, RUN and CMD"
 
 step "containerd is restarted when it dies"
 kill -9 "$CONTAINERD_PID"
