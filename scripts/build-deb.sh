@@ -48,9 +48,10 @@ for f in server agent registry; do
   install -m 0644 "$root/packaging/deb/$f.yaml" "$pkg/etc/minik8s/$f.yaml"
   echo "/etc/minik8s/$f.yaml" >>"$pkg/DEBIAN/conffiles"
 done
-for recipe in "$root"/images/*/image.yaml; do
+for recipe in "$root"/images/*/image.yaml; do  # each recipe with the files kept beside it
   name=$(basename "$(dirname "$recipe")")
-  install -D -m 0644 "$recipe" "$pkg/usr/share/minik8s/images/$name/image.yaml"
+  mkdir -p "$pkg/usr/share/minik8s/images/$name"
+  install -m 0644 "$(dirname "$recipe")"/* "$pkg/usr/share/minik8s/images/$name/"
 done
 install -m 0644 "$root/README.md" "$root/docs/multi-machine.md" "$pkg/usr/share/doc/minik8s/"
 install -m 0755 "$root"/packaging/deb/{postinst,prerm,postrm} "$pkg/DEBIAN/"

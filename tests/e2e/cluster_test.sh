@@ -73,6 +73,15 @@ for a in 1 2 3; do for b in 1 2 3; do
   out=$(kubectl exec "web-$a" -- timeout 5 wget -q -O - "http://${IP[$b]}:8080/" 2>&1)
   expect_eq "$out" "hello from web-$b" "web-$a -> web-$b (${IP[$b]})"
 done; done
+step "the Kubernetes docs' nginx Deployment, unchanged (nginx:1.14.2 from the local image)"
+examples=${SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/examples
+kubectl apply -f "$examples/nginx-deployment.yaml" >/dev/null
+kubectl rollout status deploy/nginx-deployment --timeout=90s >/dev/null || fail "nginx rollout"
+nginx_ip=$(kubectl get pods -l app=nginx -o jsonpath='{.items[0].status.podIP}')
+wait_for 20 bash -c "kubectl exec web-1 -- timeout 3 wget -q -O - http://$nginx_ip/ | grep -q 'Welcome to nginx!'"
+out=$(kubectl logs -l app=nginx --tail=20)
+expect_contains "$out" '"GET / HTTP/1.1" 200' "nginx's access log is the container's stdout"
+kubectl delete -f "$examples/nginx-deployment.yaml" --timeout=60s >/dev/null
 step "the source address is the pod's own (no masquerade between pods)"
 out=$(kubectl logs web-2)
 expect_contains "$out" "${IP[1]}" "web-2's httpd log shows web-1's pod IP as the client"

@@ -38,7 +38,8 @@ expect_contains "$info" "containerd, runc, containernetworking-plugins" "runtime
 files=$(dpkg-deb --contents "$deb")
 for f in ./usr/bin/minik8s ./lib/systemd/system/minik8s-server.service \
   ./lib/systemd/system/minik8s-agent.service ./lib/systemd/system/minik8s-registry.service \
-  ./etc/minik8s/server.yaml ./etc/minik8s/agent.yaml ./usr/share/minik8s/images/pause/image.yaml; do
+  ./etc/minik8s/server.yaml ./etc/minik8s/agent.yaml ./usr/share/minik8s/images/pause/image.yaml \
+  ./usr/share/minik8s/images/nginx/nginx.conf; do
   expect_contains "$files" "$f" "packaged $f"
 done
 expect_contains "$(dpkg-deb --contents "$dbgsym")" "./usr/lib/debug/.build-id/" "debug info by build id"

@@ -35,7 +35,7 @@ out=$("$MINIK8S_BIN" image build-defaults --recipes "$SOURCE_DIR/images" --outpu
 expect_contains "$out" "registry.k8s.io/pause:3.9" "pause names"
 expect_contains "$out" "docker.io/library/busybox:1.35" "busybox names"
 "$MINIK8S_BIN" image build-defaults --recipes "$SOURCE_DIR/images" --output "$E2E_DIR/b" --no-push >/dev/null
-for img in pause busybox python; do
+for img in pause busybox python nginx; do
   [[ -s "$E2E_DIR/a/$img.tar" ]] || fail "$img.tar missing"
   expect_eq "$(sha256sum <"$E2E_DIR/a/$img.tar")" "$(sha256sum <"$E2E_DIR/b/$img.tar")" "$img is reproducible"
 done

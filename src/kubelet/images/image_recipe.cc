@@ -186,6 +186,10 @@ Result<ImageSpec> loadImageRecipe(const std::string& yamlText, const std::string
       for (const auto& f : r["files"]) {
         std::string from = f.is_string() ? f.get<std::string>() : f.at("from").get<std::string>();
         std::string to = f.is_string() ? imagePathFor(from) : f.at("to").get<std::string>();
+        // A relative `from` is a file kept next to the recipe (a config file of the image).
+        if (!f.is_string() && !fs::path(from).is_absolute()) {
+          from = (fs::path(recipePath).parent_path() / from).string();
+        }
         if (Status s = b.addFile(from, to); !s.ok())
           return Status::BadRequest(recipePath + ": " + s.message());
       }

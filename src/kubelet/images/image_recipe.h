@@ -2,7 +2,8 @@
 // machine make up an image, turned into an ImageSpec for buildOciArchive().
 //
 //   names: [minik8s/busybox:latest, docker.io/library/busybox:1.35]
-//   files: [/usr/bin/busybox, {from: /usr/bin/foo, to: /opt/foo}]   # copied with their mode
+//   files: [/usr/bin/busybox, {from: /usr/bin/foo, to: /opt/foo}]   # copied with their mode;
+//          {from: nginx.conf, to: /etc/nginx/nginx.conf}          # relative: next to the recipe
 //   binaries: [/usr/bin/python3.11, /usr/lib/python3.11/lib-dynload]  # plus shared libraries (ldd)
 //   trees: [{path: /usr/lib/python3.11, exclude: [test, idlelib]}]  # whole directory trees
 //   busybox: /usr/bin/busybox      # a symlink for every applet (busybox --list-full)
