@@ -5,6 +5,7 @@
 #include "api/conversion.h"
 #include "api/custom_resource.h"
 #include "api/field_selector.h"
+#include "api/object_meta.h"
 #include "api/openapi.h"
 #include "api/patch.h"
 #include "api/protobuf/protobuf_decoder.h"
@@ -27,6 +28,8 @@
 #include "common/yaml_json.h"
 
 namespace minik8s::apiserver {
+
+using api::nameOf;
 
 namespace {
 
@@ -105,10 +108,6 @@ json makeTable(const http::Request& req, const api::ResourceInfo& r, const std::
       {"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", listMeta}, {"rows", rows}};
   t["columnDefinitions"] = withColumns ? tableColumnsJson(r) : json::array();
   return t;
-}
-
-std::string nameOf(const json& obj) {
-  return obj.value("/metadata/name"_json_pointer, std::string());
 }
 
 json versionInfo() {

@@ -8,9 +8,12 @@
 #include <random>
 #include <set>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
 
 namespace minik8s::apiserver {
+
+using api::nameOf;
 
 namespace {
 
@@ -63,8 +66,6 @@ std::set<int> heldNodePorts(const json& svc) {
   }
   return out;
 }
-
-std::string nameOf(const json& svc) { return str(svc, "/metadata/name"_json_pointer); }
 
 Status invalid(const json& svc, const std::string& field, const std::string& message) {
   return Status::Invalid("Service", nameOf(svc), {{"FieldValueInvalid", field, message}});

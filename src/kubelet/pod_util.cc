@@ -2,22 +2,19 @@
 
 #include <chrono>
 
+#include "api/object_meta.h"
 #include "api/quantity.h"
 #include "common/time_util.h"
 
 namespace minik8s::kubelet {
+
+using api::stringAt;
 
 namespace {
 
 const json& emptyArray() {
   static const json kEmpty = json::array();
   return kEmpty;
-}
-
-std::string stringAt(const json& obj, const json::json_pointer& ptr) {
-  if (!obj.contains(ptr)) return "";
-  const json& v = obj.at(ptr);
-  return v.is_string() ? v.get<std::string>() : "";
 }
 
 // The milli value of resources.<kind>.<name>, or -1 when absent or unparsable.

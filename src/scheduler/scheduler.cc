@@ -2,18 +2,17 @@
 
 #include <fmt/format.h>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
 namespace minik8s::scheduler {
 
+using api::nodeNameOf;
+
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string nodeNameOf(const json& pod) {
-  return pod.value("/spec/nodeName"_json_pointer, std::string());
-}
 
 bool terminated(const json& pod) {
   const std::string phase = pod.value("/status/phase"_json_pointer, std::string());

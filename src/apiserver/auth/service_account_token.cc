@@ -2,11 +2,15 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "common/jwt.h"
 #include "common/random.h"
 #include "common/time_util.h"
 
 namespace minik8s::apiserver::auth {
+
+using api::stringAt;
+using api::uidOf;
 namespace {
 
 using std::chrono::system_clock;
@@ -27,19 +31,6 @@ const api::ResourceInfo& core(const Registry& registry, const char* plural) {
   const api::ResourceInfo* r = registry.scheme().byResource("", "v1", plural);
   return *r;  // built-in core resources are always in the scheme
 }
-
-// The string at `ptr`, "" when absent or not a string (claims come from untrusted tokens).
-std::string stringAt(const json& obj, const json::json_pointer& ptr) {
-  try {
-    if (!obj.contains(ptr)) return "";
-    const json& v = obj.at(ptr);
-    return v.is_string() ? v.get<std::string>() : "";
-  } catch (const json::exception&) {
-    return "";
-  }
-}
-
-std::string uidOf(const json& obj) { return stringAt(obj, "/metadata/uid"_json_pointer); }
 
 bool terminating(const json& obj) {
   return obj.contains("/metadata/deletionTimestamp"_json_pointer) &&

@@ -2,11 +2,16 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "controllers/common/controller_utils.h"
-#include "controllers/common/object_meta.h"
 #include "controllers/deployment/rolling_update.h"
 
 namespace minik8s::controllers {
+
+using api::labelValue;
+using api::nameOf;
+using api::stringAt;
+using api::uidOf;
 
 const client::Resource kControllerRevisions{"apps", "v1", "controllerrevisions", true};
 

@@ -4,12 +4,17 @@
 #include <set>
 
 #include "api/cron_schedule.h"
+#include "api/object_meta.h"
 #include "common/logging.h"
 #include "common/time_util.h"
-#include "controllers/common/object_meta.h"
 #include "controllers/job/job_util.h"
 
 namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::stringAt;
+using api::uidOf;
 
 const client::Resource kCronJobs{"batch", "v1", "cronjobs", true};
 
@@ -27,7 +32,7 @@ cron::SysSeconds toSys(WallClock::time_point t) {
 
 json jobReference(const json& job) {
   return {{"kind", "Job"},
-          {"namespace", nsOf(job)},
+          {"namespace", namespaceOf(job)},
           {"name", nameOf(job)},
           {"uid", uidOf(job)},
           {"apiVersion", "batch/v1"},
@@ -57,7 +62,7 @@ CronJobController::CronJobController(client::RestClient& rest, client::Informer&
   auto enqueueOwner = [this](const json& job) {
     auto ref = controllerRef(job);
     if (ref && ref->value("kind", "") == "CronJob") {
-      queue_.add(nsOf(job) + "/" + ref->value("name", ""));
+      queue_.add(namespaceOf(job) + "/" + ref->value("name", ""));
     }
   };
   jobs_.addHandlers({enqueueOwner, [enqueueOwner](const json&, const json& j) { enqueueOwner(j); },
@@ -87,7 +92,7 @@ Status CronJobController::sync(const std::string& key) {
   auto cached = cronJobs_.get(key);
   if (!cached || isTerminating(*cached)) return Status::Ok();
   const json& cj = *cached;
-  const std::string ns = nsOf(cj), uid = uidOf(cj);
+  const std::string ns = namespaceOf(cj), uid = uidOf(cj);
   const json spec = cj.value("spec", json::object());
   const json oldStatus = cj.value("status", json::object());
   json status = oldStatus.is_object() ? oldStatus : json::object();

@@ -5,11 +5,16 @@
 #include <set>
 
 #include "api/node_placement.h"
+#include "api/object_meta.h"
 #include "common/logging.h"
-#include "controllers/common/object_meta.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
 namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::stringAt;
+using api::uidOf;
 
 const client::Resource kDaemonSets{"apps", "v1", "daemonsets", true};
 
@@ -114,7 +119,7 @@ DaemonSetController::DaemonSetController(client::RestClient& rest, client::Infor
   auto ownerKey = [](const json& o) -> std::string {
     auto ref = controllerRef(o);
     if (!ref || ref->value("kind", "") != "DaemonSet") return "";
-    return nsOf(o) + "/" + ref->value("name", "");
+    return namespaceOf(o) + "/" + ref->value("name", "");
   };
   pods_.addHandlers({[this, ownerKey](const json& pod) {
                        const std::string key = ownerKey(pod);
@@ -187,7 +192,7 @@ Status DaemonSetController::createPod(const json& ds, const std::string& key,
   const json meta = templ.value("metadata", json::object());
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
   pod["metadata"]["generateName"] = nameOf(ds) + "-";
-  pod["metadata"]["namespace"] = nsOf(ds);
+  pod["metadata"]["namespace"] = namespaceOf(ds);
   pod["metadata"]["labels"] = meta.value("labels", json::object());
   pod["metadata"]["labels"][kControllerRevisionHashLabel] = hash;
   pod["metadata"]["labels"]["pod-template-generation"] =
@@ -202,7 +207,7 @@ Status DaemonSetController::createPod(const json& ds, const std::string& key,
                                                    {"operator", "In"},
                                                    {"values", json::array({node})}}})}}})}};
   pod["spec"]["tolerations"] = withDaemonTolerations(pod["spec"]);
-  auto r = rest_.create(kPods, nsOf(ds), pod);
+  auto r = rest_.create(kPods, namespaceOf(ds), pod);
   if (r.ok()) {
     recordEvent(ds, "Normal", "SuccessfulCreate", "Created pod: " + nameOf(*r));
     return Status::Ok();
@@ -220,7 +225,7 @@ Status DaemonSetController::deletePods(const json& ds, const std::string& key,
   expectations_.expectDeletions(key, uids);
   Status first = Status::Ok();
   for (const auto& p : pods) {
-    auto r = rest_.remove(kPods, nsOf(p), nameOf(p));
+    auto r = rest_.remove(kPods, namespaceOf(p), nameOf(p));
     if (r.ok()) {
       recordEvent(ds, "Normal", "SuccessfulDelete", "Deleted pod: " + nameOf(p));
       continue;
@@ -239,7 +244,7 @@ Status DaemonSetController::sync(const std::string& key) {
   }
   const json& ds = *cached;
   if (isTerminating(ds)) return Status::Ok();  // the garbage collector takes the pods
-  const std::string ns = nsOf(ds), uid = uidOf(ds);
+  const std::string ns = namespaceOf(ds), uid = uidOf(ds);
   const json spec = ds.value("spec", json::object());
   const json templ = spec.value("template", json::object());
   const int64_t minReady = spec.value("minReadySeconds", int64_t{0});

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/selector.h"
 #include "common/logging.h"
 #include "common/time_util.h"
@@ -11,16 +12,15 @@
 
 namespace minik8s::controllers {
 
+using api::nameOf;
+using api::namespaceOf;
+using api::uidOf;
+
 namespace {
 
 const client::Resource& kDeployments = client::resources::kDeployments;
 const client::Resource& kReplicaSets = client::resources::kReplicaSets;
 
-std::string nsOf(const json& o) {
-  return o.value("/metadata/namespace"_json_pointer, std::string());
-}
-std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
-std::string uidOf(const json& o) { return o.value("/metadata/uid"_json_pointer, std::string()); }
 int64_t specReplicas(const json& o) { return o.value("/spec/replicas"_json_pointer, int64_t{1}); }
 int64_t statusInt(const json& o, const char* field) {
   const json s = o.value("status", json::object());
@@ -126,7 +126,8 @@ DeploymentController::DeploymentController(client::RestClient& rest, client::Inf
   pods_.addHandlers({nullptr, nullptr, [this](const json& pod) {
                        auto ref = controllerRef(pod);
                        if (!ref || ref->value("kind", "") != "ReplicaSet") return;
-                       if (auto rs = replicaSets_.get(nsOf(pod) + "/" + ref->value("name", ""))) {
+                       if (auto rs =
+                               replicaSets_.get(namespaceOf(pod) + "/" + ref->value("name", ""))) {
                          enqueueForReplicaSet(*rs);
                        }
                      }});
@@ -139,23 +140,24 @@ void DeploymentController::stop() { workers_.stop(); }
 void DeploymentController::enqueueForReplicaSet(const json& rs) {
   auto ref = controllerRef(rs);
   if (ref) {
-    if (ref->value("kind", "") == "Deployment") queue_.add(nsOf(rs) + "/" + ref->value("name", ""));
+    if (ref->value("kind", "") == "Deployment")
+      queue_.add(namespaceOf(rs) + "/" + ref->value("name", ""));
     return;
   }
   for (const json& d : deployments_.list()) {
-    if (nsOf(d) != nsOf(rs)) continue;
+    if (namespaceOf(d) != namespaceOf(rs)) continue;
     auto sel = api::LabelSelector::fromJson(d.value("/spec/selector"_json_pointer, json()));
     if (sel.ok() && !sel->empty() && sel->matches(labelsOf(rs))) queue_.add(client::objectKey(d));
   }
 }
 
 Result<std::vector<json>> DeploymentController::claimReplicaSets(const json& d) {
-  const std::string ns = nsOf(d), uid = uidOf(d);
+  const std::string ns = namespaceOf(d), uid = uidOf(d);
   auto selector = api::LabelSelector::fromJson(d.value("/spec/selector"_json_pointer, json()));
   if (!selector.ok()) return selector.status();
   std::vector<json> owned;
   for (json& rs : replicaSets_.list()) {
-    if (nsOf(rs) != ns) continue;
+    if (namespaceOf(rs) != ns) continue;
     auto ref = controllerRef(rs);
     const bool matches = !selector->empty() && selector->matches(labelsOf(rs));
     if (ref && ref->value("uid", "") == uid) {
@@ -196,7 +198,7 @@ Result<json> DeploymentController::createNewReplicaSet(const json& d, const std:
              {"kind", "ReplicaSet"},
              {"metadata",
               {{"name", nameOf(d) + "-" + hash},
-               {"namespace", nsOf(d)},
+               {"namespace", namespaceOf(d)},
                {"labels", templ["metadata"]["labels"]},
                {"annotations", annotations},
                {"ownerReferences", json::array({makeControllerRef(d)})}}},
@@ -205,11 +207,11 @@ Result<json> DeploymentController::createNewReplicaSet(const json& d, const std:
                {"minReadySeconds", d.value("/spec/minReadySeconds"_json_pointer, int64_t{0})},
                {"selector", selector},
                {"template", templ}}}};
-  auto created = rest_.create(kReplicaSets, nsOf(d), rs);
+  auto created = rest_.create(kReplicaSets, namespaceOf(d), rs);
   if (created.ok() || created.status().reason() != "AlreadyExists") return created;
   // Same name: ours with an equal template is fine; anything else is a hash collision, which a
   // bumped status.collisionCount resolves on the next sync.
-  auto existing = rest_.get(kReplicaSets, nsOf(d), nameOf(rs));
+  auto existing = rest_.get(kReplicaSets, namespaceOf(d), nameOf(rs));
   if (!existing.ok()) return existing.status();
   auto ref = controllerRef(*existing);
   if (ref && ref->value("uid", "") == uidOf(d) && isNewReplicaSet(*existing, d, "")) {
@@ -240,7 +242,7 @@ Status DeploymentController::scaleReplicaSet(json& rs, int64_t replicas, const j
                    {{"deployment.kubernetes.io/desired-replicas", desired},
                     {"deployment.kubernetes.io/max-replicas", maxReplicas}}}}},
                 {"spec", {{"replicas", replicas}, {"minReadySeconds", minReady}}}};
-  auto r = rest_.patch(kReplicaSets, nsOf(rs), nameOf(rs), patch);
+  auto r = rest_.patch(kReplicaSets, namespaceOf(rs), nameOf(rs), patch);
   if (!r.ok()) return r.status();
   const int64_t before = specReplicas(rs);
   rs = *r;
@@ -262,7 +264,7 @@ bool DeploymentController::oldPodsRunning(const json& d, const std::vector<json>
     if (statusInt(rs, "replicas") > 0) return true;
     uids.insert(uidOf(rs));
   }
-  for (const json& pod : pods_.byIndex("namespace", nsOf(d))) {
+  for (const json& pod : pods_.byIndex("namespace", namespaceOf(d))) {
     auto ref = controllerRef(pod);
     const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
     if (ref && uids.count(ref->value("uid", "")) && phase != "Succeeded" && phase != "Failed") {
@@ -285,7 +287,7 @@ void DeploymentController::cleanupOldReplicaSets(const json& d, const std::vecto
             [](const json& a, const json& b) { return revisionOf(a) < revisionOf(b); });
   const size_t extra = idle.size() - static_cast<size_t>(limit);
   for (size_t i = 0; i < extra; ++i) {
-    auto r = rest_.remove(kReplicaSets, nsOf(idle[i]), nameOf(idle[i]));
+    auto r = rest_.remove(kReplicaSets, namespaceOf(idle[i]), nameOf(idle[i]));
     if (!r.ok() && r.status().code() != 404) {
       LOG_WARN("deployment {}: deleting old ReplicaSet {}: {}", client::objectKey(d),
                nameOf(idle[i]), r.status().toString());
@@ -361,7 +363,7 @@ Status DeploymentController::sync(const std::string& key) {
 
   if (newRs && revisionOf(*newRs) < revision) {
     auto r = rest_.patch(
-        kReplicaSets, nsOf(*newRs), nameOf(*newRs),
+        kReplicaSets, namespaceOf(*newRs), nameOf(*newRs),
         {{"metadata", {{"annotations", {{kRevisionAnnotation, std::to_string(revision)}}}}}});
     if (!r.ok()) return r.status();
     newRs = *r;
@@ -427,7 +429,7 @@ Status DeploymentController::sync(const std::string& key) {
   const json dAnn = d.value("/metadata/annotations"_json_pointer, json::object());
   const std::string newRevision = std::to_string(std::max(revision, revisionOf(*newRs)));
   if (dAnn.value(kRevisionAnnotation, "") != newRevision) {
-    auto r = rest_.patch(kDeployments, nsOf(d), nameOf(d),
+    auto r = rest_.patch(kDeployments, namespaceOf(d), nameOf(d),
                          {{"metadata", {{"annotations", {{kRevisionAnnotation, newRevision}}}}}});
     if (!r.ok()) return r.status();
     d = *r;

@@ -2,17 +2,16 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
 
 namespace minik8s::controllers {
 
-namespace {
+using api::nameOf;
+using api::namespaceOf;
+using api::uidOf;
 
-std::string nsOf(const json& o) {
-  return o.value("/metadata/namespace"_json_pointer, std::string());
-}
-std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
-std::string uidOf(const json& o) { return o.value("/metadata/uid"_json_pointer, std::string()); }
+namespace {
 
 json ownerRefs(const json& o) {
   json r = o.value("/metadata/ownerReferences"_json_pointer, json::array());
@@ -96,7 +95,7 @@ void GarbageCollector::enqueue(const std::string& kind, const json& o) {
   const bool owned = !ownerRefs(o).empty();
   const bool finalizing = isTerminating(o) && (hasFinalizer(o, kForegroundFinalizer) ||
                                                hasFinalizer(o, kOrphanFinalizer));
-  if (owned || finalizing) queue_.add(kind + "/" + nsOf(o) + "/" + nameOf(o));
+  if (owned || finalizing) queue_.add(kind + "/" + namespaceOf(o) + "/" + nameOf(o));
 }
 
 // A deleted object: its dependents may now be garbage, and an owner waiting in foreground
@@ -104,7 +103,7 @@ void GarbageCollector::enqueue(const std::string& kind, const json& o) {
 void GarbageCollector::enqueueRelated(const std::string& kind, const json& o) {
   for (const auto& [k, dep] : dependentsOf(uidOf(o))) enqueue(k->kind, dep);
   for (const auto& ref : ownerRefs(o)) {
-    queue_.add(ref.value("kind", "") + "/" + nsOf(o) + "/" + ref.value("name", ""));
+    queue_.add(ref.value("kind", "") + "/" + namespaceOf(o) + "/" + ref.value("name", ""));
   }
 }
 
@@ -149,7 +148,7 @@ Status GarbageCollector::removeFinalizer(const GcKind& k, const json& obj,
       {"metadata",
        {{"finalizers", kept},
         {"resourceVersion", obj.value("/metadata/resourceVersion"_json_pointer, std::string())}}}};
-  auto r = rest_.patch(k.resource, nsOf(obj), nameOf(obj), patch);
+  auto r = rest_.patch(k.resource, namespaceOf(obj), nameOf(obj), patch);
   if (!r.ok() && r.status().code() == 404) return Status::Ok();
   return r.status();
 }
@@ -161,7 +160,7 @@ Status GarbageCollector::processOwner(const GcKind& k, const json& obj, bool& do
   if (hasFinalizer(obj, kOrphanFinalizer)) {
     for (const auto& [dk, dep] : dependentsOf(uid)) {
       json patch = {{"metadata", {{"ownerReferences", ownerRefsWithout(dep, uid)}}}};
-      auto r = rest_.patch(dk->resource, nsOf(dep), nameOf(dep), patch);
+      auto r = rest_.patch(dk->resource, namespaceOf(dep), nameOf(dep), patch);
       if (!r.ok() && r.status().code() != 404) return r.status();
     }
     done = true;
@@ -178,7 +177,7 @@ Status GarbageCollector::processOwner(const GcKind& k, const json& obj, bool& do
                    {"apiVersion", "v1"},
                    {"propagationPolicy", hasOwnDependents ? "Foreground" : "Background"},
                    {"preconditions", {{"uid", uidOf(dep)}}}};
-      auto r = rest_.remove(dk->resource, nsOf(dep), nameOf(dep), opts);
+      auto r = rest_.remove(dk->resource, namespaceOf(dep), nameOf(dep), opts);
       if (!r.ok() && r.status().code() != 404 && r.status().code() != 409) return r.status();
     }
     // The dependents' delete events bring this owner back to drop its finalizer.

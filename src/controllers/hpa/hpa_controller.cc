@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/quantity.h"
 #include "api/selector.h"
 #include "common/logging.h"
@@ -9,14 +10,12 @@
 
 namespace minik8s::controllers::hpa {
 
+using api::nameOf;
+using api::namespaceOf;
+
 namespace {
 
 const client::Resource& kHpas = client::resources::kHpas;
-
-std::string nsOf(const json& o) {
-  return o.value("/metadata/namespace"_json_pointer, std::string());
-}
-std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
 
 // The resource behind a scaleTargetRef: the built-in workloads by kind, any other kind (a
 // custom resource with a scale subresource) by the discovery document of its apiVersion.
@@ -161,7 +160,8 @@ Status HorizontalPodAutoscalerController::writeStatus(const json& hpa, const jso
       if (!patch.contains(k)) patch[k] = nullptr;
     }
   }
-  auto r = rest_.patch(kHpas, nsOf(hpa), nameOf(hpa), {{"status", patch}}, "merge", "status");
+  auto r =
+      rest_.patch(kHpas, namespaceOf(hpa), nameOf(hpa), {{"status", patch}}, "merge", "status");
   if (!r.ok() && r.status().code() != 404) return r.status();
   return Status::Ok();
 }
@@ -187,7 +187,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
     return out;
   }
   std::vector<json> pods;
-  for (auto& p : pods_.byIndex("namespace", nsOf(hpa))) {
+  for (auto& p : pods_.byIndex("namespace", namespaceOf(hpa))) {
     if (selector->matches(p.value("/metadata/labels"_json_pointer, json()))) {
       pods.push_back(std::move(p));
     }
@@ -203,7 +203,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
       const json source = spec.value("resource", json::object());
       const std::string resource = source.value("name", "");
       const json target = source.value("target", json::object());
-      auto samples = metrics_.podMetrics(nsOf(hpa), resource, selectorText);
+      auto samples = metrics_.podMetrics(namespaceOf(hpa), resource, selectorText);
       if (!samples.ok()) {
         error = samples.status().message();
       } else if (target.contains("averageValue")) {
@@ -299,7 +299,7 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
   const std::string nowText = formatRfc3339(now);
   const json spec = hpa.value("spec", json::object());
   const json ref = spec.value("scaleTargetRef", json::object());
-  const std::string ns = nsOf(hpa);
+  const std::string ns = namespaceOf(hpa);
   const std::string reference = ref.value("kind", "") + "/" + ref.value("name", "");
   json status = hpa.value("status", json::object());
   if (!status.is_object()) status = json::object();

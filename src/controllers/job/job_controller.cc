@@ -5,14 +5,19 @@
 #include <mutex>
 #include <set>
 
+#include "api/object_meta.h"
 #include "api/selector.h"
 #include "common/logging.h"
 #include "common/time_util.h"
-#include "controllers/common/object_meta.h"
 #include "controllers/job/job_util.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
 namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::stringAt;
+using api::uidOf;
 
 namespace {
 
@@ -167,7 +172,7 @@ JobController::JobController(client::RestClient& rest, client::Informer& jobs,
   auto jobKeyOf = [](const json& pod) -> std::string {
     auto ref = controllerRef(pod);
     if (!ref || ref->value("kind", "") != "Job") return "";
-    return nsOf(pod) + "/" + ref->value("name", "");
+    return namespaceOf(pod) + "/" + ref->value("name", "");
   };
   pods_.addHandlers({[this, jobKeyOf](const json& pod) {
                        const std::string key = jobKeyOf(pod);
@@ -222,7 +227,7 @@ Status JobController::removeTrackingFinalizer(const json& pod) {
     json patch = json::array(
         {{{"op", "test"}, {"path", path}, {"value", last ? finalizers : json(kTrackingFinalizer)}},
          {{"op", "remove"}, {"path", path}}});
-    auto r = rest_.patch(kPods, nsOf(pod), nameOf(pod), patch, "json");
+    auto r = rest_.patch(kPods, namespaceOf(pod), nameOf(pod), patch, "json");
     if (r.ok() || r.status().code() == 404) return Status::Ok();
     return r.status();
   }
@@ -283,7 +288,7 @@ Status JobController::sync(const std::string& key) {
 Status JobController::createPods(const json& job, const std::string& key,
                                  const std::vector<int64_t>& indexes, int64_t count) {
   if (count <= 0) return Status::Ok();
-  const std::string ns = nsOf(job), name = nameOf(job);
+  const std::string ns = namespaceOf(job), name = nameOf(job);
   const json templ = job.value("/spec/template"_json_pointer, json::object());
   json base = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
   const json meta = templ.value("metadata", json::object());
@@ -348,7 +353,7 @@ Status JobController::deletePods(const json& job, const std::string& key, std::v
   expectations_.expectDeletions(key, uids);
   Status first = Status::Ok();
   for (size_t i = 0; i < n; ++i) {
-    auto r = rest_.remove(kPods, nsOf(pods[i]), nameOf(pods[i]));
+    auto r = rest_.remove(kPods, namespaceOf(pods[i]), nameOf(pods[i]));
     if (r.ok()) {
       recordEvent(job, "Normal", "SuccessfulDelete", "Deleted pod: " + nameOf(pods[i]));
       continue;
@@ -360,7 +365,7 @@ Status JobController::deletePods(const json& job, const std::string& key, std::v
 }
 
 Status JobController::syncJob(json job, const std::string& key) {
-  const std::string ns = nsOf(job), uid = uidOf(job);
+  const std::string ns = namespaceOf(job), uid = uidOf(job);
   RemovedFinalizers& removed = *removed_;
   // Before the pods are read: a creation observed after the snapshot must not let this sync
   // act on a snapshot that lacks the pod (Kubernetes checks expectations first, too).
@@ -751,7 +756,7 @@ Status TtlAfterFinishedController::sync(const std::string& key) {
     return Status::Ok();
   }
   // The cache may be stale: the TTL may have been changed or removed meanwhile.
-  auto live = rest_.get(kJobs, nsOf(*cached), nameOf(*cached));
+  auto live = rest_.get(kJobs, namespaceOf(*cached), nameOf(*cached));
   if (!live.ok()) return live.status().code() == 404 ? Status::Ok() : live.status();
   left = timeLeft(*live);
   if (!left) return Status::Ok();
@@ -763,7 +768,7 @@ Status TtlAfterFinishedController::sync(const std::string& key) {
                {"apiVersion", "v1"},
                {"propagationPolicy", "Foreground"},
                {"preconditions", {{"uid", uidOf(*live)}}}};
-  auto r = rest_.remove(kJobs, nsOf(*live), nameOf(*live), opts);
+  auto r = rest_.remove(kJobs, namespaceOf(*live), nameOf(*live), opts);
   if (r.ok()) LOG_INFO("ttl-after-finished: deleted job {}", key);
   if (!r.ok() && r.status().code() != 404 && r.status().code() != 409) return r.status();
   return Status::Ok();

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "common/time_util.h"
-#include "controllers/common/object_meta.h"
 
 namespace minik8s::controllers::job {
+
+using api::stringAt;
 
 namespace {
 

@@ -28,7 +28,8 @@ NodeIpamController::NodeIpamController(client::RestClient& rest, client::Informe
       nodes_(nodes),
       options_(std::move(options)),
       range_(parseCidr(options_.clusterCidr).value_or(Ipv4Cidr{0x0af40000, 16})),
-      workers_(queue_, [this](const std::string& key) { return sync(key); }, "node-ipam") {
+      workers_(
+          queue_, [this](const std::string& key) { return sync(key); }, "node-ipam") {
   auto enqueue = [this](const json& node) {
     if (podCidrOf(node).empty()) queue_.add(client::objectKey(node));
   };

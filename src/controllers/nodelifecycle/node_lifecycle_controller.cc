@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <set>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers {
+
+using api::nameOf;
 
 namespace {
 
@@ -14,8 +17,6 @@ namespace res = client::resources;
 
 constexpr const char* kNodeConditions[] = {"Ready", "MemoryPressure", "DiskPressure",
                                            "PIDPressure"};
-
-std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
 
 json conditionOf(const json& node, const std::string& type) {
   const json conds = node.value("/status/conditions"_json_pointer, json::array());

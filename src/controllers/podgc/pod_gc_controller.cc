@@ -3,10 +3,15 @@
 #include <algorithm>
 #include <set>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::nodeNameOf;
 
 namespace {
 
@@ -17,9 +22,6 @@ constexpr char kGcKey[] = "gc";  // the one key: "run a pass"
 std::string str(const json& obj, const json::json_pointer& ptr) {
   return obj.value(ptr, std::string());
 }
-std::string nameOf(const json& o) { return str(o, "/metadata/name"_json_pointer); }
-std::string namespaceOf(const json& o) { return str(o, "/metadata/namespace"_json_pointer); }
-std::string nodeNameOf(const json& pod) { return str(pod, "/spec/nodeName"_json_pointer); }
 std::string phaseOf(const json& pod) { return str(pod, "/status/phase"_json_pointer); }
 
 bool isTerminated(const json& pod) {

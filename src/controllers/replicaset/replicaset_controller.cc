@@ -2,22 +2,21 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/selector.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers {
 
+using api::nameOf;
+using api::namespaceOf;
+using api::uidOf;
+
 namespace {
 
 const client::Resource& kPods = client::resources::kPods;
 const client::Resource& kReplicaSets = client::resources::kReplicaSets;
-
-std::string nsOf(const json& o) {
-  return o.value("/metadata/namespace"_json_pointer, std::string());
-}
-std::string nameOf(const json& o) { return o.value("/metadata/name"_json_pointer, std::string()); }
-std::string uidOf(const json& o) { return o.value("/metadata/uid"_json_pointer, std::string()); }
 
 int phaseRank(const json& pod) {
   const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
@@ -99,35 +98,38 @@ ReplicaSetController::ReplicaSetController(client::RestClient& rest, client::Inf
          expectations_.erase(client::objectKey(rs));
          queue_.add(client::objectKey(rs));
        }});
-  pods_.addHandlers(
-      {[this](const json& pod) {
-         auto ref = controllerRef(pod);
-         if (ref && ref->value("kind", "") == "ReplicaSet") {
-           expectations_.creationObserved(nsOf(pod) + "/" + ref->value("name", ""));
-         }
-         if (isTerminating(pod) && ref) {
-           expectations_.deletionObserved(nsOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
-         }
-         enqueueOwner(pod);
-       },
-       [this](const json& oldPod, const json& pod) {
-         auto ref = controllerRef(pod);
-         if (isTerminating(pod) && !isTerminating(oldPod) && ref) {
-           expectations_.deletionObserved(nsOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
-         }
-         auto oldRef = controllerRef(oldPod);
-         if (oldRef && (!ref || ref->value("uid", "") != oldRef->value("uid", ""))) {
-           enqueueOwner(oldPod);
-         }
-         enqueueOwner(pod);
-       },
-       [this](const json& pod) {
-         auto ref = controllerRef(pod);
-         if (ref && ref->value("kind", "") == "ReplicaSet") {
-           expectations_.deletionObserved(nsOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
-         }
-         enqueueOwner(pod);
-       }});
+  pods_.addHandlers({[this](const json& pod) {
+                       auto ref = controllerRef(pod);
+                       if (ref && ref->value("kind", "") == "ReplicaSet") {
+                         expectations_.creationObserved(namespaceOf(pod) + "/" +
+                                                        ref->value("name", ""));
+                       }
+                       if (isTerminating(pod) && ref) {
+                         expectations_.deletionObserved(
+                             namespaceOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
+                       }
+                       enqueueOwner(pod);
+                     },
+                     [this](const json& oldPod, const json& pod) {
+                       auto ref = controllerRef(pod);
+                       if (isTerminating(pod) && !isTerminating(oldPod) && ref) {
+                         expectations_.deletionObserved(
+                             namespaceOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
+                       }
+                       auto oldRef = controllerRef(oldPod);
+                       if (oldRef && (!ref || ref->value("uid", "") != oldRef->value("uid", ""))) {
+                         enqueueOwner(oldPod);
+                       }
+                       enqueueOwner(pod);
+                     },
+                     [this](const json& pod) {
+                       auto ref = controllerRef(pod);
+                       if (ref && ref->value("kind", "") == "ReplicaSet") {
+                         expectations_.deletionObserved(
+                             namespaceOf(pod) + "/" + ref->value("name", ""), uidOf(pod));
+                       }
+                       enqueueOwner(pod);
+                     }});
 }
 
 ReplicaSetController::~ReplicaSetController() { stop(); }
@@ -139,7 +141,7 @@ void ReplicaSetController::enqueueOwner(const json& pod) {
   auto ref = controllerRef(pod);
   if (ref) {
     if (ref->value("kind", "") == "ReplicaSet")
-      queue_.add(nsOf(pod) + "/" + ref->value("name", ""));
+      queue_.add(namespaceOf(pod) + "/" + ref->value("name", ""));
     return;
   }
   enqueueMatching(pod);
@@ -149,7 +151,7 @@ void ReplicaSetController::enqueueOwner(const json& pod) {
 void ReplicaSetController::enqueueMatching(const json& pod) {
   if (!isPodActive(pod)) return;
   for (const json& rs : replicaSets_.list()) {
-    if (nsOf(rs) != nsOf(pod)) continue;
+    if (namespaceOf(rs) != namespaceOf(pod)) continue;
     auto sel = api::LabelSelector::fromJson(rs.value("/spec/selector"_json_pointer, json()));
     if (sel.ok() && !sel->empty() && sel->matches(labelsOf(pod))) {
       queue_.add(client::objectKey(rs));
@@ -164,7 +166,7 @@ Status ReplicaSetController::sync(const std::string& key) {
     return Status::Ok();
   }
   const json& rs = *cached;
-  const std::string ns = nsOf(rs), uid = uidOf(rs);
+  const std::string ns = namespaceOf(rs), uid = uidOf(rs);
   // Before the pods are read: a creation or deletion observed after the snapshot must not let
   // this sync act on a snapshot that does not show it.
   const bool expectationsMet = expectations_.satisfied(key);
@@ -228,7 +230,7 @@ void ReplicaSetController::recordEvent(const json& rs, const std::string& type,
 
 Status ReplicaSetController::managePods(const json& rs, const std::string& key,
                                         std::vector<json>& active) {
-  const std::string ns = nsOf(rs);
+  const std::string ns = namespaceOf(rs);
   const int64_t want = rs.value("/spec/replicas"_json_pointer, int64_t{1});
   const int64_t diff = static_cast<int64_t>(active.size()) - want;
   if (diff < 0) {

@@ -4,10 +4,15 @@
 #include <map>
 #include <set>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
-#include "controllers/common/object_meta.h"
 
 namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::stringAt;
+using api::uidOf;
 
 const client::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
 
@@ -60,7 +65,7 @@ StatefulSetController::StatefulSetController(client::RestClient& rest,
   auto enqueueOwner = [this](const json& o) {
     auto ref = controllerRef(o);
     if (ref && ref->value("kind", "") == "StatefulSet")
-      queue_.add(nsOf(o) + "/" + ref->value("name", ""));
+      queue_.add(namespaceOf(o) + "/" + ref->value("name", ""));
   };
   pods_.addHandlers({enqueueOwner,
                      [enqueueOwner](const json& oldPod, const json& pod) {
@@ -90,7 +95,7 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
   const json meta = templ.value("metadata", json::object());
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
   pod["metadata"]["name"] = podName;
-  pod["metadata"]["namespace"] = nsOf(set);
+  pod["metadata"]["namespace"] = namespaceOf(set);
   pod["metadata"]["labels"] = meta.value("labels", json::object());
   pod["metadata"]["labels"][kControllerRevisionHashLabel] = nameOf(revision);
   pod["metadata"]["labels"][kPodNameLabel] = podName;
@@ -119,7 +124,7 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
     }
     pod["spec"]["volumes"] = volumes;
   }
-  auto r = rest_.create(kPods, nsOf(set), pod);
+  auto r = rest_.create(kPods, namespaceOf(set), pod);
   if (r.ok()) {
     recordEvent(set, "Normal", "SuccessfulCreate",
                 "create Pod " + podName + " in StatefulSet " + setName + " successful");
@@ -135,7 +140,7 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
 Status StatefulSetController::deletePod(const json& set, const json& pod) {
   json opts = {
       {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", {{"uid", uidOf(pod)}}}};
-  auto r = rest_.remove(kPods, nsOf(pod), nameOf(pod), opts);
+  auto r = rest_.remove(kPods, namespaceOf(pod), nameOf(pod), opts);
   if (r.ok()) {
     recordEvent(set, "Normal", "SuccessfulDelete",
                 "delete Pod " + nameOf(pod) + " in StatefulSet " + nameOf(set) + " successful");
@@ -149,7 +154,7 @@ Status StatefulSetController::sync(const std::string& key) {
   auto cached = statefulSets_.get(key);
   if (!cached || isTerminating(*cached)) return Status::Ok();
   const json& set = *cached;
-  const std::string ns = nsOf(set), uid = uidOf(set), setName = nameOf(set);
+  const std::string ns = namespaceOf(set), uid = uidOf(set), setName = nameOf(set);
   const json spec = set.value("spec", json::object());
   const int64_t replicas = spec.value("replicas", int64_t{1});
   const int64_t start = set.value("/spec/ordinals/start"_json_pointer, int64_t{0});

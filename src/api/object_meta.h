@@ -1,0 +1,27 @@
+// Accessors of the fields every component reads from API objects as JSON: the string at a JSON
+// pointer (empty when absent, not a string, or unreachable: objects may come from untrusted
+// input), namespace, name, uid, a label value, a pod's node. One set for the whole tree instead
+// of a copy per file. Pure, thread-safe.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+
+namespace minik8s::api {
+
+std::string stringAt(const json& obj, const json::json_pointer& ptr);
+
+inline std::string namespaceOf(const json& obj) {
+  return stringAt(obj, "/metadata/namespace"_json_pointer);
+}
+inline std::string nameOf(const json& obj) { return stringAt(obj, "/metadata/name"_json_pointer); }
+inline std::string uidOf(const json& obj) { return stringAt(obj, "/metadata/uid"_json_pointer); }
+inline std::string nodeNameOf(const json& pod) {
+  return stringAt(pod, "/spec/nodeName"_json_pointer);
+}
+inline std::string labelValue(const json& obj, const std::string& key) {
+  return stringAt(obj, json::json_pointer("/metadata/labels") / key);
+}
+
+}  // namespace minik8s::api
