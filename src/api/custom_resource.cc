@@ -5,15 +5,11 @@
 
 #include "api/json_schema.h"
 #include "api/validation/kinds.h"
+#include "common/strings.h"
 #include "common/time_util.h"
 
 namespace minik8s::api {
 namespace {
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 // ".spec.replicas" -> "/spec/replicas"; "" when not a plain field path.
 std::string pointerOf(const std::string& path) {
@@ -192,7 +188,8 @@ void defaultCustomResourceDefinition(json& crd) {
     json& names = spec["names"];
     const std::string kind = names.value("kind", "");
     if (!kind.empty()) {
-      if (!names.contains("singular") || names["singular"] == "") names["singular"] = lower(kind);
+      if (!names.contains("singular") || names["singular"] == "")
+        names["singular"] = asciiLower(kind);
       if (!names.contains("listKind") || names["listKind"] == "") names["listKind"] = kind + "List";
     }
   }
@@ -236,7 +233,7 @@ Result<std::vector<ResourceInfo>> resourcesOfCrd(const json& crd) {
     r.kind = names.value("kind", "");
     r.listKind = names.value("listKind", r.kind + "List");
     r.plural = names.value("plural", "");
-    r.singular = names.value("singular", lower(r.kind));
+    r.singular = names.value("singular", asciiLower(r.kind));
     r.namespaced = spec.value("scope", "Namespaced") != "Cluster";
     r.verbs = {"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
     for (const auto& s : names.value("shortNames", json::array())) {

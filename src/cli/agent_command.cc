@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +19,7 @@
 #include "cli/flags_file.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
+#include "common/strings.h"
 #include "common/yaml_json.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
@@ -86,9 +86,7 @@ std::string detectHostIP() {
 std::string lowercaseHostname() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0) return "";
-  std::string s(name);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
+  return asciiLower(name);
 }
 
 // The keys of node.yaml that describe the node rather than name a flag.

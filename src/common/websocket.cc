@@ -7,17 +7,13 @@
 #include <chrono>
 
 #include "common/base64.h"
+#include "common/strings.h"
 
 namespace minik8s::ws {
 
 namespace {
 
 constexpr size_t kMaxMessage = 64 * 1024 * 1024;
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string trim(std::string_view s) {
   size_t b = s.find_first_not_of(" \t");
@@ -49,8 +45,8 @@ std::string acceptKey(std::string_view clientKey) {
 }
 
 bool isUpgradeRequest(const http::Request& req) {
-  return lower(req.header("Upgrade")) == "websocket" &&
-         lower(req.header("Connection")).find("upgrade") != std::string::npos;
+  return asciiLower(req.header("Upgrade")) == "websocket" &&
+         asciiLower(req.header("Connection")).find("upgrade") != std::string::npos;
 }
 
 std::string chooseProtocol(const http::Request& req, const std::vector<std::string>& supported) {
@@ -243,7 +239,7 @@ Result<std::unique_ptr<Connection>> dial(
     // closes, waiting at most a second.
     std::string body = rest;
     size_t want = std::string::npos;
-    std::string lh = lower(head);
+    std::string lh = asciiLower(head);
     if (size_t cl = lh.find("content-length:"); cl != std::string::npos) {
       want = static_cast<size_t>(std::atoll(lh.c_str() + cl + 15));
     }
@@ -264,8 +260,8 @@ Result<std::unique_ptr<Connection>> dial(
     }
     return Status(code ? code : 502, "UpgradeFailed", body.empty() ? head : body);
   }
-  std::string lowerHead = lower(head);
-  if (lowerHead.find("sec-websocket-accept: " + lower(acceptKey(key))) == std::string::npos) {
+  std::string lowerHead = asciiLower(head);
+  if (lowerHead.find("sec-websocket-accept: " + asciiLower(acceptKey(key))) == std::string::npos) {
     return Status::BadRequest("websocket: bad Sec-WebSocket-Accept in the answer");
   }
   auto c = std::make_unique<Connection>(std::move(stream), true, std::move(rest));

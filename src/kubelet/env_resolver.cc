@@ -5,6 +5,7 @@
 #include <map>
 
 #include "api/quantity.h"
+#include "common/strings.h"
 #include "kubelet/pod_util.h"
 
 namespace minik8s::kubelet {
@@ -76,11 +77,6 @@ std::string envName(const std::string& name) {
   return out;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(c));
-  return s;
-}
-
 bool hasClusterIP(const json& svc) {
   if (!svc.contains("spec") || !svc["spec"].is_object()) return false;
   const std::string ip = svc["spec"].value("clusterIP", "");
@@ -120,15 +116,15 @@ EnvList serviceEnv(const std::vector<json>& services) {
       if (!portName.empty())
         env.emplace_back(prefix + "_SERVICE_PORT_" + envName(portName), portOf(p));
     }
-    const std::string firstProto = lower(ports[0].value("protocol", "TCP"));
+    const std::string firstProto = asciiLower(ports[0].value("protocol", "TCP"));
     env.emplace_back(prefix + "_PORT", firstProto + "://" + ip + ":" + portOf(ports[0]));
     for (const json& p : ports) {
       if (!p.is_object()) continue;
       const std::string protocol = p.value("protocol", "TCP");
       const std::string port = portOf(p);
       const std::string base = prefix + "_PORT_" + port + "_" + envName(protocol);
-      env.emplace_back(base, lower(protocol) + "://" + ip + ":" + port);
-      env.emplace_back(base + "_PROTO", lower(protocol));
+      env.emplace_back(base, asciiLower(protocol) + "://" + ip + ":" + port);
+      env.emplace_back(base + "_PROTO", asciiLower(protocol));
       env.emplace_back(base + "_PORT", port);
       env.emplace_back(base + "_ADDR", ip);
     }

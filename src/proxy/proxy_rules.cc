@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/strings.h"
 #include "fmt/format.h"
 
 namespace minik8s::proxy {
@@ -40,11 +41,6 @@ const json& objectOrEmpty(const json& obj, const char* key) {
   static const json kEmpty = json::object();
   const json* v = field(obj, key);
   return v && v->is_object() ? *v : kEmpty;
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
 }
 
 // base32 (RFC 4648 alphabet, no padding needed for the 16 characters we keep) of sha256(text).
@@ -130,7 +126,7 @@ std::vector<ServicePort> servicePorts(const std::vector<json>& services,
       std::string portName = str(port, "name");
       std::string protocol = str(port, "protocol", "TCP");
       sp.name = servicePortName(ns, name, portName);
-      sp.protocol = lower(protocol);
+      sp.protocol = asciiLower(protocol);
       sp.clusterIP = clusterIP;
       sp.port = num(port, "port");
       sp.nodePort = nodePorts ? num(port, "nodePort") : 0;
@@ -161,16 +157,16 @@ std::string servicePortName(const std::string& ns, const std::string& name,
 }
 
 std::string serviceChainName(const std::string& servicePortName, const std::string& protocol) {
-  return "KUBE-SVC-" + hash16(servicePortName + lower(protocol));
+  return "KUBE-SVC-" + hash16(servicePortName + asciiLower(protocol));
 }
 
 std::string externalChainName(const std::string& servicePortName, const std::string& protocol) {
-  return "KUBE-EXT-" + hash16(servicePortName + lower(protocol));
+  return "KUBE-EXT-" + hash16(servicePortName + asciiLower(protocol));
 }
 
 std::string endpointChainName(const std::string& servicePortName, const std::string& protocol,
                               const std::string& endpoint) {
-  return "KUBE-SEP-" + hash16(servicePortName + lower(protocol) + endpoint);
+  return "KUBE-SEP-" + hash16(servicePortName + asciiLower(protocol) + endpoint);
 }
 
 ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,

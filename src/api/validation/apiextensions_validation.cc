@@ -8,6 +8,7 @@
 #include "api/json_schema.h"
 #include "api/jsonpath.h"
 #include "api/validation/kinds.h"
+#include "common/strings.h"
 
 namespace minik8s::api::validation {
 namespace {
@@ -16,11 +17,6 @@ const json* member(const json& obj, const char* name) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(name);
   return it == obj.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string lowerCopy(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
 }
 
 // A path of plain fields (".spec.replicas"), as the scale subresource needs.
@@ -43,7 +39,7 @@ void validateNames(FieldErrors& errs, const json& names, const std::string& path
   auto kind = errs.string(names, "kind", child(path, "kind"));
   if (!kind || kind->empty()) {
     errs.required(child(path, "kind"));
-  } else if (!isDNS1035Label(lowerCopy(*kind)).empty()) {
+  } else if (!isDNS1035Label(asciiLower(*kind)).empty()) {
     errs.invalid(child(path, "kind"), *kind,
                  "may have mixed case, but should otherwise match: ^[a-z]([-a-z0-9]*[a-z0-9])?");
   }
