@@ -7,7 +7,7 @@ PACKAGES=(
   # build
   build-essential cmake ninja-build ccache pkg-config git lld  # lld: links several times faster
   libboost-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
-  libsqlite3-dev libssl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
+  zlib1g-dev libsqlite3-dev libssl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   clang libclang-rt-14-dev  # libFuzzer targets (tests/fuzz)
   # run and test
