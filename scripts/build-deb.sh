@@ -22,7 +22,8 @@ if [[ -z "$binary" ]]; then
   cmake --build "$build" --target minik8s
   binary=$build/bin/minik8s
 fi
-out=${out:-$build/deb}
+out=$(realpath -m "${out:-$build/deb}")  # absolute: dpkg-shlibdeps runs in another directory
+binary=$(realpath "$binary")
 version=$("$binary" --version | awk '{print $2}')
 arch=$(dpkg --print-architecture)
 pkg=$out/stage/minik8s

@@ -28,7 +28,8 @@ trap 'rc=$?; deb_cleanup; (exit $rc); cleanup' EXIT
 deb_cleanup
 
 step "build the packages"
-bash "$SOURCE_DIR/scripts/build-deb.sh" --binary "$MINIK8S_BIN" --output "$E2E_DIR/deb"
+# Relative paths, as `make deb` passes them.
+(cd "$E2E_DIR" && bash "$SOURCE_DIR/scripts/build-deb.sh" --binary "$MINIK8S_BIN" --output deb)
 deb=$(ls "$E2E_DIR"/deb/minik8s_*.deb)
 dbgsym=$(ls "$E2E_DIR"/deb/minik8s-dbgsym_*.deb)
 info=$(dpkg-deb --info "$deb")
