@@ -493,13 +493,7 @@ void addAgentCommand(CLI::App& app) {
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
       ->capture_default_str();
   cmd->callback([flags, cmd] {
-    if (!flags->configFile.empty()) {
-      Status s = applyFlagsFile(*cmd, flags->configFile, kNodeConfigKeys);
-      if (!s.ok()) {
-        std::fprintf(stderr, "error: %s\n", s.message().c_str());
-        std::exit(1);
-      }
-    }
+    applyFlagsFileOrExit(*cmd, flags->configFile, kNodeConfigKeys);
     if (flags->server.empty()) {
       std::fprintf(stderr, "error: the agent needs --server (or `server:` in --config)\n");
       std::exit(1);

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "common/command.h"
 #include "fmt/format.h"
@@ -34,12 +33,6 @@ class TempDir {
  private:
   std::string path_;
 };
-
-Status writeFile(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::trunc);
-  f << text;
-  return f ? Status::Ok() : Status::Internal("cannot write " + path);
-}
 
 }  // namespace
 
@@ -75,8 +68,10 @@ Result<DockerfileBuildResult> buildDockerfile(const DockerfileBuild& b) {
   if (dir.path().empty()) return Status::Internal("cannot create a temporary directory");
   const std::string conf = dir.path() + "/registries.conf";
   const std::string policy = dir.path() + "/policy.json";
-  if (Status s = writeFile(conf, buildahRegistriesConf(b.registry)); !s.ok()) return s;
-  if (Status s = writeFile(policy, R"({"default":[{"type":"insecureAcceptAnything"}]})"); !s.ok()) {
+  using kubelet::runtime::writeFileAtomically;
+  if (Status s = writeFileAtomically(conf, buildahRegistriesConf(b.registry)); !s.ok()) return s;
+  if (Status s = writeFileAtomically(policy, R"({"default":[{"type":"insecureAcceptAnything"}]})");
+      !s.ok()) {
     return s;
   }
   // buildah reads registries.conf from this variable; the rest is on its command line.

@@ -1,6 +1,8 @@
 #include "cli/flags_file.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -65,6 +67,15 @@ Status applyFlagsFile(CLI::App& cmd, const std::string& path,
     }
   }
   return Status::Ok();
+}
+
+void applyFlagsFileOrExit(CLI::App& cmd, const std::string& path,
+                          const std::set<std::string>& otherKeys) {
+  if (path.empty()) return;
+  if (Status s = applyFlagsFile(cmd, path, otherKeys); !s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.message().c_str());
+    std::exit(1);
+  }
 }
 
 }  // namespace minik8s::cli

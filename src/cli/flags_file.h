@@ -22,4 +22,9 @@ namespace minik8s::cli {
 Status applyFlagsFile(CLI::App& cmd, const std::string& path,
                       const std::set<std::string>& otherKeys = {});
 
+// For a command's callback: applyFlagsFile when `path` is set; an error is printed as
+// "error: ..." and the process exits with 1.
+void applyFlagsFileOrExit(CLI::App& cmd, const std::string& path,
+                          const std::set<std::string>& otherKeys = {});
+
 }  // namespace minik8s::cli

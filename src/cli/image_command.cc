@@ -207,9 +207,7 @@ void addImageCommand(CLI::App& app) {
   registry->add_option("--config", o->configFile,
                        "YAML file of flags (`data-dir: /var/lib/minik8s`, one key per long flag)");
   registry->callback([o, registry] {
-    if (!o->configFile.empty()) {
-      if (Status s = applyFlagsFile(*registry, o->configFile); !s.ok()) die(s.message());
-    }
+    applyFlagsFileOrExit(*registry, o->configFile);
     if (o->dataDir.empty()) die("the registry needs --data-dir (or `data-dir:` in --config)");
     initLogging("info", "registry");
     sigset_t signals = blockStopSignals();

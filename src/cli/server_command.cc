@@ -377,13 +377,7 @@ void addServerCommand(CLI::App& app) {
                   "Terminated pods kept before the oldest are deleted (<= 0: keep them all)")
       ->capture_default_str();
   cmd->callback([flags, cmd] {
-    if (!flags->configFile.empty()) {
-      Status s = applyFlagsFile(*cmd, flags->configFile);
-      if (!s.ok()) {
-        std::fprintf(stderr, "error: %s\n", s.message().c_str());
-        std::exit(1);
-      }
-    }
+    applyFlagsFileOrExit(*cmd, flags->configFile);
     std::exit(runServer(*flags));
   });
 }

@@ -250,7 +250,8 @@ struct FrameReader::Inflater {
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(block.data()));
     z.avail_in = static_cast<uInt>(block.size());
     char chunk[4096];
-    while (z.avail_in > 0) {
+    // Until the block is consumed and zlib has nothing more to give (a full chunk may hide more).
+    for (;;) {
       z.next_out = reinterpret_cast<Bytef*>(chunk);
       z.avail_out = sizeof(chunk);
       int rc = inflate(&z, Z_SYNC_FLUSH);
@@ -263,16 +264,7 @@ struct FrameReader::Inflater {
       if (rc != Z_OK && rc != Z_BUF_ERROR) return malformed("corrupt header block");
       plain.append(chunk, sizeof(chunk) - z.avail_out);
       if (plain.size() > kMaxHeaderBlock) return malformed("header block too large");
-      if (rc == Z_BUF_ERROR && z.avail_out != 0) break;  // no progress possible
-    }
-    // Whatever is still buffered inside zlib for this block.
-    for (;;) {
-      z.next_out = reinterpret_cast<Bytef*>(chunk);
-      z.avail_out = sizeof(chunk);
-      int rc = inflate(&z, Z_SYNC_FLUSH);
-      plain.append(chunk, sizeof(chunk) - z.avail_out);
-      if (plain.size() > kMaxHeaderBlock) return malformed("header block too large");
-      if (rc != Z_OK || z.avail_out != 0) break;
+      if (z.avail_out != 0 && (z.avail_in == 0 || rc == Z_BUF_ERROR)) break;
     }
     std::string_view p(plain);
     if (p.size() < 4) return malformed("header block without a count");

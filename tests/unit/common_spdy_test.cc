@@ -85,7 +85,12 @@ TEST(SpdyTest, PortForwardStreamsRoundTripWithOneCompressionContextPerDirection)
   reply.headers = {{"multi", std::string("a\0b", 3)}};
   Frame got = decodeOne(r, *w.encode(reply));
   EXPECT_EQ(got.type, FrameType::kSynReply);
-  EXPECT_EQ(got.header("multi"), "a");  // the first of NUL-separated values
+  EXPECT_EQ(got.header("multi"), "a");                      // the first of NUL-separated values
+  Frame large{.type = FrameType::kHeaders, .streamId = 3};  // inflates to several chunks
+  large.headers = {{"big", std::string(20000, 'v')}, {"after", "it"}};
+  got = decodeOne(r, *w.encode(large));
+  EXPECT_EQ(got.header("big"), std::string(20000, 'v'));
+  EXPECT_EQ(got.header("after"), "it");
   got = decodeOne(r, *w.encode({.type = FrameType::kGoAway, .streamId = 7, .status = 0}));
   EXPECT_EQ(got.type, FrameType::kGoAway);
   EXPECT_EQ(got.streamId, 7u);
