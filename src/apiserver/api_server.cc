@@ -642,13 +642,13 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
       return sendError(w, Status::MethodNotAllowed("the server does not allow this method on "
                                                    "the requested resource"));
     }
-    if (r.kind == "Pod" && (s == "log" || s == "exec" || s == "attach")) {
+    if (r.kind == "Pod" && (s == "log" || s == "exec" || s == "attach" || s == "portforward")) {
       return proxyToNode(registry_, req, w, ri, options_.nodeProxy);
     }
     if (r.kind == "Node" && r.group.empty() && s == "proxy" && ri.verb == "get") {
       return serveNodeProxy(req, w, ri);
     }
-    // portforward, proxy, token: not served yet.
+    // proxy, token: not served yet.
     return sendError(w, Status::Unavailable("the " + r.plural + "/" + s +
                                             " subresource is not available on this server yet"));
   }

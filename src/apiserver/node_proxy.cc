@@ -1,6 +1,5 @@
 #include "apiserver/node_proxy.h"
 
-#include <thread>
 #include <vector>
 
 #include "common/logging.h"
@@ -61,31 +60,6 @@ std::string forwardedRequest(const http::Request& req, const std::string& target
   out += "Content-Length: " + std::to_string(req.body.size()) + "\r\n\r\n";
   out += req.body;
   return out;
-}
-
-// Copies bytes both ways until the agent closes or the client is gone. The client's bytes go
-// to the agent from a second thread; when the client ends its side, the agent sees it end too
-// and finishes its stream.
-void relay(http::Stream& client, http::Stream& agent) {
-  std::thread upstream([&] {
-    std::vector<char> buf(32 * 1024);
-    for (;;) {
-      auto n = client.read(buf.data(), buf.size());
-      if (!n.ok() || *n == 0) break;
-      if (!agent.write({buf.data(), *n}).ok()) break;
-    }
-    agent.closeWrite();
-  });
-  std::vector<char> buf(32 * 1024);
-  for (;;) {
-    auto n = agent.read(buf.data(), buf.size());
-    if (!n.ok() || *n == 0) break;
-    if (!client.write({buf.data(), *n}).ok()) break;  // the client is gone
-  }
-  client.closeWrite();
-  client.shutdown();
-  agent.shutdown();
-  upstream.join();
 }
 
 Result<std::shared_ptr<http::TlsContext>> agentTlsContext(const NodeProxyOptions& options) {
@@ -149,9 +123,17 @@ Result<std::string> selectContainer(const json& pod, const http::Request& req) {
 
 Result<std::string> agentTarget(const json& pod, const http::Request& req,
                                 const std::string& subresource) {
+  std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  if (subresource == "portforward") {
+    // The kubelet's path; the ports travel in the SPDY streams' headers (and, as kubectl also
+    // sends them, in `ports` parameters).
+    std::string t =
+        "/portForward/" + http::percentEncode(ns) + "/" + http::percentEncode(podName(pod));
+    copyParams(t, req, {"ports"});
+    return t;
+  }
   auto container = selectContainer(pod, req);
   if (!container.ok()) return container.status();
-  std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
   std::string path = "/" + http::percentEncode(ns) + "/" + http::percentEncode(podName(pod)) + "/" +
                      http::percentEncode(*container);
   if (subresource == "log") {
@@ -199,7 +181,7 @@ void proxyToNode(Registry& registry, const http::Request& req, http::ResponseWri
   }
   auto client = w.takeStream();
   if (!client) return fail(Status::Internal("this server cannot hand over connections"));
-  relay(*client, **agent);
+  http::relay(*client, **agent);
 }
 
 Result<http::Response> requestAgent(const NodeEndpoint& endpoint, const std::string& method,

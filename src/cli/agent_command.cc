@@ -431,7 +431,7 @@ int runAgent(AgentFlags f) {
       serveAgentApi = false;
     }
   }
-  kubelet::server::AgentServer agentServer(kubeletCore, exec, stats, agentOptions);
+  kubelet::server::AgentServer agentServer(kubeletCore, exec, stats, agentOptions, &kubeletCore);
   if (serveAgentApi) {
     s = agentServer.start(f.listen);
     if (!s.ok()) LOG_WARN("agent API not served on {}: {}", f.listen, s.message());

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include "common/strings.h"
 #include "fmt/format.h"
 
 namespace minik8s::spdy {
@@ -393,6 +394,110 @@ Result<std::optional<Frame>> FrameReader::next() {
     }
     return std::optional<Frame>(std::move(f));
   }
+}
+
+namespace {
+
+// Splits http://host:port/path; SPDY upgrades here only go to plain HTTP servers.
+Status splitUrl(const std::string& url, std::string& host, int& port, std::string& path) {
+  const std::string scheme = "http://";
+  if (url.rfind(scheme, 0) != 0) {
+    return Status::BadRequest("SPDY: only http:// streaming URLs are supported, not " + url);
+  }
+  size_t slash = url.find('/', scheme.size());
+  std::string authority = url.substr(
+      scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
+  path = slash == std::string::npos ? "/" : url.substr(slash);
+  size_t colon = authority.rfind(':');
+  if (colon == std::string::npos || authority.back() == ']') {
+    host = authority;
+    port = 80;
+  } else {
+    host = authority.substr(0, colon);
+    port = std::atoi(authority.c_str() + colon + 1);
+  }
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  if (host.empty() || port <= 0 || port > 65535) return Status::BadRequest("SPDY: bad URL " + url);
+  return Status::Ok();
+}
+
+std::string headerValue(const std::string& head, const std::string& lowerName) {
+  std::string lower = asciiLower(head);
+  size_t p = lower.find("\r\n" + lowerName + ":");
+  if (p == std::string::npos) return "";
+  p += 2 + lowerName.size() + 1;
+  size_t eol = head.find("\r\n", p);
+  std::string v = head.substr(p, eol == std::string::npos ? std::string::npos : eol - p);
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.erase(v.begin());
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.pop_back();
+  return v;
+}
+
+}  // namespace
+
+Result<UpgradedStream> dialUpgrade(const std::string& url,
+                                   const std::vector<std::string>& protocols,
+                                   std::chrono::milliseconds timeout) {
+  std::string host, path;
+  int port = 0;
+  if (Status s = splitUrl(url, host, port, path); !s.ok()) return s;
+  auto connected = http::dialStream(host, port, nullptr, timeout);
+  if (!connected.ok()) return connected.status();
+  UpgradedStream out;
+  out.stream = std::move(connected).value();
+  const std::string hostHeader = host.find(':') != std::string::npos
+                                     ? "[" + host + "]:" + std::to_string(port)
+                                     : host + ":" + std::to_string(port);
+  std::string req = "POST " + path + " HTTP/1.1\r\nHost: " + hostHeader +
+                    "\r\nConnection: Upgrade\r\nUpgrade: " + kUpgradeProtocol + "\r\n";
+  for (const auto& p : protocols) req += std::string(kProtocolHeader) + ": " + p + "\r\n";
+  req += "Content-Length: 0\r\n\r\n";
+  if (Status s = out.stream->write(req); !s.ok()) return s;
+  std::string buf;
+  size_t headEnd;
+  while ((headEnd = buf.find("\r\n\r\n")) == std::string::npos) {
+    char tmp[4096];
+    auto n = out.stream->read(tmp, sizeof(tmp));
+    if (!n.ok() || *n == 0 || buf.size() > 64 * 1024) {
+      return Status::Unavailable("SPDY: " + url + " closed the connection during the upgrade");
+    }
+    buf.append(tmp, *n);
+  }
+  std::string head = buf.substr(0, headEnd);
+  out.alreadyRead = buf.substr(headEnd + 4);
+  int code = head.size() > 12 ? std::atoi(head.c_str() + 9) : 0;
+  if (code != 101) {
+    std::string body = out.alreadyRead;
+    // A short error body: read what the server sends before closing (bounded).
+    for (int i = 0; i < 16 && body.size() < 4096; ++i) {
+      char tmp[4096];
+      auto n = out.stream->read(tmp, sizeof(tmp));
+      if (!n.ok() || *n == 0) break;
+      body.append(tmp, *n);
+    }
+    while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
+    return Status(code ? code : 502, "UpgradeFailed",
+                  "SPDY upgrade refused by " + url + ": " + (body.empty() ? head : body));
+  }
+  out.protocol = headerValue(head, asciiLower(kProtocolHeader));
+  if (!protocols.empty() && out.protocol.empty()) {
+    return Status(502, "UpgradeFailed", "SPDY: " + url + " chose none of the offered protocols");
+  }
+  return out;
+}
+
+bool isUpgradeRequest(const http::Request& req) {
+  return asciiLower(req.header("Upgrade")) == asciiLower(kUpgradeProtocol);
+}
+
+Status acceptUpgrade(http::Stream& stream, const std::string& protocol) {
+  std::string answer = std::string("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n") +
+                       "Upgrade: " + kUpgradeProtocol + "\r\n";
+  if (!protocol.empty()) answer += std::string(kProtocolHeader) + ": " + protocol + "\r\n";
+  answer += "\r\n";
+  return stream.write(answer);
 }
 
 }  // namespace minik8s::spdy

@@ -10,6 +10,7 @@
 // the decompressed size and the number of headers of a block.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -18,7 +19,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/http.h"
 #include "common/status.h"
+#include "common/stream.h"
 
 namespace minik8s::spdy {
 
@@ -111,5 +114,29 @@ class FrameReader {
   std::string buffer_;
   size_t offset_ = 0;  // consumed bytes of buffer_
 };
+
+// The HTTP upgrade to SPDY/3.1 (`Upgrade: SPDY/3.1`, the subprotocol in
+// `X-Stream-Protocol-Version`).
+inline constexpr const char* kUpgradeProtocol = "SPDY/3.1";
+inline constexpr const char* kProtocolHeader = "X-Stream-Protocol-Version";
+
+struct UpgradedStream {
+  std::unique_ptr<http::Stream> stream;
+  std::string alreadyRead;  // SPDY bytes that arrived with the 101 answer
+  std::string protocol;     // the subprotocol the server chose ("" when it named none)
+};
+
+// Client side: POSTs to `url` (http://host:port/path, as containerd's streaming server hands
+// out) asking to upgrade to SPDY/3.1 with `protocols` offered, and checks the 101 answer. A
+// non-101 answer fails with the server's status code and body.
+Result<UpgradedStream> dialUpgrade(const std::string& url,
+                                   const std::vector<std::string>& protocols,
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+// True when `req` asks for an upgrade to SPDY/3.1.
+bool isUpgradeRequest(const http::Request& req);
+
+// Server side: answers 101 with `protocol` on a stream taken over from the HTTP server.
+Status acceptUpgrade(http::Stream& stream, const std::string& protocol);
 
 }  // namespace minik8s::spdy

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 #include "common/tls.h"
 
@@ -126,6 +128,28 @@ Result<std::unique_ptr<Stream>> dialStream(const std::string& host, int port, co
   auto stream = tls->connect(fd, host, timeout);
   if (!stream.ok()) ::close(fd);
   return stream;
+}
+
+void relay(Stream& client, Stream& upstream) {
+  std::thread up([&] {
+    std::vector<char> buf(32 * 1024);
+    for (;;) {
+      auto n = client.read(buf.data(), buf.size());
+      if (!n.ok() || *n == 0) break;
+      if (!upstream.write({buf.data(), *n}).ok()) break;
+    }
+    upstream.closeWrite();
+  });
+  std::vector<char> buf(32 * 1024);
+  for (;;) {
+    auto n = upstream.read(buf.data(), buf.size());
+    if (!n.ok() || *n == 0) break;
+    if (!client.write({buf.data(), *n}).ok()) break;  // the client is gone
+  }
+  client.closeWrite();
+  client.shutdown();
+  upstream.shutdown();
+  up.join();
 }
 
 std::string peerAddress(int fd, bool withPort) {

@@ -50,6 +50,12 @@ Result<std::unique_ptr<Stream>> dialStream(
     const std::string& host, int port, const TlsContext* tls,
     std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
+// Copies bytes both ways between `client` and `upstream` until the upstream closes or the client
+// is gone: the client's bytes go up from a second thread, and when the client ends its side the
+// upstream sees it end too and finishes. Both streams are shut down on return. Used to relay
+// upgraded connections (exec, attach, port-forward) through the API server and the agent.
+void relay(Stream& client, Stream& upstream);
+
 // "ip:port" of the peer ("[v6]:port" for IPv6); "" when unknown. Only the address with port=false.
 std::string peerAddress(int fd, bool withPort = false);
 

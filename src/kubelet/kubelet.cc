@@ -316,4 +316,37 @@ Result<server::ContainerLocation> Kubelet::findContainer(const std::string& ns,
                                    st.state() == ::runtime::v1::CONTAINER_RUNNING};
 }
 
+Result<std::string> Kubelet::attachUrl(const server::AttachSpec& spec) {
+  ::runtime::v1::AttachRequest request;
+  request.set_container_id(spec.containerId);
+  request.set_stdin(spec.stdin);
+  request.set_stdout(spec.stdout);
+  request.set_stderr(spec.stderr);
+  request.set_tty(spec.tty);
+  return runtime_.attach(request);
+}
+
+Result<std::string> Kubelet::portForwardUrl(const std::string& ns, const std::string& pod) {
+  ::runtime::v1::PodSandboxFilter filter;
+  auto& sel = *filter.mutable_label_selector();
+  sel[kPodNamespaceLabel] = ns;
+  sel[kPodNameLabel] = pod;
+  if (informer_) {
+    if (auto p = informer_->get(ns + "/" + pod)) sel[kPodUidLabel] = podUid(*p);
+  }
+  filter.mutable_state()->set_state(::runtime::v1::SANDBOX_READY);
+  auto sandboxes = runtime_.listPodSandbox(filter);
+  if (!sandboxes.ok()) return sandboxes.status();
+  const ::runtime::v1::PodSandbox* newest = nullptr;
+  for (const auto& s : *sandboxes) {
+    if (!newest || s.created_at() > newest->created_at()) newest = &s;
+  }
+  if (!newest) {
+    return Status::NotFoundMessage("pod \"" + pod + "\" has no running sandbox on this node");
+  }
+  ::runtime::v1::PortForwardRequest request;
+  request.set_pod_sandbox_id(newest->id());
+  return runtime_.portForward(request);
+}
+
 }  // namespace minik8s::kubelet

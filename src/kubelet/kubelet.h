@@ -40,6 +40,7 @@
 #include "kubelet/pod_sync.h"
 #include "kubelet/prober.h"
 #include "kubelet/server/pod_lookup.h"
+#include "kubelet/server/streaming_runtime.h"
 #include "kubelet/status_manager.h"
 #include "kubelet/token_manager.h"
 #include "kubelet/volume_manager.h"
@@ -66,7 +67,7 @@ struct KubeletOptions {
   bool registerNode = true;
 };
 
-class Kubelet : public server::PodLookup {
+class Kubelet : public server::PodLookup, public server::StreamingRuntime {
  public:
   Kubelet(client::RestClient& client, cri::RuntimeService& runtime, cri::ImageService& images,
           KubeletOptions options);
@@ -82,6 +83,8 @@ class Kubelet : public server::PodLookup {
   Result<server::ContainerLocation> findContainer(const std::string& ns, const std::string& pod,
                                                   const std::string& container,
                                                   bool previous) override;
+  Result<std::string> attachUrl(const server::AttachSpec& spec) override;
+  Result<std::string> portForwardUrl(const std::string& ns, const std::string& pod) override;
 
   // One pass of each loop (exposed for tests).
   void syncPodKey(const std::string& key);

@@ -81,6 +81,63 @@ nginx_ip=$(kubectl get pods -l app=nginx -o jsonpath='{.items[0].status.podIP}')
 wait_for 20 bash -c "kubectl exec web-1 -- timeout 3 wget -q -O - http://$nginx_ip/ | grep -q 'Welcome to nginx!'"
 out=$(kubectl logs -l app=nginx --tail=20)
 expect_contains "$out" '"GET / HTTP/1.1" 200' "nginx's access log is the container's stdout"
+
+step "kubectl port-forward (WebSocket tunnel and SPDY) and kubectl attach"
+# forward_fetch WEBSOCKETS TARGET PORT: forwards a free local port to TARGET's PORT and fetches /
+# through it twice (two connections over one forwarding session).
+forward_fetch() {
+  local log="$E2E_DIR/port-forward-$1.log"
+  KUBECTL_PORT_FORWARD_WEBSOCKETS=$1 kubectl port-forward "$2" ":$3" >"$log" 2>&1 &
+  local pid=$! lport
+  wait_for 20 grep -q "^Forwarding from 127.0.0.1:" "$log" || cat "$log" >&2
+  lport=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$log" | head -n 1)
+  curl -s -m 5 "http://127.0.0.1:$lport/"
+  curl -s -m 5 "http://127.0.0.1:$lport/"
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+}
+out=$(forward_fetch true deploy/nginx-deployment 80)
+expect_eq "$(grep -c '<title>Welcome to nginx!</title>' <<<"$out")" "2" "port-forward over a WebSocket"
+out=$(forward_fetch false deploy/nginx-deployment 80)
+expect_eq "$(grep -c '<title>Welcome to nginx!</title>' <<<"$out")" "2" "port-forward over SPDY"
+# A server bound to the pod's loopback: only reachable from inside its network namespace.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: lo-only}
+spec:
+  containers:
+  - name: c
+    image: minik8s/busybox:1.35
+    command: ["sh", "-c", "mkdir -p /www && echo served-on-loopback >/www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www"]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: attach-me}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: minik8s/busybox:1.35
+    stdin: true
+    stdinOnce: true
+    command: ["sh", "-c", "echo waiting; read line; echo got $line; exit 3"]
+YAML
+kubectl wait --for=condition=Ready pod/lo-only pod/attach-me --timeout=60s >/dev/null || fail "pods for port-forward and attach"
+out=$(forward_fetch true pod/lo-only 8080)
+expect_contains "$out" "served-on-loopback" "port-forward reaches the pod's localhost"
+out=$(echo from-stdin | timeout 20 kubectl attach -i attach-me 2>&1)
+expect_contains "$out" "got from-stdin" "kubectl attach -i: stdin in, stdout out"
+wait_for 30 bash -c "kubectl get pod attach-me -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}' | grep -qx 3"
+# Attached to nginx (no stdin): its access log arrives as requests come.
+attach_log="$E2E_DIR/attach.log"
+timeout 60 kubectl attach "$(kubectl get pods -l app=nginx -o jsonpath='{.items[0].metadata.name}')" >"$attach_log" 2>&1 &
+attach_pid=$!
+wait_for 30 bash -c "kubectl exec web-1 -- timeout 2 wget -q -O /dev/null http://$nginx_ip/attached; grep -q 'GET /attached HTTP/1.1' $attach_log" ||
+  { fail "kubectl attach follows the container's output"; cat "$attach_log"; }
+kill "$attach_pid" 2>/dev/null; wait "$attach_pid" 2>/dev/null || true
+out=$(echo typed | timeout 60 kubectl run attach-run -i --rm --restart=Never --image=minik8s/busybox:1.35 -- sh -c 'read x; echo you typed $x' 2>&1)
+expect_contains "$out" "you typed typed" "kubectl run -i --rm"
+kubectl delete pod lo-only attach-me --wait=false >/dev/null
 kubectl delete -f "$examples/nginx-deployment.yaml" --timeout=60s >/dev/null
 step "the source address is the pod's own (no masquerade between pods)"
 out=$(kubectl logs web-2)

@@ -4,9 +4,12 @@
 
 #include "common/logging.h"
 #include "common/metrics.h"
+#include "common/spdy.h"
 #include "common/websocket.h"
+#include "kubelet/server/attach_session.h"
 #include "kubelet/server/container_log.h"
 #include "kubelet/server/exec_session.h"
+#include "kubelet/server/port_forward.h"
 
 namespace minik8s::kubelet::server {
 
@@ -33,10 +36,11 @@ bool flag(const http::Request& req, const std::string& name, bool dflt) {
 }  // namespace
 
 AgentServer::AgentServer(PodLookup& pods, ExecBackend& exec, StatsProvider& stats,
-                         AgentServerOptions options)
+                         AgentServerOptions options, StreamingRuntime* streaming)
     : pods_(pods),
       exec_(exec),
       stats_(stats),
+      streaming_(streaming),
       options_(options),
       http_([this](const http::Request& req, http::ResponseWriter& w) { handle(req, w); }) {}
 
@@ -96,6 +100,12 @@ void AgentServer::handle(const http::Request& req, http::ResponseWriter& w) {
   }
   if (parts.size() == 4 && parts[0] == "exec") {
     return serveExec(req, w, parts[1], parts[2], parts[3]);
+  }
+  if (parts.size() == 4 && parts[0] == "attach") {
+    return serveAttach(req, w, parts[1], parts[2], parts[3]);
+  }
+  if (parts.size() == 3 && parts[0] == "portForward") {
+    return servePortForward(req, w, parts[1], parts[2]);
   }
   w.send(http::Response::error(Status::NotFoundMessage("404 page not found: " + req.path)));
 }
@@ -169,6 +179,106 @@ void AgentServer::serveExec(const http::Request& req, http::ResponseWriter& w,
   }
   [[maybe_unused]] int code = runExecSession(**conn, **process);
   LOG_DEBUG("exec in {}/{}/{} ended with {}", ns, pod, container, code);
+}
+
+void AgentServer::serveAttach(const http::Request& req, http::ResponseWriter& w,
+                              const std::string& ns, const std::string& pod,
+                              const std::string& container) {
+  if (!streaming_) {
+    return w.send(http::Response::error(
+        Status(501, "NotImplemented", "attach is not supported by this agent")));
+  }
+  if (!ws::isUpgradeRequest(req)) {
+    return w.send(http::Response::error(Status::BadRequest(
+        "attach needs a WebSocket upgrade with protocol v5.channel.k8s.io or v4.channel.k8s.io")));
+  }
+  std::string protocol = ws::chooseProtocol(req, {kChannelV5, kChannelV4});
+  if (protocol.empty()) {
+    return w.send(http::Response::error(Status::BadRequest(
+        "unsupported streaming protocol \"" + req.header("Sec-WebSocket-Protocol") +
+        "\": supported are v5.channel.k8s.io, v4.channel.k8s.io")));
+  }
+  AttachSpec spec;
+  spec.tty = flag(req, "tty", false);
+  spec.stdin = flag(req, "stdin", false);
+  spec.stdout = flag(req, "stdout", true);
+  spec.stderr = flag(req, "stderr", !spec.tty) && !spec.tty;
+  if (!spec.stdin && !spec.stdout && !spec.stderr) {
+    return w.send(http::Response::error(
+        Status::BadRequest("you must specify at least one of stdin, stdout, stderr")));
+  }
+  auto loc = pods_.findContainer(ns, pod, container, false);
+  if (!loc.ok()) return w.send(http::Response::error(loc.status()));
+  if (!loc->running) {
+    return w.send(http::Response::error(
+        Status::BadRequest("container " + container + " is not running in pod " + pod)));
+  }
+  spec.containerId = loc->containerId;
+  auto url = streaming_->attachUrl(spec);
+  if (!url.ok()) return w.send(http::Response::error(url.status()));
+  auto upstream = spdy::dialUpgrade(*url, {kRemoteCommandV4});
+  if (!upstream.ok()) return w.send(http::Response::error(upstream.status()));
+  auto stream = w.takeStream();
+  if (!stream) {
+    return w.send(http::Response::error(Status::Internal("cannot take over the connection")));
+  }
+  auto conn = ws::acceptUpgrade(std::move(stream), req, protocol);
+  if (!conn.ok()) return;
+  runAttachSession(**conn, std::move(upstream).value(), spec);
+}
+
+void AgentServer::servePortForward(const http::Request& req, http::ResponseWriter& w,
+                                   const std::string& ns, const std::string& pod) {
+  if (!streaming_) {
+    return w.send(http::Response::error(
+        Status(501, "NotImplemented", "port forwarding is not supported by this agent")));
+  }
+  const bool websocket = ws::isUpgradeRequest(req);
+  std::string wsProtocol;
+  if (websocket) {
+    wsProtocol = ws::chooseProtocol(req, {kPortForwardTunnelProtocol});
+    if (wsProtocol.empty()) {
+      return w.send(http::Response::error(Status::BadRequest(
+          "unsupported port-forward protocol \"" + req.header("Sec-WebSocket-Protocol") +
+          "\": supported is " + kPortForwardTunnelProtocol)));
+    }
+  } else if (!spdy::isUpgradeRequest(req)) {
+    return w.send(http::Response::error(Status::BadRequest(
+        "port forwarding needs an upgrade to SPDY/3.1 (portforward.k8s.io) or a WebSocket with "
+        "protocol SPDY/3.1+portforward.k8s.io")));
+  } else {
+    // One offer per header line (the last one here) or a comma-separated list.
+    bool offered = false;
+    std::string offers = req.header(spdy::kProtocolHeader) + ",";
+    for (size_t start = 0, comma; (comma = offers.find(',', start)) != std::string::npos;
+         start = comma + 1) {
+      std::string p = offers.substr(start, comma - start);
+      p.erase(0, p.find_first_not_of(' '));
+      p.erase(p.find_last_not_of(' ') + 1);
+      offered |= p == kPortForwardProtocol;
+    }
+    if (!offered) {
+      return w.send(http::Response::error(
+          Status::Forbidden("unable to upgrade: no common protocol: the agent supports " +
+                            std::string(kPortForwardProtocol))));
+    }
+  }
+  auto url = streaming_->portForwardUrl(ns, pod);
+  if (!url.ok()) return w.send(http::Response::error(url.status()));
+  auto upstream = spdy::dialUpgrade(*url, {kPortForwardProtocol});
+  if (!upstream.ok()) return w.send(http::Response::error(upstream.status()));
+  auto stream = w.takeStream();
+  if (!stream) {
+    return w.send(http::Response::error(Status::Internal("cannot take over the connection")));
+  }
+  if (websocket) {
+    auto conn = ws::acceptUpgrade(std::move(stream), req, wsProtocol);
+    if (!conn.ok()) return;
+    return relayTunnel(**conn, *upstream->stream, upstream->alreadyRead);
+  }
+  if (!spdy::acceptUpgrade(*stream, kPortForwardProtocol).ok()) return;
+  if (!upstream->alreadyRead.empty() && !stream->write(upstream->alreadyRead).ok()) return;
+  http::relay(*stream, *upstream->stream);
 }
 
 }  // namespace minik8s::kubelet::server

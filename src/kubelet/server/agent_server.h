@@ -6,14 +6,20 @@
 //       &timestamps=&previous=&limitBytes=              text/plain, chunked while following
 //   GET /exec/{ns}/{pod}/{container}?command=..&stdin=&stdout=&stderr=&tty=
 //       WebSocket upgrade, v5.channel.k8s.io or v4.channel.k8s.io (see exec_session.h)
+//   GET /attach/{ns}/{pod}/{container}?stdin=&stdout=&stderr=&tty=
+//       WebSocket upgrade, v5/v4.channel.k8s.io, relayed to the runtime (see attach_session.h)
+//   GET|POST /portForward/{ns}/{pod}
+//       WebSocket `SPDY/3.1+portforward.k8s.io` or `Upgrade: SPDY/3.1` with
+//       portforward.k8s.io, relayed to the runtime (see port_forward.h)
 //   GET /stats/summary                                  JSON (see stats_summary.h)
 //   GET /metrics                                        Prometheus text
 //   (metrics::defaultRegistry():
 //                                                       kubelet_*, workqueue_*, process_*)
 //
 // It finds containers through PodLookup, runs commands through ExecBackend and reads usage from
-// StatsProvider, all borrowed (they must outlive the server). With AgentServerOptions::tls it
-// serves HTTPS and authenticates callers by client certificate (cluster CA): only the users and
+// StatsProvider and attaches and forwards ports through StreamingRuntime (optional: without it
+// those two answer 501), all borrowed (they must outlive the server). With AgentServerOptions::tls
+// it serves HTTPS and authenticates callers by client certificate (cluster CA): only the users and
 // groups in the options may use logs, exec, stats and metrics (others 403, no certificate 401);
 // /healthz stays open. Without it, plain HTTP and no checks (as before TLS). Thread-safe: one
 // thread per connection.
@@ -28,6 +34,7 @@
 #include "kubelet/server/exec_backend.h"
 #include "kubelet/server/pod_lookup.h"
 #include "kubelet/server/stats_summary.h"
+#include "kubelet/server/streaming_runtime.h"
 
 namespace minik8s::kubelet::server {
 
@@ -45,7 +52,7 @@ struct AgentServerOptions {
 class AgentServer {
  public:
   AgentServer(PodLookup& pods, ExecBackend& exec, StatsProvider& stats,
-              AgentServerOptions options = {});
+              AgentServerOptions options = {}, StreamingRuntime* streaming = nullptr);
   ~AgentServer();
   AgentServer(const AgentServer&) = delete;
   AgentServer& operator=(const AgentServer&) = delete;
@@ -64,10 +71,15 @@ class AgentServer {
                  const std::string& pod, const std::string& container);
   void serveExec(const http::Request& req, http::ResponseWriter& w, const std::string& ns,
                  const std::string& pod, const std::string& container);
+  void serveAttach(const http::Request& req, http::ResponseWriter& w, const std::string& ns,
+                   const std::string& pod, const std::string& container);
+  void servePortForward(const http::Request& req, http::ResponseWriter& w, const std::string& ns,
+                        const std::string& pod);
 
   PodLookup& pods_;
   ExecBackend& exec_;
   StatsProvider& stats_;
+  StreamingRuntime* streaming_;
   AgentServerOptions options_;
   http::Server http_;
 };
