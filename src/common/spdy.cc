@@ -1,6 +1,9 @@
 #include "common/spdy.h"
 
+#include <poll.h>
 #include <zlib.h>
+
+#include <algorithm>
 
 #include "common/strings.h"
 #include "fmt/format.h"
@@ -469,13 +472,24 @@ Result<UpgradedStream> dialUpgrade(const std::string& url,
   out.alreadyRead = buf.substr(headEnd + 4);
   int code = head.size() > 12 ? std::atoi(head.c_str() + 9) : 0;
   if (code != 101) {
+    // The (short) error body: up to Content-Length, or what comes within a second.
     std::string body = out.alreadyRead;
-    // A short error body: read what the server sends before closing (bounded).
-    for (int i = 0; i < 16 && body.size() < 4096; ++i) {
+    std::string length = headerValue(head, "content-length");
+    const size_t want = std::min<size_t>(
+        length.empty() ? 4096 : static_cast<size_t>(std::atoll(length.c_str())), 64 * 1024);
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (body.size() < want && std::chrono::steady_clock::now() < giveUp) {
+      pollfd p{out.stream->fd(), POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
       char tmp[4096];
       auto n = out.stream->read(tmp, sizeof(tmp));
       if (!n.ok() || *n == 0) break;
       body.append(tmp, *n);
+    }
+    if (json status = json::parse(body, nullptr, false);
+        status.is_object() && status.contains("message")) {  // a meta/v1 Status
+      return Status(code ? code : 502, status.value("reason", "UpgradeFailed"),
+                    status.value("message", ""));
     }
     while (!body.empty() && (body.back() == '\n' || body.back() == '\r')) body.pop_back();
     return Status(code ? code : 502, "UpgradeFailed",

@@ -88,7 +88,7 @@ TEST(NodeEndpointTest, PrefersInternalIpAndReadsTheKubeletPort) {
   EXPECT_EQ(nodeAgentEndpoint(json::parse(R"({"metadata":{"name":"x"}})")).status().code(), 400);
 }
 
-TEST(AgentTargetTest, BuildsLogAndExecTargets) {
+TEST(AgentTargetTest, BuildsLogExecAndPortForwardTargets) {
   json pod = json::parse(R"({"metadata":{"name":"web","namespace":"default"},
       "spec":{"containers":[{"name":"app"},{"name":"side"}]}})");
   http::Request req;
@@ -102,6 +102,9 @@ TEST(AgentTargetTest, BuildsLogAndExecTargets) {
             "/exec/default/web/app?command=sh&command=-c&command=echo%20hi&stdin=true&tty=false");
   req.query = http::parseQuery("container=nope");
   EXPECT_EQ(agentTarget(pod, req, "log").status().code(), 400);
+  // Port forwarding is per pod: no container to choose, the ports travel along.
+  req.query = http::parseQuery("ports=80&ports=8080");
+  EXPECT_EQ(*agentTarget(pod, req, "portforward"), "/portForward/default/web?ports=80&ports=8080");
   req.query = {};
   auto noChoice = selectContainer(pod, req);
   EXPECT_EQ(noChoice.status().message(),

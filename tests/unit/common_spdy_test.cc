@@ -1,9 +1,10 @@
-// SPDY/3.1 framing (common/spdy.h): what kubectl port-forward speaks.
+// SPDY/3.1 framing and the HTTP upgrade to it (common/spdy.h): what kubectl port-forward speaks.
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <string>
 
+#include "common/http.h"
 #include "common/spdy.h"
 
 namespace minik8s::spdy {
@@ -176,6 +177,51 @@ TEST(SpdyTest, MalformedInputIsAnErrorNotACrash) {
     ASSERT_TRUE(f.ok() && f->has_value());
     EXPECT_EQ((*f)->pingId, 9u);
   }
+}
+
+TEST(SpdyUpgradeTest, ClientAndServerHandshakeThenBytesFlow) {
+  http::Server server([](const http::Request& req, http::ResponseWriter& w) {
+    if (!isUpgradeRequest(req) || req.header(kProtocolHeader) != "portforward.k8s.io") {
+      return w.send(
+          http::Response::error(Status::Forbidden("unable to upgrade: no common protocol")));
+    }
+    auto stream = w.takeStream();
+    // The answer and the first frame bytes in one write: the client keeps what came along.
+    ASSERT_TRUE(stream
+                    ->write("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
+                            "Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: portforward.k8s.io"
+                            "\r\n\r\nfirst")
+                    .ok());
+    char buf[64];
+    auto n = stream->read(buf, sizeof(buf));
+    if (n.ok()) (void)stream->write(std::string(buf, *n));
+  });
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  const std::string base = "http://127.0.0.1:" + std::to_string(server.port());
+  auto up = dialUpgrade(base + "/portforward/abc", {"portforward.k8s.io"});
+  ASSERT_TRUE(up.ok()) << up.status().toString();
+  EXPECT_EQ(up->protocol, "portforward.k8s.io");
+  std::string got = up->alreadyRead;
+  ASSERT_TRUE(up->stream->write("back").ok());
+  char buf[64];
+  while (got.size() < 9) {
+    auto n = up->stream->read(buf, sizeof(buf));
+    ASSERT_TRUE(n.ok() && *n > 0);
+    got.append(buf, *n);
+  }
+  EXPECT_EQ(got, "firstback");
+
+  auto refused = dialUpgrade(base + "/portforward/abc", {"v4.channel.k8s.io"});
+  EXPECT_EQ(refused.status().code(), 403);
+  EXPECT_EQ(refused.status().message(), "unable to upgrade: no common protocol");
+  server.stop();
+}
+
+TEST(SpdyUpgradeTest, OnlyPlainHttpUrls) {
+  EXPECT_EQ(dialUpgrade("https://127.0.0.1:1/x", {}).status().code(), 400);
+  EXPECT_EQ(dialUpgrade("http://127.0.0.1:99999/x", {}).status().code(), 400);
+  EXPECT_EQ(dialUpgrade("127.0.0.1:80/x", {}).status().code(), 400);
+  EXPECT_FALSE(dialUpgrade("http://127.0.0.1:1/x", {}, std::chrono::seconds(1)).ok());
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 // The agent's HTTP API end to end on loopback: exec over WebSocket (v5 and v4 channel framing,
-// exit status, stdin, terminal resize) with commands run on the host, logs and stats.
+// exit status, stdin, terminal resize) with commands run on the host, logs and stats; attach and
+// port-forward against a fake of the runtime's SPDY streaming server.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 
 #include "common/http_client.h"
+#include "common/spdy.h"
 #include "common/websocket.h"
 #include "kubelet/server/agent_server.h"
 
@@ -46,6 +50,139 @@ class FakeStats : public StatsProvider {
   }
 };
 
+// containerd's streaming server as the agent sees it: one-time URLs, SPDY/3.1 after an HTTP
+// upgrade. /attach/* speaks the remote-command streams (stdout and stderr greet, stdin and resize
+// are echoed on stdout, stdin's FIN ends the session with `errorStatus` on the error stream);
+// /portforward/* echoes bytes (the agent relays them without looking).
+class FakeRuntimeStreaming : public StreamingRuntime {
+ public:
+  FakeRuntimeStreaming()
+      : http_([this](const http::Request& req, http::ResponseWriter& w) { handle(req, w); }) {
+    EXPECT_TRUE(http_.start("127.0.0.1:0").ok());
+  }
+  ~FakeRuntimeStreaming() override { http_.stop(); }
+
+  Result<std::string> attachUrl(const AttachSpec& spec) override {
+    std::lock_guard lock(mu);
+    attached = spec;
+    return base() + "/attach/token1";
+  }
+  Result<std::string> portForwardUrl(const std::string& ns, const std::string& pod) override {
+    if (ns != "default" || pod != "web") return Status::NotFoundMessage("no sandbox for " + pod);
+    return base() + "/portforward/token2";
+  }
+
+  std::mutex mu;
+  AttachSpec attached;
+  std::map<std::string, uint32_t> streams;  // streamtype -> id
+  std::string protocol;                     // X-Stream-Protocol-Version asked for
+  std::string errorStatus;                  // written on the error stream at the end
+  bool sawClientEnd = false;                // the agent closed the runtime connection
+
+ private:
+  std::string base() { return "http://127.0.0.1:" + std::to_string(http_.port()); }
+
+  void handle(const http::Request& req, http::ResponseWriter& w) {
+    {
+      std::lock_guard lock(mu);
+      protocol = req.header(spdy::kProtocolHeader);
+    }
+    if (!spdy::isUpgradeRequest(req) || req.method != "POST") {
+      return w.send(http::Response::error(Status::BadRequest("upgrade expected")));
+    }
+    auto stream = w.takeStream();
+    const bool attach = req.path.rfind("/attach/", 0) == 0;
+    ASSERT_TRUE(
+        spdy::acceptUpgrade(*stream, attach ? "v4.channel.k8s.io" : "portforward.k8s.io").ok());
+    if (attach) {
+      serveAttach(*stream);
+    } else {
+      (void)stream->write("greeting;");
+      char buf[4096];
+      for (;;) {
+        auto n = stream->read(buf, sizeof(buf));
+        if (!n.ok() || *n == 0) break;
+        (void)stream->write("echo:" + std::string(buf, *n) + ";");
+      }
+      std::lock_guard lock(mu);
+      sawClientEnd = true;
+    }
+  }
+
+  void serveAttach(http::Stream& stream) {
+    AttachSpec spec;
+    {
+      std::lock_guard lock(mu);
+      spec = attached;
+    }
+    size_t expected = 1 + spec.stdin + spec.stdout + (spec.stderr && !spec.tty) + spec.tty;
+    spdy::FrameReader reader;
+    spdy::FrameWriter writer;
+    auto send = [&](spdy::Frame f) { (void)stream.write(*writer.encode(f)); };
+    auto idOf = [&](const std::string& type) -> uint32_t {
+      std::lock_guard lock(mu);
+      auto it = streams.find(type);
+      return it == streams.end() ? 0 : it->second;
+    };
+    auto data = [&](const std::string& type, const std::string& bytes, bool fin) {
+      spdy::Frame f;
+      f.streamId = idOf(type);
+      f.data = bytes;
+      f.flags = fin ? spdy::kFlagFin : 0;
+      send(f);
+    };
+    auto next = [&]() -> std::optional<spdy::Frame> {
+      char buf[4096];
+      for (;;) {
+        auto f = reader.next();
+        if (!f.ok()) return std::nullopt;
+        if (f->has_value()) return **f;
+        auto n = stream.read(buf, sizeof(buf));
+        if (!n.ok() || *n == 0) return std::nullopt;
+        reader.feed({buf, *n});
+      }
+    };
+    for (size_t opened = 0; opened < expected;) {
+      auto f = next();
+      if (!f) return;
+      if (f->type != spdy::FrameType::kSynStream) continue;
+      {
+        std::lock_guard lock(mu);
+        streams[f->header("streamtype")] = f->streamId;
+      }
+      ++opened;
+      spdy::Frame reply;
+      reply.type = spdy::FrameType::kSynReply;
+      reply.streamId = f->streamId;
+      send(reply);
+    }
+    if (spec.stdout) data("stdout", "hello\n", false);
+    if (spec.stderr && !spec.tty) data("stderr", "warn\n", false);
+    bool stdinEnded = !spec.stdin;
+    while (!stdinEnded) {
+      auto f = next();
+      if (!f) {
+        std::lock_guard lock(mu);
+        sawClientEnd = true;
+        return;
+      }
+      if (f->type != spdy::FrameType::kData) continue;
+      if (f->streamId == idOf("stdin") && !f->data.empty()) data("stdout", f->data, false);
+      if (f->streamId == idOf("resize")) data("stdout", "resize:" + f->data, false);
+      stdinEnded = f->streamId == idOf("stdin") && f->fin();
+    }
+    std::string status;
+    {
+      std::lock_guard lock(mu);
+      status = errorStatus;
+    }
+    data("error", status, true);
+    stream.shutdown();
+  }
+
+  http::Server http_;
+};
+
 struct Frame {
   int channel;
   std::string data;
@@ -63,7 +200,7 @@ class AgentServerTest : public ::testing::Test {
     std::ofstream(pods_.previousLog) << "2024-05-01T09:00:00Z stderr F crashed\n";
     AgentServerOptions o;
     o.logPollInterval = std::chrono::milliseconds(10);
-    server_ = std::make_unique<AgentServer>(pods_, exec_, stats_, o);
+    server_ = std::make_unique<AgentServer>(pods_, exec_, stats_, o, &streaming_);
     ASSERT_TRUE(server_->start("127.0.0.1:0").ok());
   }
   void TearDown() override {
@@ -101,6 +238,7 @@ class AgentServerTest : public ::testing::Test {
   FakePods pods_;
   LocalExecBackend exec_;
   FakeStats stats_;
+  FakeRuntimeStreaming streaming_;
   std::unique_ptr<AgentServer> server_;
 };
 
@@ -242,6 +380,150 @@ TEST_F(AgentServerTest, StatsSummaryAndHealth) {
   EXPECT_FALSE(pod["containers"][1]["cpu"].contains("usageNanoCores"));
   EXPECT_EQ(pod["cpu"]["usageCoreNanoSeconds"], 150);
   EXPECT_EQ(pod["memory"]["workingSetBytes"], 1024);
+}
+
+TEST_F(AgentServerTest, AttachTranslatesChannelsToTheRuntimesStreams) {
+  auto c =
+      ws::dial("127.0.0.1", server_->port(),
+               "/attach/default/web/app?stdin=true&stdout=true&stderr=true", {"v5.channel.k8s.io"});
+  ASSERT_TRUE(c.ok()) << c.status().toString();
+  ASSERT_TRUE((*c)->writeBinary(std::string("\0abc", 4)).ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\xff\0", 2)).ok());
+  auto frames = readAll(**c);
+  EXPECT_EQ(joined(frames, 1), "hello\nabc");
+  EXPECT_EQ(joined(frames, 2), "warn\n");
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames.back().channel, 3);
+  EXPECT_EQ(json::parse(frames.back().data), json::parse(R"({"metadata":{},"status":"Success"})"));
+  std::lock_guard lock(streaming_.mu);
+  EXPECT_EQ(streaming_.protocol, "v4.channel.k8s.io");
+  EXPECT_EQ(streaming_.attached.containerId, "c1");
+  EXPECT_TRUE(streaming_.attached.stdin);
+  EXPECT_EQ(streaming_.streams, (std::map<std::string, uint32_t>{
+                                    {"error", 1}, {"stdin", 3}, {"stdout", 5}, {"stderr", 7}}));
+}
+
+TEST_F(AgentServerTest, AttachWithTerminalForwardsResizeAndTheRuntimesStatus) {
+  streaming_.errorStatus =
+      R"({"metadata":{},"status":"Failure","message":"container gone","reason":"InternalError"})";
+  auto c = ws::dial("127.0.0.1", server_->port(),
+                    "/attach/default/web/app?stdin=true&stdout=true&stderr=true&tty=true",
+                    {"v4.channel.k8s.io"});
+  ASSERT_TRUE(c.ok()) << c.status().toString();
+  ASSERT_TRUE((*c)->writeBinary(std::string("\x04") + R"({"Width":80,"Height":24})").ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\0x", 2)).ok());
+  ASSERT_TRUE((*c)->writeBinary(std::string("\xff\0", 2)).ok());
+  auto frames = readAll(**c);
+  EXPECT_EQ(joined(frames, 1), R"(hello
+resize:{"Width":80,"Height":24}x)");
+  EXPECT_EQ(joined(frames, 2), "");
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(json::parse(frames.back().data)["message"], "container gone");
+  std::lock_guard lock(streaming_.mu);
+  EXPECT_EQ(streaming_.streams.count("stderr"), 0u);  // a terminal merges it into stdout
+  EXPECT_EQ(streaming_.streams.count("resize"), 1u);
+}
+
+TEST_F(AgentServerTest, AttachedClientLeavingDetachesFromTheRuntime) {
+  {
+    auto c = ws::dial("127.0.0.1", server_->port(), "/attach/default/web/app?stdin=true",
+                      {"v5.channel.k8s.io"});
+    ASSERT_TRUE(c.ok());
+    auto m = (*c)->read();  // the greeting: attached
+    ASSERT_TRUE(m.ok());
+  }  // closed without ending stdin
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(streaming_.mu);
+      if (streaming_.sawClientEnd) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ADD_FAILURE() << "the runtime's connection stayed open after the client left";
+}
+
+TEST_F(AgentServerTest, AttachRefusals) {
+  pods_.running = false;
+  auto stopped = ws::dial("127.0.0.1", server_->port(), "/attach/default/web/app?stdout=true",
+                          {"v5.channel.k8s.io"});
+  EXPECT_EQ(stopped.status().code(), 400);
+  pods_.running = true;
+  auto none = ws::dial("127.0.0.1", server_->port(),
+                       "/attach/default/web/app?stdout=false&stderr=false", {"v5.channel.k8s.io"});
+  EXPECT_EQ(none.status().code(), 400);
+  auto unknown = ws::dial("127.0.0.1", server_->port(), "/attach/default/web/nope?stdout=true",
+                          {"v5.channel.k8s.io"});
+  EXPECT_EQ(unknown.status().code(), 404);
+}
+
+TEST_F(AgentServerTest, PortForwardOverSpdyRelaysTheSessionBytes) {
+  const std::string agent = "http://127.0.0.1:" + std::to_string(server_->port());
+  auto up = spdy::dialUpgrade(agent + "/portForward/default/web", {"portforward.k8s.io"});
+  ASSERT_TRUE(up.ok()) << up.status().toString();
+  EXPECT_EQ(up->protocol, "portforward.k8s.io");
+  ASSERT_TRUE(up->stream->write("\x80\x03\x00\x01").ok());  // bytes, whatever they mean
+  std::string got = up->alreadyRead;
+  char buf[256];
+  while (got.find("echo:\x80\x03\x00\x01;") == std::string::npos) {
+    auto n = up->stream->read(buf, sizeof(buf));
+    ASSERT_TRUE(n.ok() && *n > 0) << got;
+    got.append(buf, *n);
+  }
+  EXPECT_EQ(got.rfind("greeting;", 0), 0u) << got;
+  std::lock_guard lock(streaming_.mu);
+  EXPECT_EQ(streaming_.protocol, "portforward.k8s.io");
+}
+
+TEST_F(AgentServerTest, PortForwardOverAWebSocketTunnel) {
+  auto c = ws::dial("127.0.0.1", server_->port(), "/portForward/default/web?ports=80",
+                    {"SPDY/3.1+portforward.k8s.io"});
+  ASSERT_TRUE(c.ok()) << c.status().toString();
+  EXPECT_EQ((*c)->protocol(), "SPDY/3.1+portforward.k8s.io");
+  ASSERT_TRUE((*c)->writeBinary("spdy-bytes").ok());
+  std::string got;
+  while (got.find("echo:spdy-bytes;") == std::string::npos) {
+    auto m = (*c)->read();
+    ASSERT_TRUE(m.ok() && m->opcode == ws::Opcode::kBinary) << got;
+    got += m->payload;
+  }
+  EXPECT_EQ(got, "greeting;echo:spdy-bytes;");
+  ASSERT_TRUE((*c)->writeClose().ok());
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(streaming_.mu);
+      if (streaming_.sawClientEnd) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ADD_FAILURE() << "the runtime's connection stayed open after the tunnel closed";
+}
+
+TEST_F(AgentServerTest, PortForwardRefusals) {
+  const std::string agent = "http://127.0.0.1:" + std::to_string(server_->port());
+  auto badProtocol = spdy::dialUpgrade(agent + "/portForward/default/web", {"v4.channel.k8s.io"});
+  EXPECT_EQ(badProtocol.status().code(), 403);
+  auto badTunnel =
+      ws::dial("127.0.0.1", server_->port(), "/portForward/default/web", {"v5.channel.k8s.io"});
+  EXPECT_EQ(badTunnel.status().code(), 400);
+  auto noSandbox = spdy::dialUpgrade(agent + "/portForward/default/db", {"portforward.k8s.io"});
+  EXPECT_EQ(noSandbox.status().code(), 404);
+  http::Client client(agent);
+  auto plain = client.request("POST", "/portForward/default/web");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->status, 400);
+}
+
+TEST(AgentServerWithoutRuntimeStreaming, AttachAndPortForwardAreNotImplemented) {
+  FakePods pods;
+  LocalExecBackend exec;
+  FakeStats stats;
+  AgentServer server(pods, exec, stats);
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  auto pf = spdy::dialUpgrade(
+      "http://127.0.0.1:" + std::to_string(server.port()) + "/portForward/default/web",
+      {"portforward.k8s.io"});
+  EXPECT_EQ(pf.status().code(), 501);
+  server.stop();
 }
 
 TEST(NodeStats, ParsesProcFiles) {
