@@ -40,6 +40,14 @@ void setDefault(json& obj, const char* key, const json& value) {
   }
 }
 
+// Sets obj[key] = value when the field is absent or null: Kubernetes' defaults of pointer fields,
+// which keep an empty string for validation to reject.
+void setIfMissing(json& obj, const char* key, const json& value) {
+  if (!obj.is_object()) return;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) obj[key] = value;
+}
+
 bool isEmptyMap(const json* v) { return !v || v->is_null() || (v->is_object() && v->empty()); }
 
 // The tag of an image reference ("latest" when it has neither tag nor digest, as Docker does).
@@ -408,6 +416,43 @@ void defaultNode(json& obj) {
   }
 }
 
+// core/v1 SetDefaults_PersistentVolume: the phase a new volume starts in, Retain for volumes made
+// by hand (provisioners copy their class's policy), Filesystem volumes.
+void defaultPersistentVolume(json& obj) {
+  if (json* status = objectField(obj, "status")) setDefault(*status, "phase", "Pending");
+  json* spec = objectField(obj, "spec");
+  if (!spec) return;
+  setDefault(*spec, "persistentVolumeReclaimPolicy", "Retain");
+  setIfMissing(*spec, "volumeMode", "Filesystem");
+  if (json* hostPath = existingObject(*spec, "hostPath")) setIfMissing(*hostPath, "type", "");
+}
+
+void defaultPersistentVolumeClaim(json& obj) {
+  if (json* status = objectField(obj, "status")) setDefault(*status, "phase", "Pending");
+  if (json* spec = objectField(obj, "spec")) setIfMissing(*spec, "volumeMode", "Filesystem");
+}
+
+// storage.k8s.io/v1 SetDefaults_StorageClass and SetDefaults_CSIDriver.
+void defaultStorageClass(json& obj) {
+  setIfMissing(obj, "reclaimPolicy", "Delete");
+  setIfMissing(obj, "volumeBindingMode", "Immediate");
+}
+
+void defaultCSIDriver(json& obj) {
+  json* spec = objectField(obj, "spec");
+  if (!spec) return;
+  setIfMissing(*spec, "attachRequired", true);
+  setIfMissing(*spec, "podInfoOnMount", false);
+  setIfMissing(*spec, "storageCapacity", false);
+  setIfMissing(*spec, "fsGroupPolicy", "ReadWriteOnceWithFSType");
+  auto modes = spec->find("volumeLifecycleModes");
+  if (modes == spec->end() || modes->is_null() || (modes->is_array() && modes->empty())) {
+    (*spec)["volumeLifecycleModes"] = json::array({"Persistent"});
+  }
+  setIfMissing(*spec, "requiresRepublish", false);
+  setIfMissing(*spec, "seLinuxMount", false);
+}
+
 void defaultEndpointPorts(json& holder) {
   if (json* ports = existingArray(holder, "ports")) {
     for (auto& p : *ports) setDefault(p, "protocol", "TCP");
@@ -467,6 +512,10 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
       setDefault(obj, "type", "Opaque");
     else if (k == "Node")
       defaultNode(obj);
+    else if (k == "PersistentVolume")
+      defaultPersistentVolume(obj);
+    else if (k == "PersistentVolumeClaim")
+      defaultPersistentVolumeClaim(obj);
     else if (k == "Endpoints") {
       if (json* subsets = existingArray(obj, "subsets")) {
         for (auto& s : *subsets) defaultEndpointPorts(s);
@@ -487,6 +536,10 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
     defaultCronJob(obj);
   } else if (r.group == "autoscaling" && k == "HorizontalPodAutoscaler") {
     defaultHorizontalPodAutoscaler(obj, r.version);
+  } else if (r.group == "storage.k8s.io" && k == "StorageClass") {
+    defaultStorageClass(obj);
+  } else if (r.group == "storage.k8s.io" && k == "CSIDriver") {
+    defaultCSIDriver(obj);
   } else if (r.group == "discovery.k8s.io" && k == "EndpointSlice") {
     if (json* ports = existingArray(obj, "ports")) {
       for (auto& p : *ports) {

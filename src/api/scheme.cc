@@ -182,6 +182,20 @@ std::vector<ResourceInfo> builtinResources() {
     out.push_back(r);
   }
   {
+    auto r = resource("", "v1", "PersistentVolumeClaim", "persistentvolumeclaims",
+                      "persistentvolumeclaim");
+    r.shortNames = {"pvc"};
+    r.subresources = {statusOf(r)};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "PersistentVolume", "persistentvolumes", "persistentvolume");
+    r.namespaced = false;
+    r.shortNames = {"pv"};
+    r.subresources = {statusOf(r)};
+    out.push_back(r);
+  }
+  {
     auto r = resource("", "v1", "Pod", "pods", "pod");
     r.shortNames = {"po"};
     r.categories = {"all"};
@@ -314,6 +328,18 @@ std::vector<ResourceInfo> builtinResources() {
     r.shortNames = {"csr"};
     r.subresources = {SubresourceInfo{"approval", r.group, r.version, r.kind, kStatusVerbs},
                       statusOf(r)};
+    out.push_back(r);
+  }
+  // storage.k8s.io/v1
+  {
+    auto r = resource("storage.k8s.io", "v1", "StorageClass", "storageclasses", "storageclass");
+    r.namespaced = false;
+    r.shortNames = {"sc"};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("storage.k8s.io", "v1", "CSIDriver", "csidrivers", "csidriver");
+    r.namespaced = false;
     out.push_back(r);
   }
   for (auto [kind, plural, singular] :

@@ -8,6 +8,7 @@
 
 #include "api/printers/pod_cells.h"
 #include "api/printers/print_format.h"
+#include "api/printers/storage_cells.h"
 
 namespace minik8s::api {
 namespace {
@@ -651,6 +652,43 @@ const std::map<std::string, Printer>& printersByKind() {
           return json::array({str(meta, "name"), age(meta, now), str(spec, "signerName"),
                               str(spec, "username"), duration, condition});
         }};
+    p["PersistentVolume"] = {
+        {nameColumn(), col("Capacity", "Capacity of the volume (storage)."),
+         col("Access Modes", "Ways the volume can be mounted."),
+         col("Reclaim Policy", "What happens to the volume when released from its claim."),
+         col("Status", "Phase of the volume."),
+         col("Claim", "The claim bound to the volume (namespace/name)."),
+         col("StorageClass", "StorageClass of the pv"),
+         col("VolumeAttributesClass", "VolumeAttributesClass of the pv"),
+         col("Reason", "Brief reason of the volume's phase."), ageColumn(),
+         wide("VolumeMode", "Filesystem or Block.")},
+        [](const json& obj, const json&, TimePoint now) {
+          return persistentVolumeCells(obj, now);
+        }};
+    p["PersistentVolumeClaim"] = {{nameColumn(), col("Status", "Phase of the claim."),
+                                   col("Volume", "The volume bound to the claim."),
+                                   col("Capacity", "Capacity of the bound volume."),
+                                   col("Access Modes", "Access modes of the bound volume."),
+                                   col("StorageClass", "StorageClass of the pvc"),
+                                   col("VolumeAttributesClass", "VolumeAttributesClass of the pvc"),
+                                   ageColumn(), wide("VolumeMode", "Filesystem or Block.")},
+                                  [](const json& obj, const json&, TimePoint now) {
+                                    return persistentVolumeClaimCells(obj, now);
+                                  }};
+    p["StorageClass"] = {
+        {nameColumn(), col("Provisioner", "The plugin or CSI driver that provisions volumes."),
+         col("ReclaimPolicy", "Reclaim policy of the volumes provisioned."),
+         col("VolumeBindingMode", "When volumes are bound and provisioned."),
+         col("AllowVolumeExpansion", "Whether claims of this class may grow."), ageColumn()},
+        [](const json& obj, const json&, TimePoint now) { return storageClassCells(obj, now); }};
+    p["CSIDriver"] = {
+        {nameColumn(), col("AttachRequired", "The driver needs an attach step.", "boolean"),
+         col("PodInfoOnMount", "Pod information is passed on mount.", "boolean"),
+         col("StorageCapacity", "The driver reports storage capacity.", "boolean"),
+         col("TokenRequests", "Audiences of the tokens passed to the driver."),
+         col("RequiresRepublish", "Volumes are republished periodically.", "boolean"),
+         col("Modes", "Volume lifecycle modes."), ageColumn()},
+        [](const json& obj, const json&, TimePoint now) { return csiDriverCells(obj, now); }};
     for (const char* kind : {"RoleBinding", "ClusterRoleBinding"}) {
       p[kind] = {{nameColumn(), col("Role", "The role bound."), ageColumn(),
                   wide("Users", "Users in the binding"), wide("Groups", "Groups in the binding"),

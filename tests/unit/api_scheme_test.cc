@@ -19,7 +19,7 @@ TEST(SchemeTest, GroupsInDiscoveryOrderWithPreferredVersionFirst) {
   EXPECT_EQ(names, (std::vector<std::string>{
                        "", "apps", "autoscaling", "batch", "coordination.k8s.io",
                        "discovery.k8s.io", "rbac.authorization.k8s.io", "authorization.k8s.io",
-                       "authentication.k8s.io", "certificates.k8s.io",
+                       "authentication.k8s.io", "certificates.k8s.io", "storage.k8s.io",
                        "admissionregistration.k8s.io", "apiextensions.k8s.io", "minik8s.io"}));
   EXPECT_EQ(groups[2].versions, (std::vector<std::string>{"v2", "v1"}));
   EXPECT_EQ(groups[0].versions, (std::vector<std::string>{"v1"}));
@@ -112,7 +112,43 @@ TEST(SchemeTest, GroupVersionIsSortedAndComplete) {
   for (const auto* r : core) plurals.push_back(r->plural);
   EXPECT_EQ(plurals,
             (std::vector<std::string>{"bindings", "configmaps", "endpoints", "events", "namespaces",
-                                      "nodes", "pods", "secrets", "serviceaccounts", "services"}));
+                                      "nodes", "persistentvolumeclaims", "persistentvolumes",
+                                      "pods", "secrets", "serviceaccounts", "services"}));
+}
+
+TEST(SchemeTest, StorageResourcesLikeKubernetes) {
+  const auto& s = Scheme::builtin();
+  const auto* pv = s.byResource("", "v1", "persistentvolumes");
+  ASSERT_NE(pv, nullptr);
+  EXPECT_EQ(pv->kind, "PersistentVolume");
+  EXPECT_EQ(pv->singular, "persistentvolume");
+  EXPECT_FALSE(pv->namespaced);
+  EXPECT_EQ(pv->shortNames, (std::vector<std::string>{"pv"}));
+  EXPECT_TRUE(pv->categories.empty());
+  EXPECT_TRUE(pv->hasStatus());
+  EXPECT_EQ(pv->verbs.size(), 8u);
+  const auto* pvc = s.byResource("", "v1", "persistentvolumeclaims");
+  ASSERT_NE(pvc, nullptr);
+  EXPECT_EQ(pvc->kind, "PersistentVolumeClaim");
+  EXPECT_EQ(pvc->listKind, "PersistentVolumeClaimList");
+  EXPECT_TRUE(pvc->namespaced);
+  EXPECT_EQ(pvc->shortNames, (std::vector<std::string>{"pvc"}));
+  EXPECT_TRUE(pvc->hasStatus());
+  const auto* sc = s.byResource("storage.k8s.io", "v1", "storageclasses");
+  ASSERT_NE(sc, nullptr);
+  EXPECT_EQ(sc->kind, "StorageClass");
+  EXPECT_EQ(sc->singular, "storageclass");
+  EXPECT_FALSE(sc->namespaced);
+  EXPECT_EQ(sc->shortNames, (std::vector<std::string>{"sc"}));
+  EXPECT_TRUE(sc->subresources.empty());
+  EXPECT_EQ(sc->qualifiedResource(), "storageclasses.storage.k8s.io");
+  const auto* csi = s.byKind("storage.k8s.io", "v1", "CSIDriver");
+  ASSERT_NE(csi, nullptr);
+  EXPECT_EQ(csi->plural, "csidrivers");
+  EXPECT_FALSE(csi->namespaced);
+  EXPECT_TRUE(csi->shortNames.empty());
+  EXPECT_TRUE(csi->subresources.empty());
+  EXPECT_EQ(definitionName(*csi), "io.k8s.api.storage.v1.CSIDriver");
 }
 
 TEST(SchemeTest, EveryResourceHasADefinitionWithItsGvk) {

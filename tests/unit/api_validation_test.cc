@@ -132,6 +132,29 @@ std::vector<std::tuple<std::string, std::string, json>> samples() {
          "spec":{"holderIdentity":"a","leaseDurationSeconds":15,"leaseTransitions":0}})"_json},
       {"Dns", "v1", dns()},
       {"ServiceAccount", "v1", R"({"metadata":{"name":"default","namespace":"d"}})"_json},
+      {"PersistentVolume", "v1",
+       R"({"metadata":{"name":"local-1"},"spec":{"capacity":{"storage":"10Gi"},
+         "accessModes":["ReadWriteOnce"],"storageClassName":"local","local":{"path":"/mnt/d1"},
+         "claimRef":{"namespace":"default","name":"data"},
+         "nodeAffinity":{"required":{"nodeSelectorTerms":[{"matchExpressions":[
+           {"key":"kubernetes.io/hostname","operator":"In","values":["node-1"]}]}]}}}})"_json},
+      {"PersistentVolume", "v1",
+       R"({"metadata":{"name":"csi-1"},"spec":{"capacity":{"storage":"1Gi"},
+         "accessModes":["ReadWriteOncePod"],"csi":{"driver":"hostpath.csi.k8s.io",
+           "volumeHandle":"v-1","nodePublishSecretRef":{"name":"s","namespace":"d"}}}})"_json},
+      {"PersistentVolumeClaim", "v1",
+       R"({"metadata":{"name":"data","namespace":"default"},"spec":{
+         "accessModes":["ReadWriteOnce"],"resources":{"requests":{"storage":"8Gi"}},
+         "storageClassName":"standard","selector":{"matchLabels":{"tier":"db"}}}})"_json},
+      {"StorageClass", "v1",
+       R"({"metadata":{"name":"standard"},"provisioner":"hostpath.csi.k8s.io",
+         "parameters":{"type":"fast"},"allowVolumeExpansion":true,
+         "allowedTopologies":[{"matchLabelExpressions":[
+           {"key":"topology.kubernetes.io/zone","values":["a","b"]}]}]})"_json},
+      {"CSIDriver", "v1",
+       R"({"metadata":{"name":"hostpath.csi.k8s.io"},"spec":{"attachRequired":false,
+         "tokenRequests":[{"audience":"vault","expirationSeconds":3600}],
+         "volumeLifecycleModes":["Persistent","Ephemeral"]}})"_json},
   };
 }
 

@@ -14,5 +14,6 @@ std::string_view otherGroupsSchemaText();  // autoscaling, coordination, discove
                                            // authentication, minik8s.io
 std::string_view securityGroupsSchemaText();  // rbac, authorization, authentication reviews,
                                               // certificates
+std::string_view storageSchemaText();         // core/v1 PersistentVolume(Claim), storage.k8s.io/v1
 
 }  // namespace minik8s::api::schema

@@ -64,6 +64,10 @@ void validateClusterRole(FieldErrors& errs, const json& obj, const json* old);
 void validateRoleBinding(FieldErrors& errs, const json& obj, const json* old);
 void validateClusterRoleBinding(FieldErrors& errs, const json& obj, const json* old);
 void validateCertificateSigningRequest(FieldErrors& errs, const json& obj, const json* old);
+void validatePersistentVolume(FieldErrors& errs, const json& obj, const json* old);
+void validatePersistentVolumeClaim(FieldErrors& errs, const json& obj, const json* old);
+void validateStorageClass(FieldErrors& errs, const json& obj, const json* old);
+void validateCSIDriver(FieldErrors& errs, const json& obj, const json* old);
 
 // Small helpers shared by the kinds.
 // obj[name] if obj is an object holding that key (null included as nullptr), else nullptr.
