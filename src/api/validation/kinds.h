@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "api/validation/field_errors.h"
 #include "api/validation/name_rules.h"
@@ -22,6 +23,9 @@ void validateLabels(FieldErrors& errs, const json& labels, const std::string& pa
 bool validateLabelSelector(FieldErrors& errs, const json& selector, const std::string& path);
 // Whether `selector` (already validated) selects `labels`.
 bool selectorMatches(const json& selector, const json& labels);
+// A core/v1 NodeSelector (a PersistentVolume's nodeAffinity.required): at least one term; the
+// operator, key and values of each matchExpressions and matchFields requirement.
+void validateNodeSelector(FieldErrors& errs, const json& selector, const std::string& path);
 // Reports "field is immutable" at `path` when the values differ.
 void validateImmutable(FieldErrors& errs, const json* now, const json* before,
                        const std::string& path);
@@ -77,6 +81,16 @@ inline bool absent(const json& obj, std::string_view name) {
   const json* v = member(obj, name);
   return !v || v->is_null();
 }
+// obj[name] if it is an object, else an empty object.
+const json& objectAt(const json& obj, std::string_view name);
+bool oneOf(const std::vector<std::string>& values, const std::string& value);
+// The strings of the array obj[name]; items of another type are reported.
+std::vector<std::string> stringItems(FieldErrors& errs, const json& obj, std::string_view name,
+                                     const std::string& path);
+// A string field that, when present, must be one of `supported`; "" too (Kubernetes' optional
+// enums are pointers: an empty string is a value, not an absence).
+void validateOptionalEnum(FieldErrors& errs, const json& obj, std::string_view name,
+                          const std::string& path, const std::vector<std::string>& supported);
 // Reports value < 0 as "must be greater than or equal to 0".
 void validateNonnegative(FieldErrors& errs, std::optional<int64_t> value, const std::string& path);
 // A port protocol (TCP/UDP/SCTP): required, else one of them.

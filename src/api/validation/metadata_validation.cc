@@ -1,4 +1,5 @@
 // Object metadata, labels, annotations and label selectors.
+#include <algorithm>
 #include <string>
 
 #include "api/validation/kinds.h"
@@ -130,6 +131,37 @@ void validateImmutable(FieldErrors& errs, const json* now, const json* before,
   const json& a = now ? *now : kNull;
   const json& b = before ? *before : kNull;
   if (a != b) errs.invalid(path, a, "field is immutable");
+}
+
+const json& objectAt(const json& obj, std::string_view name) {
+  const json* v = member(obj, name);
+  return v && v->is_object() ? *v : kNoObject;
+}
+
+bool oneOf(const std::vector<std::string>& values, const std::string& value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+std::vector<std::string> stringItems(FieldErrors& errs, const json& obj, std::string_view name,
+                                     const std::string& path) {
+  std::vector<std::string> out;
+  const json* items = errs.array(obj, name, path);
+  if (!items) return out;
+  for (size_t i = 0; i < items->size(); ++i) {
+    const json& v = (*items)[i];
+    if (!v.is_string()) {
+      errs.typeInvalid(index(path, i), v, "string");
+      continue;
+    }
+    out.push_back(v.get<std::string>());
+  }
+  return out;
+}
+
+void validateOptionalEnum(FieldErrors& errs, const json& obj, std::string_view name,
+                          const std::string& path, const std::vector<std::string>& supported) {
+  auto v = errs.string(obj, name, path);
+  if (v && !oneOf(supported, *v)) errs.notSupported(path, *v, supported);
 }
 
 void validateNonnegative(FieldErrors& errs, std::optional<int64_t> value, const std::string& path) {
