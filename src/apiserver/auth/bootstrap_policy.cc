@@ -81,16 +81,17 @@ json workloadRules(const Strings& verbs, bool withSecrets) {
 
 json viewRules() {
   json rules = workloadRules(kRead, false);
-  rules.push_back(
-      rule(kRead, {""},
-           {"pods/log", "pods/status", "services/status", "namespaces", "namespaces/status"}));
+  rules.push_back(rule(kRead, {""},
+                       {"pods/log", "pods/status", "services/status",
+                        "persistentvolumeclaims/status", "namespaces", "namespaces/status"}));
   rules.push_back(rule(kRead, {"apps"}, {"deployments/status", "replicasets/status"}));
   return rules;
 }
 
 json editRules() {
   json rules = workloadRules(kAll, true);
-  rules.push_back(rule(kRead, {""}, {"pods/log", "pods/status", "namespaces"}));
+  rules.push_back(rule(kRead, {""},
+                       {"pods/log", "pods/status", "persistentvolumeclaims/status", "namespaces"}));
   rules.push_back(
       rule({"create", "get"}, {""},
            {"pods/exec", "pods/attach", "pods/portforward", "pods/proxy", "services/proxy"}));
