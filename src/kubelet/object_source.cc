@@ -61,4 +61,13 @@ Result<std::vector<json>> RestClientObjectSource::services(const std::string& ns
   return out;
 }
 
+Result<json> RestClientObjectSource::persistentVolumeClaim(const std::string& ns,
+                                                           const std::string& name) {
+  return client_.get(client::Resource{"", "v1", "persistentvolumeclaims", true}, ns, name);
+}
+
+Result<json> RestClientObjectSource::persistentVolume(const std::string& name) {
+  return client_.get(client::Resource{"", "v1", "persistentvolumes", false}, "", name);
+}
+
 }  // namespace minik8s::kubelet

@@ -1,5 +1,6 @@
 // ObjectSource: where the kubelet reads the ConfigMaps and Secrets that env vars and volumes
-// name, and the Services that become environment variables. The agent reads them from the API
+// name, the claims and volumes behind persistentVolumeClaim volumes, and the Services that become
+// environment variables. The agent reads them from the API
 // server (RestClientObjectSource); tests use a map.
 // configMapData/secretData return the decoded key -> bytes map (data and binaryData for
 // ConfigMaps; base64-decoded data for Secrets), or the API's NotFound. Implementations are
@@ -24,6 +25,9 @@ class ObjectSource {
   virtual Result<KeyBytes> secretData(const std::string& ns, const std::string& name) = 0;
   // The Service objects of a namespace.
   virtual Result<std::vector<json>> services(const std::string& ns) = 0;
+  // A PersistentVolumeClaim and a PersistentVolume (the API's NotFound when missing).
+  virtual Result<json> persistentVolumeClaim(const std::string& ns, const std::string& name) = 0;
+  virtual Result<json> persistentVolume(const std::string& name) = 0;
 };
 
 // Decodes the data (and binaryData) of a ConfigMap or Secret object.
@@ -36,6 +40,8 @@ class RestClientObjectSource : public ObjectSource {
   Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override;
   Result<KeyBytes> secretData(const std::string& ns, const std::string& name) override;
   Result<std::vector<json>> services(const std::string& ns) override;
+  Result<json> persistentVolumeClaim(const std::string& ns, const std::string& name) override;
+  Result<json> persistentVolume(const std::string& name) override;
 
  private:
   client::RestClient& client_;

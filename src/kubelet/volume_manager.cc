@@ -215,6 +215,62 @@ Status VolumeManager::addProjectedSource(const json& pod, const json& source, in
   return Status::BadRequest("unsupported projected volume source");
 }
 
+namespace {
+
+// Creates or checks a hostPath as its type says (DirectoryOrCreate, FileOrCreate, Directory,
+// File; "" checks nothing).
+Status prepareHostPath(const std::string& path, const std::string& type) {
+  std::error_code ec;
+  if (type == "DirectoryOrCreate") {
+    fs::create_directories(path, ec);
+  } else if (type == "FileOrCreate" && !fs::exists(path)) {
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    std::ofstream(path).flush();
+  } else if ((type == "Directory" && !fs::is_directory(path)) ||
+             (type == "File" && !fs::is_regular_file(path))) {
+    return Status::NotFoundMessage("hostPath type check failed: " + path + " is not a " +
+                                   (type == "File" ? "file" : "directory"));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::string> VolumeManager::claimPath(const std::string& ns, const json& source) {
+  const std::string claimName = source.value("claimName", "");
+  auto claim = objects_.persistentVolumeClaim(ns, claimName);
+  if (!claim.ok()) {
+    if (claim.status().code() == 404) {
+      return Status::NotFoundMessage("persistentvolumeclaim \"" + claimName + "\" not found");
+    }
+    return claim.status();
+  }
+  const std::string phase = claim->value("/status/phase"_json_pointer, std::string());
+  const std::string volumeName = claim->value("/spec/volumeName"_json_pointer, std::string());
+  if (phase != "Bound" || volumeName.empty()) {
+    return Status::Unavailable("persistentvolumeclaim \"" + claimName + "\" is not bound" +
+                               (phase.empty() ? "" : " (" + phase + ")"));
+  }
+  auto volume = objects_.persistentVolume(volumeName);
+  if (!volume.ok()) return volume.status();
+  const json spec = volume->value("spec", json::object());
+  if (spec.contains("hostPath") && spec["hostPath"].is_object()) {
+    std::string path = spec["hostPath"].value("path", "");
+    if (Status s = prepareHostPath(path, spec["hostPath"].value("type", "")); !s.ok()) return s;
+    return path;
+  }
+  if (spec.contains("local") && spec["local"].is_object()) {
+    std::string path = spec["local"].value("path", "");
+    if (!fs::exists(path)) {
+      return Status::NotFoundMessage("path \"" + path + "\" of local volume \"" + volumeName +
+                                     "\" does not exist on this node");
+    }
+    return path;
+  }
+  return Status::BadRequest("persistentvolume \"" + volumeName +
+                            "\": this node mounts hostPath and local volumes only");
+}
+
 Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
   const std::string uid = podUid(pod);
   auto now = clock_.now();
@@ -232,19 +288,12 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
     std::string name = vol.value("name", "");
     if (vol.contains("hostPath")) {
       std::string path = vol["hostPath"].value("path", "");
-      std::string type = vol["hostPath"].value("type", "");
-      std::error_code ec;
-      if (type == "DirectoryOrCreate") {
-        fs::create_directories(path, ec);
-      } else if (type == "FileOrCreate" && !fs::exists(path)) {
-        fs::create_directories(fs::path(path).parent_path(), ec);
-        std::ofstream(path).flush();
-      } else if ((type == "Directory" && !fs::is_directory(path)) ||
-                 (type == "File" && !fs::is_regular_file(path))) {
-        return Status::NotFoundMessage("hostPath type check failed: " + path + " is not a " +
-                                       (type == "File" ? "file" : "directory"));
-      }
+      if (Status s = prepareHostPath(path, vol["hostPath"].value("type", "")); !s.ok()) return s;
       paths[name] = path;
+    } else if (vol.contains("persistentVolumeClaim") && vol["persistentVolumeClaim"].is_object()) {
+      auto path = claimPath(ns, vol["persistentVolumeClaim"]);
+      if (!path.ok()) return path.status();
+      paths[name] = VolumePath(*path, vol["persistentVolumeClaim"].value("readOnly", false));
     } else if (vol.contains("configMap") || vol.contains("secret")) {
       bool isSecret = vol.contains("secret");
       const json& src = isSecret ? vol["secret"] : vol["configMap"];
@@ -311,7 +360,7 @@ Result<std::vector<::runtime::v1::Mount>> VolumeManager::mountsFor(
     auto it = volumes.find(name);
     if (it == volumes.end())
       return Status::NotFoundMessage("volumeMount " + name + " names no volume of the pod");
-    std::string host = it->second;
+    std::string host = it->second.path;
     std::string subPath = vm.value("subPath", "");
     if (!subPath.empty()) {
       if (!safeRelative(subPath))
@@ -328,7 +377,7 @@ Result<std::vector<::runtime::v1::Mount>> VolumeManager::mountsFor(
     ::runtime::v1::Mount m;
     m.set_container_path(vm.value("mountPath", ""));
     m.set_host_path(host);
-    m.set_readonly(vm.value("readOnly", false));
+    m.set_readonly(vm.value("readOnly", false) || it->second.readOnly);
     mounts.push_back(std::move(m));
   }
   return mounts;

@@ -7,7 +7,10 @@
 // from the API objects (items with path and mode, defaultMode, optional); downwardAPI writes pod
 // fields (fieldRef metadata.name/namespace/uid/labels/annotations, resourceFieldRef); projected
 // combines configMap, secret, downwardAPI and serviceAccountToken sources (a pod-bound token from
-// the TokenManager, renewed at 80% of its lifetime) in one directory. Files are replaced
+// the TokenManager, renewed at 80% of its lifetime) in one directory; persistentVolumeClaim
+// resolves the claim (it must be Bound) to its PersistentVolume and uses the volume's hostPath or
+// local path (readOnly when the claim volume says so); other volume sources of a PV are refused
+// with an error (the pod waits) rather than given an empty directory. Files are replaced
 // atomically (temp file + rename) and only when their content changed. mountsFor() turns a
 // container's
 // volumeMounts (readOnly, subPath) into CRI mounts. tearDownPod() removes the pod directory.
@@ -34,8 +37,15 @@ class VolumeManager {
                 std::chrono::seconds refresh = std::chrono::seconds(60),
                 TokenManager* tokens = nullptr);
 
-  // The host path of each volume by name.
-  using VolumePaths = std::map<std::string, std::string>;
+  // Where a volume is on the host; readOnly when the volume itself says so (a claim mounted
+  // readOnly), whatever the container's volumeMounts ask.
+  struct VolumePath {
+    VolumePath(std::string p = "", bool ro = false) : path(std::move(p)), readOnly(ro) {}
+    std::string path;
+    bool readOnly;
+  };
+  // Each volume by name.
+  using VolumePaths = std::map<std::string, VolumePath>;
   Result<VolumePaths> setUpPod(const json& pod);
   Result<std::vector<::runtime::v1::Mount>> mountsFor(const json& container,
                                                       const VolumePaths& volumes) const;
@@ -49,6 +59,8 @@ class VolumeManager {
   // Relative path -> content and mode.
   using FileMap = std::map<std::string, std::pair<std::string, int>>;
   Status addProjectedSource(const json& pod, const json& source, int defaultMode, FileMap& files);
+  // The host path of the volume behind a persistentVolumeClaim volume source.
+  Result<std::string> claimPath(const std::string& ns, const json& source);
 
   std::string root_;
   ObjectSource& objects_;

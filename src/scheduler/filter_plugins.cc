@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "api/node_placement.h"
+#include "api/persistent_volumes.h"
 #include "api/selector.h"
 #include "scheduler/plugins.h"
 
@@ -60,18 +62,35 @@ class NodeReady : public FilterPlugin {
   }
 };
 
-// Kubernetes' VolumeBinding as far as minik8s has storage: PersistentVolumeClaims are not served
-// yet, so a pod that needs one (a StatefulSet's volumeClaimTemplates) stays Pending saying which
-// claim is missing, instead of running without its data.
+// Kubernetes' VolumeBinding for claims that exist: every persistentVolumeClaim volume's claim must
+// exist, not be terminating, and be bound; a bound volume with required node affinity (local
+// volumes) must allow the node. Reasons as kube-scheduler words them.
 class VolumeBinding : public FilterPlugin {
  public:
   std::string name() const override { return "VolumeBinding"; }
-  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo&,
-                                  const ClusterView&) const override {
-    for (const auto& volume : arrayOrEmpty(field(*pod.pod, "spec", "volumes"))) {
-      const json& claim = member(volume, "persistentVolumeClaim");
-      if (!claim.is_object()) continue;
-      return {"persistentvolumeclaim \"" + claim.value("claimName", "") + "\" not found"};
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView& cluster) const override {
+    const std::string ns = pod.pod->value("/metadata/namespace"_json_pointer, std::string());
+    for (const auto& claimName : api::podClaimNames(*pod.pod)) {
+      std::optional<json> claim =
+          cluster.claim ? cluster.claim(ns + "/" + claimName) : std::nullopt;
+      if (!claim) return {"persistentvolumeclaim \"" + claimName + "\" not found"};
+      if (claim->contains("/metadata/deletionTimestamp"_json_pointer)) {
+        return {"persistentvolumeclaim \"" + claimName + "\" is being deleted"};
+      }
+      const std::string volumeName = claim->value("/spec/volumeName"_json_pointer, std::string());
+      if (volumeName.empty()) return {"pod has unbound immediate PersistentVolumeClaims"};
+      std::optional<json> volume = cluster.volume ? cluster.volume(volumeName) : std::nullopt;
+      if (!volume) return {"persistentvolume \"" + volumeName + "\" not found"};
+      const json required = volume->value("/spec/nodeAffinity/required"_json_pointer, json());
+      if (!required.is_object()) continue;
+      json asPod = {
+          {"spec",
+           {{"affinity",
+             {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", required}}}}}}}};
+      if (!api::matchesNodeSelectorAndAffinity(asPod, node.node())) {
+        return {"node(s) had volume node affinity conflict"};
+      }
     }
     return {};
   }

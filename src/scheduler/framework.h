@@ -8,8 +8,10 @@
 // round-robin cursor and random generator of schedule(), so one scheduling thread uses it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +23,11 @@ namespace minik8s::scheduler {
 // All nodes with their pods, as the scheduler cache sees them during one scheduling cycle.
 struct ClusterView {
   std::vector<const NodeInfo*> nodes;
+  // PersistentVolumeClaims ("namespace/name") and PersistentVolumes (name) as the scheduler's
+  // informers see them; null when the scheduler watches no storage (tests): every claim is then
+  // missing.
+  std::function<std::optional<json>(const std::string&)> claim;
+  std::function<std::optional<json>(const std::string&)> volume;
 };
 
 class FilterPlugin {

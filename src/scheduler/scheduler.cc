@@ -65,7 +65,17 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
       queue_(client::RealClock::instance(), options_.queue),
       events_(client, client::ApiEventRecorderOptions{.component = options_.schedulerName}),
       pods_(client, client::resources::kPods),
-      nodes_(client, client::resources::kNodes) {
+      nodes_(client, client::resources::kNodes),
+      claims_(client, client::Resource{"", "v1", "persistentvolumeclaims", true}),
+      volumes_(client, client::Resource{"", "v1", "persistentvolumes", false}) {
+  // A claim that binds or a volume that appears may make a waiting pod schedulable.
+  auto storageChanged = [this](const json&) { queue_.moveAllToActiveOrBackoff(); };
+  claims_.addHandlers({storageChanged,
+                       [storageChanged](const json&, const json& c) { storageChanged(c); },
+                       nullptr});
+  volumes_.addHandlers({storageChanged,
+                        [storageChanged](const json&, const json& v) { storageChanged(v); },
+                        nullptr});
   pods_.addHandlers({[this](const json& p) { onPodAdd(p); },
                      [this](const json& o, const json& n) { onPodUpdate(o, n); },
                      [this](const json& p) { onPodDelete(p); }});
@@ -109,6 +119,8 @@ void Scheduler::start() {
   started_ = true;
   nodes_.start();
   pods_.start();
+  claims_.start();
+  volumes_.start();
   for (int i = 0; i < std::max(1, options_.bindWorkers); ++i) {
     workers_.emplace_back([this] { workerLoop(); });
   }
@@ -130,6 +142,8 @@ void Scheduler::stop() {
   for (auto& w : workers_) w.join();
   pods_.stop();
   nodes_.stop();
+  claims_.stop();
+  volumes_.stop();
 }
 
 bool Scheduler::waitForSync(std::chrono::milliseconds timeout) {
@@ -196,8 +210,12 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
   ++attempts_;
   const auto attemptStart = std::chrono::steady_clock::now();
   PodInfo info = makePodInfo(*pod);
-  ScheduleResult result =
-      cache_.withView([&](const ClusterView& view) { return framework_->schedule(info, view); });
+  ScheduleResult result = cache_.withView([&](const ClusterView& nodes) {
+    ClusterView view = nodes;
+    view.claim = [this](const std::string& k) { return claims_.get(k); };
+    view.volume = [this](const std::string& name) { return volumes_.get(name); };
+    return framework_->schedule(info, view);
+  });
   if (result.nodeName.empty()) {
     ++unschedulable_;
     recordAttempt("unschedulable", attemptStart);

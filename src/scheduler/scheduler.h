@@ -88,6 +88,7 @@ class Scheduler {
   SchedulingQueue queue_;
   client::ApiEventRecorder events_;
   client::Informer pods_, nodes_;
+  client::Informer claims_, volumes_;  // VolumeBinding's view of storage
 
   std::mutex tasksMu_;
   std::condition_variable tasksCv_;

@@ -4,7 +4,7 @@
 # order, each only after its predecessor is Ready; each pod resolves its peers by their stable DNS
 # names; a deleted pod comes back with its name; scale down removes the highest ordinal; `kubectl
 # set image` rolls from the highest ordinal down and `rollout status|history|undo sts/web` work;
-# a pod that needs a claim (volumeClaimTemplates) stays Pending naming it.
+# volumeClaimTemplates create one claim per pod, Pending until a volume exists, kept after the set.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/fault_lib.sh"
 set +e
@@ -111,7 +111,7 @@ out=$(kubectl rollout status sts/web --timeout=180s 2>&1) || fail "rollout statu
 wait_for 30 bash -c "[[ \$(kubectl get pods -l app=nginx -o jsonpath='{.items[*].spec.containers[0].image}' | tr ' ' '\n' | sort -u) == minik8s/busybox:1.35 ]]" ||
   fail "every pod back on the old image"
 
-step "a pod that needs a claim stays Pending and says which"
+step "volumeClaimTemplates: one claim per pod, Pending until a volume exists, kept after the set"
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: apps/v1
 kind: StatefulSet
@@ -123,17 +123,38 @@ spec:
   template:
     metadata: {labels: {app: db}}
     spec:
+      terminationGracePeriodSeconds: 1
       containers:
-      - {name: db, image: minik8s/busybox:1.35, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}
+      - {name: db, image: minik8s/busybox:1.35, command: [sh, -c, "echo kept > /data/f; exec sleep 3600"], volumeMounts: [{name: data, mountPath: /data}]}
   volumeClaimTemplates:
   - metadata: {name: data}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 YAML
 wait_for 30 bash -c "kubectl describe pod db-0 | grep -q FailedScheduling"
-expect_contains "$(kubectl describe pod db-0)" 'persistentvolumeclaim "data-db-0" not found' \
-  "the missing claim is named"
+expect_contains "$(kubectl describe pod db-0)" 'pod has unbound immediate PersistentVolumeClaims'   "the pod waits for its claim"
+expect_eq "$(kubectl get pvc data-db-0 -o jsonpath='{.status.phase}')" "Pending" "claim data-db-0 created, Pending"
 expect_eq "$(kubectl get pod db-0 -o jsonpath='{.status.phase}')" "Pending" "db-0 stays Pending"
-kubectl delete sts db >/dev/null
+pvdir=/tmp/minik8s-e2e-sset-pv
+rm -rf "$pvdir"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: db-pv}
+spec:
+  capacity: {storage: 2Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: $pvdir, type: DirectoryOrCreate}
+YAML
+wait_for 60 bash -c "kubectl get pod db-0 -o jsonpath='{.status.phase}' | grep -qx Running" ||
+  kubectl describe pod db-0
+expect_eq "$(kubectl get pvc data-db-0 -o jsonpath='{.spec.volumeName}')" "db-pv" "the claim bound the new volume"
+kubectl delete sts db --wait=false >/dev/null
+wait_for 60 bash -c "! kubectl get pod db-0 >/dev/null 2>&1"
+expect_eq "$(kubectl get pvc data-db-0 -o jsonpath='{.status.phase}')" "Bound" "the claim outlives the set"
+expect_eq "$(cat $pvdir/f 2>/dev/null)" "kept" "the pod wrote into the volume"
+kubectl delete pvc data-db-0 >/dev/null
+kubectl delete pv db-pv >/dev/null
+rm -rf "$pvdir"
 
 step "deleting the StatefulSet takes its pods"
 kubectl delete sts web >/dev/null || fail "delete sts"

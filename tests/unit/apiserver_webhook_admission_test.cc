@@ -187,11 +187,13 @@ TEST(AdmissionChainTest, FixedOrderAndSelection) {
     return out;
   };
   EXPECT_EQ(names(admissionPlugins()),
-            (std::vector<std::string>{"ServiceAccount(m)", "MutatingAdmissionWebhook(m)",
-                                      "NodeRestriction(v)", "ValidatingAdmissionWebhook(v)"}));
-  EXPECT_EQ(selectAdmissionPlugins({}, {"NodeRestriction"}),
-            (std::vector<std::string>{"ServiceAccount", "MutatingAdmissionWebhook",
-                                      "ValidatingAdmissionWebhook"}));
+            (std::vector<std::string>{"ServiceAccount(m)", "DefaultStorageClass(m)",
+                                      "StorageObjectInUseProtection(m)",
+                                      "MutatingAdmissionWebhook(m)", "NodeRestriction(v)",
+                                      "ValidatingAdmissionWebhook(v)"}));
+  EXPECT_EQ(selectAdmissionPlugins({}, {"NodeRestriction", "DefaultStorageClass"}),
+            (std::vector<std::string>{"ServiceAccount", "StorageObjectInUseProtection",
+                                      "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}));
   testing::FakeStore store;
   Registry registry(store, api::Scheme::builtin());
   auto chain = buildAdmissionChain({"ValidatingAdmissionWebhook", "ServiceAccount"}, registry);

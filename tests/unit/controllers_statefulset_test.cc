@@ -241,6 +241,13 @@ TEST_F(StatefulSetControllerTest, ClaimTemplatesBecomeThePodsClaims) {
     }
   }
   EXPECT_TRUE(found) << pod["spec"].dump();
+  // The claim exists, labelled like the set's pods, and stays when the pod and the set go.
+  auto claim = rest->get(client::Resource{"", "v1", "persistentvolumeclaims", true}, "default",
+                         "data-vol-0");
+  ASSERT_TRUE(claim.ok()) << claim.status().toString();
+  EXPECT_EQ((*claim)["metadata"]["labels"]["app"], "vol");
+  EXPECT_EQ((*claim)["spec"]["resources"]["requests"]["storage"], "1Gi");
+  EXPECT_FALSE((*claim)["metadata"].contains("ownerReferences"));
 }
 
 TEST_F(StatefulSetControllerTest, BadSpecsAndForbiddenUpdatesAreRefused) {

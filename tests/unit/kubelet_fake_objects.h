@@ -1,4 +1,5 @@
-// An ObjectSource for kubelet tests: ConfigMaps and Secrets from in-memory maps keyed "ns/name",
+// An ObjectSource for kubelet tests: ConfigMaps, Secrets and claims from in-memory maps keyed
+// "ns/name", PersistentVolumes by name,
 // Services from a list per namespace.
 #pragma once
 
@@ -27,7 +28,19 @@ class MapObjects : public kubelet::ObjectSource {
     auto it = serviceObjects.find(ns);
     return it == serviceObjects.end() ? std::vector<json>{} : it->second;
   }
+  Result<json> persistentVolumeClaim(const std::string& ns, const std::string& name) override {
+    auto it = claims.find(ns + "/" + name);
+    if (it == claims.end()) return Status::NotFound("persistentvolumeclaims", name);
+    return it->second;
+  }
+  Result<json> persistentVolume(const std::string& name) override {
+    auto it = volumes.find(name);
+    if (it == volumes.end()) return Status::NotFound("persistentvolumes", name);
+    return it->second;
+  }
   std::map<std::string, kubelet::KeyBytes> configMaps, secrets;
+  std::map<std::string, json> claims;                       // by "ns/name"
+  std::map<std::string, json> volumes;                      // by name
   std::map<std::string, std::vector<json>> serviceObjects;  // by namespace
   bool failServices = false;
 };

@@ -1,20 +1,19 @@
 // Unit tests of the kubelet's pure parts: back-off, env resolution, volume files, pod status
 // computation, QoS and resources.
 #include <gtest/gtest.h>
-
-#include "fake_clock.h"
-#include "kubelet_fake_objects.h"
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "fake_clock.h"
 #include "kubelet/backoff.h"
 #include "kubelet/env_resolver.h"
 #include "kubelet/pod_status.h"
 #include "kubelet/pod_util.h"
 #include "kubelet/volume_manager.h"
+#include "kubelet_fake_objects.h"
 
 namespace minik8s::kubelet {
 namespace {
@@ -142,22 +141,22 @@ TEST_F(VolumeTest, WritesConfigMapAndSecretFilesWithItemsAndModes) {
   auto paths = vm.setUpPod(pod);
   ASSERT_TRUE(paths.ok()) << paths.status().toString();
   const std::string base = root + "/pods/uid-1/volumes";
-  EXPECT_EQ((*paths)["cache"], base + "/kubernetes.io~empty-dir/cache");
-  EXPECT_EQ(readFile((*paths)["conf"] + "/sub/app.conf"), "a=1\n");
-  EXPECT_FALSE(std::filesystem::exists((*paths)["conf"] + "/other"));
-  EXPECT_EQ(readFile((*paths)["sec"] + "/token"), "t0k");
+  EXPECT_EQ((*paths)["cache"].path, base + "/kubernetes.io~empty-dir/cache");
+  EXPECT_EQ(readFile((*paths)["conf"].path + "/sub/app.conf"), "a=1\n");
+  EXPECT_FALSE(std::filesystem::exists((*paths)["conf"].path + "/other"));
+  EXPECT_EQ(readFile((*paths)["sec"].path + "/token"), "t0k");
   struct stat st {};
-  ASSERT_EQ(::stat(((*paths)["sec"] + "/token").c_str(), &st), 0);
+  ASSERT_EQ(::stat(((*paths)["sec"].path + "/token").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0400);
-  ASSERT_EQ(::stat((*paths)["cache"].c_str(), &st), 0);
+  ASSERT_EQ(::stat((*paths)["cache"].path.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0777);
 
   // Updated objects show after the refresh interval; removed keys disappear.
   objects.secrets["default/s"] = {{"other", "x"}};
   clock.advance(61s);
   ASSERT_TRUE(vm.setUpPod(pod).ok());
-  EXPECT_FALSE(std::filesystem::exists((*paths)["sec"] + "/token"));
-  EXPECT_EQ(readFile((*paths)["sec"] + "/other"), "x");
+  EXPECT_FALSE(std::filesystem::exists((*paths)["sec"].path + "/token"));
+  EXPECT_EQ(readFile((*paths)["sec"].path + "/other"), "x");
 
   ASSERT_TRUE(vm.tearDownPod("uid-1").ok());
   EXPECT_FALSE(std::filesystem::exists(root + "/pods/uid-1"));
@@ -184,6 +183,51 @@ TEST_F(VolumeTest, MountsHonourReadOnlyAndSubPath) {
   EXPECT_FALSE(vm.mountsFor(escape, paths).ok());
   json unknown = json::parse(R"J({"volumeMounts": [{"name": "nope", "mountPath": "/x"}]})J");
   EXPECT_FALSE(vm.mountsFor(unknown, paths).ok());
+}
+
+TEST_F(VolumeTest, ClaimsMountTheirBoundVolumeOrWait) {
+  const std::string host = root + "/pv-data";
+  objects.claims["default/data"] = json::parse(
+      R"J({"metadata": {"name": "data"}, "spec": {"volumeName": "pv1"},
+           "status": {"phase": "Bound"}})J");
+  objects.volumes["pv1"] = {
+      {"metadata", {{"name", "pv1"}}},
+      {"spec", {{"hostPath", {{"path", host}, {"type", "DirectoryOrCreate"}}}}}};
+  json pod = json::parse(R"J({"metadata": {"name": "p", "namespace": "default", "uid": "uid-9"},
+    "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                         {"name": "ro", "persistentVolumeClaim": {"claimName": "data",
+                                                                  "readOnly": true}}]}})J");
+  VolumeManager vm(root, objects, clock);
+  auto paths = vm.setUpPod(pod);
+  ASSERT_TRUE(paths.ok()) << paths.status().toString();
+  EXPECT_EQ((*paths)["d"].path, host);
+  EXPECT_TRUE(std::filesystem::is_directory(host));
+  EXPECT_FALSE((*paths)["d"].readOnly);
+  EXPECT_TRUE((*paths)["ro"].readOnly);
+  json c = json::parse(R"J({"volumeMounts": [{"name": "ro", "mountPath": "/data"}]})J");
+  auto mounts = vm.mountsFor(c, *paths);
+  ASSERT_TRUE(mounts.ok());
+  EXPECT_TRUE((*mounts)[0].readonly());  // the claim volume says so, whatever the mount asks
+  ASSERT_TRUE(vm.tearDownPod("uid-9").ok());
+  EXPECT_TRUE(std::filesystem::is_directory(host));  // the data stays
+
+  // No data, no pod: a missing, unbound or unmountable claim is an error (the pod waits).
+  auto setUp = [&](const std::string& claim) {
+    json p = pod;
+    p["metadata"]["uid"] = "uid-" + claim;
+    p["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", claim}}}}};
+    return vm.setUpPod(p).status();
+  };
+  EXPECT_EQ(setUp("ghost").message(), "persistentvolumeclaim \"ghost\" not found");
+  objects.claims["default/pending"] = json::parse(R"J({"status": {"phase": "Pending"}})J");
+  EXPECT_EQ(setUp("pending").message(), "persistentvolumeclaim \"pending\" is not bound (Pending)");
+  objects.claims["default/far"] =
+      json::parse(R"J({"spec": {"volumeName": "pv2"}, "status": {"phase": "Bound"}})J");
+  objects.volumes["pv2"] =
+      json::parse(R"J({"spec": {"csi": {"driver": "x", "volumeHandle": "h"}}})J");
+  EXPECT_FALSE(setUp("far").ok());
+  objects.volumes["pv2"] = {{"spec", {{"local", {{"path", root + "/absent"}}}}}};
+  EXPECT_EQ(setUp("far").code(), 404);
 }
 
 TEST(PodUtilTest, QosClassAndCgroupResources) {

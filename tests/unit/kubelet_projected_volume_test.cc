@@ -79,7 +79,7 @@ TEST_F(ProjectedVolumeTest, ApiAccessVolumeHoldsTokenCaAndNamespace) {
   json pod = admittedPod();
   auto paths = vm.setUpPod(pod);
   ASSERT_TRUE(paths.ok()) << paths.status().toString();
-  const std::string dir = (*paths)["kube-api-access-abcde"];
+  const std::string dir = (*paths)["kube-api-access-abcde"].path;
   EXPECT_EQ(dir, root + "/pods/uid-7/volumes/kubernetes.io~projected/kube-api-access-abcde");
   EXPECT_EQ(readFile(dir + "/token"), "token-1");
   EXPECT_EQ(readFile(dir + "/ca.crt"), "CA PEM");
@@ -104,7 +104,7 @@ TEST_F(ProjectedVolumeTest, TokenIsRenewedAtEightyPercentOfItsLifetime) {
   json pod = admittedPod();
   auto paths = vm.setUpPod(pod);
   ASSERT_TRUE(paths.ok());
-  const std::string token = (*paths)["kube-api-access-abcde"] + "/token";
+  const std::string token = (*paths)["kube-api-access-abcde"].path + "/token";
   // 80% of 3607 s is 2885.6 s.
   clock.advance(2885s);
   ASSERT_TRUE(vm.setUpPod(pod).ok());
@@ -185,7 +185,7 @@ TEST_F(ProjectedVolumeTest, SourcesWithItemsModesAndDownwardApiFields) {
   VolumeManager vm(root, objects, clock, 60s, &tokens);
   auto paths = vm.setUpPod(pod);
   ASSERT_TRUE(paths.ok()) << paths.status().toString();
-  const std::string dir = (*paths)["all"];
+  const std::string dir = (*paths)["all"].path;
   EXPECT_EQ(readFile(dir + "/db/password"), "s3cret");
   EXPECT_EQ(modeOf(dir + "/db/password"), 0400);
   EXPECT_FALSE(std::filesystem::exists(dir + "/user"));
@@ -245,10 +245,10 @@ TEST_F(ProjectedVolumeTest, PlainDownwardApiVolume) {
   VolumeManager vm(root, objects, clock);
   auto paths = vm.setUpPod(pod);
   ASSERT_TRUE(paths.ok()) << paths.status().toString();
-  EXPECT_EQ((*paths)["info"], root + "/pods/uid-7/volumes/kubernetes.io~downward-api/info");
-  EXPECT_EQ(readFile((*paths)["info"] + "/ns"), "team");
-  EXPECT_EQ(readFile((*paths)["info"] + "/cpu"), "250");
-  EXPECT_EQ(modeOf((*paths)["info"] + "/ns"), 0644);
+  EXPECT_EQ((*paths)["info"].path, root + "/pods/uid-7/volumes/kubernetes.io~downward-api/info");
+  EXPECT_EQ(readFile((*paths)["info"].path + "/ns"), "team");
+  EXPECT_EQ(readFile((*paths)["info"].path + "/cpu"), "250");
+  EXPECT_EQ(modeOf((*paths)["info"].path + "/ns"), 0644);
 }
 
 json service(const std::string& ns, const std::string& name, const std::string& ip, json ports) {

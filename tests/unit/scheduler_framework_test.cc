@@ -2,6 +2,9 @@
 // and pod lists.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
 #include "scheduler/framework.h"
 #include "scheduler/plugins.h"
 #include "scheduler/scheduler_cache.h"
@@ -52,7 +55,10 @@ class FrameworkTest : public ::testing::Test {
                                   const std::string& nodeName) {
     auto f = filterPlugins().at(plugin)();
     PodInfo info = makePodInfo(p);
-    return cache.withView([&](const ClusterView& v) {
+    return cache.withView([&](const ClusterView& nodes) {
+      ClusterView v = nodes;
+      v.claim = [this](const std::string& k) { return lookup(claims, k); };
+      v.volume = [this](const std::string& k) { return lookup(volumes, k); };
       for (const NodeInfo* n : v.nodes) {
         if (n->name() == nodeName) return f->filter(info, *n, v);
       }
@@ -65,7 +71,13 @@ class FrameworkTest : public ::testing::Test {
     PodInfo info = makePodInfo(p);
     return cache.withView([&](const ClusterView& v) { return s->score(info, v.nodes); });
   }
+  static std::optional<json> lookup(const std::map<std::string, json>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? std::nullopt : std::optional<json>(it->second);
+  }
   SchedulerCache cache;
+  std::map<std::string, json> claims;   // "ns/name", as VolumeBinding sees them
+  std::map<std::string, json> volumes;  // by name
 };
 
 TEST(PodInfoTest, RequestsSumContainersTakeMaxOfInitContainersAndAddOverhead) {
@@ -202,6 +214,31 @@ TEST_F(FrameworkTest, VolumeBindingKeepsPodsWithClaimsPendingUntilStorageExists)
   EXPECT_EQ(filter("VolumeBinding", p, "n1"),
             (std::vector<std::string>{"persistentvolumeclaim \"data-db-0\" not found"}));
   EXPECT_TRUE(filter("VolumeBinding", pod("plain"), "n1").empty());
+  claims["default/data-db-0"] = {{"metadata", {{"name", "data-db-0"}}}, {"spec", json::object()}};
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"),
+            (std::vector<std::string>{"pod has unbound immediate PersistentVolumeClaims"}));
+  claims["default/data-db-0"]["spec"]["volumeName"] = "pv1";
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"),
+            (std::vector<std::string>{"persistentvolume \"pv1\" not found"}));
+  volumes["pv1"] = {{"spec", {{"hostPath", {{"path", "/x"}}}}}};
+  EXPECT_TRUE(filter("VolumeBinding", p, "n1").empty());
+  claims["default/data-db-0"]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"),
+            (std::vector<std::string>{"persistentvolumeclaim \"data-db-0\" is being deleted"}));
+}
+
+TEST_F(FrameworkTest, VolumeBindingHonoursTheVolumesNodeAffinity) {
+  addNode(node("n1", "4", "8Gi", {{"kubernetes.io/hostname", "n1"}}));
+  addNode(node("n2", "4", "8Gi", {{"kubernetes.io/hostname", "n2"}}));
+  claims["default/local"] = {{"spec", {{"volumeName", "local-n2"}}}};
+  volumes["local-n2"] = R"({"spec": {"local": {"path": "/mnt/disk"}, "nodeAffinity": {"required":
+      {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n2"]}]}]}}}})"_json;
+  json p = pod("p");
+  p["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "local"}}}}};
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"),
+            (std::vector<std::string>{"node(s) had volume node affinity conflict"}));
+  EXPECT_TRUE(filter("VolumeBinding", p, "n2").empty());
 }
 
 TEST_F(FrameworkTest, InterPodAffinityAndAntiAffinityOnHostname) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "apiserver/admission/storage_admission.h"
 #include "apiserver/admission/webhook_admission.h"
 #include "apiserver/auth/node_restriction.h"
 #include "apiserver/auth/service_account_admission.h"
@@ -21,6 +22,10 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"ServiceAccount", true},
        [](Registry& r) { return std::make_shared<auth::ServiceAccountAdmission>(r); }},
+      {{"DefaultStorageClass", true},
+       [](Registry& r) { return std::make_shared<DefaultStorageClass>(r); }},
+      {{"StorageObjectInUseProtection", true},
+       [](Registry&) { return std::make_shared<StorageObjectInUseProtection>(); }},
       {{"MutatingAdmissionWebhook", true},
        [](Registry& r) {
          return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kMutating);

@@ -1,10 +1,12 @@
 // The admission chain: every admission plugin minik8s has, by the name Kubernetes gives it, in
 // the one fixed order writes pass through them (mutating plugins first, then validating ones):
 //
-//   ServiceAccount              mutating    default service account, token volume (auth/)
-//   MutatingAdmissionWebhook    mutating    users' MutatingWebhookConfigurations
-//   NodeRestriction             validating  what a node may change (auth/)
-//   ValidatingAdmissionWebhook  validating  users' ValidatingWebhookConfigurations
+//   ServiceAccount                mutating    default service account, token volume (auth/)
+//   DefaultStorageClass           mutating    claims without a class get the default one
+//   StorageObjectInUseProtection  mutating    pvc-/pv-protection finalizers on create
+//   MutatingAdmissionWebhook      mutating    users' MutatingWebhookConfigurations
+//   NodeRestriction               validating  what a node may change (auth/)
+//   ValidatingAdmissionWebhook    validating  users' ValidatingWebhookConfigurations
 //
 // A new plugin is one entry in admission_chain.cc (name, mutating or not, factory). The order
 // does not depend on the order of --enable-admission-plugins, as in kube-apiserver.

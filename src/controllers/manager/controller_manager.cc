@@ -24,6 +24,8 @@
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/statefulset/statefulset_controller.h"
+#include "controllers/volume/persistent_volume_controller.h"
+#include "controllers/volume/volume_protection_controller.h"
 
 namespace minik8s::controllers {
 
@@ -193,6 +195,31 @@ const std::vector<Registration>& registrations() {
          return make<StatefulSetController>(c.rest, c.informer(kStatefulSets),
                                             c.indexed(res::kPods), c.indexed(kControllerRevisions),
                                             o);
+       }},
+      {{"persistentvolume-binder"},
+       [](Context& c) {
+         PersistentVolumeControllerOptions o;
+         o.workers = c.options.workersPerController;
+         o.events = c.recorder("persistentvolume-controller");
+         return make<PersistentVolumeController>(c.rest, c.informer(kPersistentVolumes),
+                                                 c.informer(kPersistentVolumeClaims),
+                                                 c.informer(kStorageClasses), o);
+       }},
+      {{"pvc-protection"},
+       [](Context& c) {
+         VolumeProtectionControllerOptions o;
+         o.volumes = false;
+         return make<VolumeProtectionController>(c.rest, c.informer(kPersistentVolumeClaims),
+                                                 c.informer(kPersistentVolumes),
+                                                 c.indexed(res::kPods), o);
+       }},
+      {{"pv-protection"},
+       [](Context& c) {
+         VolumeProtectionControllerOptions o;
+         o.claims = false;
+         return make<VolumeProtectionController>(c.rest, c.informer(kPersistentVolumeClaims),
+                                                 c.informer(kPersistentVolumes),
+                                                 c.indexed(res::kPods), o);
        }},
       {{"garbagecollector"},
        [](Context& c) {

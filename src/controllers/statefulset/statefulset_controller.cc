@@ -19,6 +19,7 @@ const client::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
 namespace {
 
 const client::Resource& kPods = client::resources::kPods;
+const client::Resource kPersistentVolumeClaimsOfSets{"", "v1", "persistentvolumeclaims", true};
 constexpr char kPodNameLabel[] = "statefulset.kubernetes.io/pod-name";
 constexpr char kPodIndexLabel[] = "apps.kubernetes.io/pod-index";
 
@@ -106,8 +107,12 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
   pod["spec"]["hostname"] = podName;
   const std::string service = stringAt(set, "/spec/serviceName"_json_pointer);
   if (!service.empty()) pod["spec"]["subdomain"] = service;
-  // Each claim template becomes the pod's own claim, replacing a volume of the same name.
+  // Each claim template becomes the pod's own claim (created first, kept when the pod or the
+  // set goes: the data outlives them), replacing a volume of the same name.
   const json claims = set.value("/spec/volumeClaimTemplates"_json_pointer, json::array());
+  for (const auto& claim : claims.is_array() ? claims : json::array()) {
+    if (Status s = createClaim(set, claim, podName); !s.ok()) return s;
+  }
   if (claims.is_array() && !claims.empty()) {
     json volumes = pod["spec"].value("volumes", json::array());
     for (const auto& claim : claims) {
@@ -134,6 +139,34 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
   recordEvent(set, "Warning", "FailedCreate",
               "create Pod " + podName + " in StatefulSet " + setName +
                   " failed error: " + r.status().message());
+  return r.status();
+}
+
+Status StatefulSetController::createClaim(const json& set, const json& templ,
+                                          const std::string& podName) {
+  const std::string claimName = stringAt(templ, "/metadata/name"_json_pointer) + "-" + podName;
+  json claim = {{"apiVersion", "v1"},
+                {"kind", "PersistentVolumeClaim"},
+                {"metadata", {{"name", claimName}, {"namespace", namespaceOf(set)}}},
+                {"spec", templ.value("spec", json::object())}};
+  json labels = templ.value("/metadata/labels"_json_pointer, json::object());
+  const json selectorLabels = set.value("/spec/selector/matchLabels"_json_pointer, json::object());
+  for (const auto& [k, v] : selectorLabels.items()) labels[k] = v;
+  if (!labels.empty()) claim["metadata"]["labels"] = labels;
+  if (templ.contains("/metadata/annotations"_json_pointer)) {
+    claim["metadata"]["annotations"] = templ["metadata"]["annotations"];
+  }
+  auto r = rest_.create(kPersistentVolumeClaimsOfSets, namespaceOf(set), claim);
+  if (r.ok()) {
+    recordEvent(set, "Normal", "SuccessfulCreate",
+                "create Claim " + claimName + " Pod " + podName + " in StatefulSet " + nameOf(set) +
+                    " success");
+    return Status::Ok();
+  }
+  if (r.status().reason() == "AlreadyExists") return Status::Ok();
+  recordEvent(set, "Warning", "FailedCreate",
+              "create Claim " + claimName + " for Pod " + podName + " in StatefulSet " +
+                  nameOf(set) + " failed error: " + r.status().message());
   return r.status();
 }
 

@@ -7,8 +7,9 @@
 // and apps.kubernetes.io/pod-index. OrderedReady (default) creates one pod at a time in
 // ordinal order, each once its predecessors are Running and Ready, and removes from the highest
 // ordinal down, one at a time; Parallel does both at once. A deleted or failed pod comes back
-// with the same name. volumeClaimTemplates become persistentVolumeClaim volumes named
-// TEMPLATE-POD (the claims themselves come with persistent storage).
+// with the same name. volumeClaimTemplates become claims TEMPLATE-POD, created before the pod
+// and never deleted by the controller (scale-down and pod deletion keep the data, a pod coming
+// back with its name finds its claim), mounted as persistentVolumeClaim volumes.
 //
 // Templates are ControllerRevisions (controller_history.h); status.currentRevision /
 // updateRevision and each pod's controller-revision-hash say who runs what. RollingUpdate
@@ -56,6 +57,9 @@ class StatefulSetController {
 
  private:
   Status createPod(const json& set, const json& revision, int64_t ordinal);
+  // The claim TEMPLATE-POD from a volumeClaimTemplate (labels: the template's and the set's
+  // selector); one that exists already is kept as it is.
+  Status createClaim(const json& set, const json& templ, const std::string& podName);
   Status deletePod(const json& set, const json& pod);
   void recordEvent(const json& set, const std::string& type, const std::string& reason,
                    const std::string& message);

@@ -1,0 +1,143 @@
+#include "controllers/volume/volume_protection_controller.h"
+
+#include <algorithm>
+
+#include "api/object_meta.h"
+#include "api/persistent_volumes.h"
+#include "controllers/volume/persistent_volume_controller.h"
+
+namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::stringAt;
+
+namespace {
+
+constexpr char kClaimPrefix[] = "claim/";
+constexpr char kVolumePrefix[] = "volume/";
+
+bool hasFinalizer(const json& obj, const std::string& f) {
+  const json list = obj.value("metadata", json::object()).value("finalizers", json::array());
+  return std::find(list.begin(), list.end(), json(f)) != list.end();
+}
+
+// `obj` with the finalizer added or removed.
+json withFinalizer(json obj, const std::string& f, bool present) {
+  json list = obj["metadata"].value("finalizers", json::array());
+  json out = json::array();
+  for (const auto& x : list) {
+    if (x != f) out.push_back(x);
+  }
+  if (present) out.push_back(f);
+  obj["metadata"]["finalizers"] = out;
+  return obj;
+}
+
+bool isFinishedPod(const json& pod) {
+  const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
+  return phase == "Succeeded" || phase == "Failed";
+}
+
+}  // namespace
+
+VolumeProtectionController::VolumeProtectionController(client::RestClient& rest,
+                                                       client::Informer& claims,
+                                                       client::Informer& volumes,
+                                                       client::Informer& pods,
+                                                       VolumeProtectionControllerOptions options)
+    : rest_(rest),
+      claims_(claims),
+      volumes_(volumes),
+      pods_(pods),
+      options_(std::move(options)),
+      queue_(*options_.clock),
+      workers_(
+          queue_, [this](const std::string& k) { return sync(k); }, "pvc-protection") {
+  auto claimKey = [this](const json& c) { queue_.add(kClaimPrefix + client::objectKey(c)); };
+  claims_.addHandlers({claimKey, [claimKey](const json&, const json& c) { claimKey(c); }, nullptr});
+  auto volumeKey = [this](const json& v) { queue_.add(kVolumePrefix + nameOf(v)); };
+  volumes_.addHandlers(
+      {volumeKey, [volumeKey](const json&, const json& v) { volumeKey(v); }, nullptr});
+  auto podClaims = [this](const json& pod) {
+    for (const auto& c : api::podClaimNames(pod)) {
+      queue_.add(kClaimPrefix + namespaceOf(pod) + "/" + c);
+    }
+  };
+  pods_.addHandlers({nullptr,
+                     [podClaims](const json&, const json& pod) {
+                       if (isFinishedPod(pod)) podClaims(pod);
+                     },
+                     podClaims});
+}
+
+VolumeProtectionController::~VolumeProtectionController() { stop(); }
+void VolumeProtectionController::start() { workers_.start(options_.workers); }
+void VolumeProtectionController::stop() { workers_.stop(); }
+
+Status VolumeProtectionController::sync(const std::string& key) {
+  if (key.rfind(kClaimPrefix, 0) == 0) {
+    if (!options_.claims) return Status::Ok();
+    const std::string rest = key.substr(sizeof(kClaimPrefix) - 1);
+    const size_t slash = rest.find('/');
+    if (slash == std::string::npos) return Status::Ok();
+    return syncClaim(rest.substr(0, slash), rest.substr(slash + 1));
+  }
+  if (key.rfind(kVolumePrefix, 0) == 0 && options_.volumes) {
+    return syncVolume(key.substr(sizeof(kVolumePrefix) - 1));
+  }
+  return Status::Ok();
+}
+
+bool VolumeProtectionController::claimUsed(const std::string& claim,
+                                           const std::vector<json>& pods) {
+  for (const auto& pod : pods) {
+    if (isFinishedPod(pod)) continue;
+    const auto names = api::podClaimNames(pod);
+    if (std::find(names.begin(), names.end(), claim) != names.end()) return true;
+  }
+  return false;
+}
+
+Status VolumeProtectionController::syncClaim(const std::string& ns, const std::string& name) {
+  auto claim = claims_.get(ns + "/" + name);
+  if (!claim) return Status::Ok();
+  const bool deleting = claim->contains("/metadata/deletionTimestamp"_json_pointer);
+  const bool has = hasFinalizer(*claim, api::kPvcProtectionFinalizer);
+  if (!deleting) {
+    if (has) return Status::Ok();
+    auto r = rest_.update(kPersistentVolumeClaims,
+                          withFinalizer(*claim, api::kPvcProtectionFinalizer, true));
+    return r.ok() || r.status().code() == 404 ? Status::Ok() : r.status();
+  }
+  if (!has) return Status::Ok();
+  if (claimUsed(name, pods_.byIndex("namespace", ns))) return Status::Ok();
+  // The cache may not have a pod created a moment ago: ask the API server.
+  auto live = rest_.list(client::resources::kPods, ns);
+  if (!live.ok()) return live.status();
+  std::vector<json> pods;
+  for (const auto& p : live->value("items", json::array())) pods.push_back(p);
+  if (claimUsed(name, pods)) return Status::Ok();
+  auto r = rest_.update(kPersistentVolumeClaims,
+                        withFinalizer(*claim, api::kPvcProtectionFinalizer, false));
+  return r.ok() || r.status().code() == 404 ? Status::Ok() : r.status();
+}
+
+Status VolumeProtectionController::syncVolume(const std::string& name) {
+  auto volume = volumes_.get(name);
+  if (!volume) return Status::Ok();
+  const bool deleting = volume->contains("/metadata/deletionTimestamp"_json_pointer);
+  const bool has = hasFinalizer(*volume, api::kPvProtectionFinalizer);
+  if (!deleting) {
+    if (has) return Status::Ok();
+    auto r =
+        rest_.update(kPersistentVolumes, withFinalizer(*volume, api::kPvProtectionFinalizer, true));
+    return r.ok() || r.status().code() == 404 ? Status::Ok() : r.status();
+  }
+  if (!has || stringAt(*volume, "/status/phase"_json_pointer) == "Bound") return Status::Ok();
+  auto r =
+      rest_.update(kPersistentVolumes, withFinalizer(*volume, api::kPvProtectionFinalizer, false));
+  return r.ok() || r.status().code() == 404 ? Status::Ok() : r.status();
+}
+
+}  // namespace minik8s::controllers

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Persistent volumes on a real 3-node cluster with the real kubectl (static provisioning): the
+# Kubernetes docs' hostPath PersistentVolume and claim bind (smallest fit, both sides Bound,
+# kubectl's columns), a pod writes through the claim and its replacement on another node reads
+# it; a local volume with node affinity pulls its pod to that node; a claim in use is only
+# deleted after its pod; the volume is then Released and kept (Retain); a claim of an unknown
+# class stays Pending with an Event saying why; bad input gets 422 with field paths.
+source "$(dirname "$0")/lib.sh"
+set +e
+[[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
+
+data=/tmp/minik8s-e2e-storage-data
+rm -rf "$data"
+mkdir -p "$data/local-2"
+cleanup_data() { rm -rf "$data"; }
+
+step "cluster up: 3 nodes"
+start_cluster stor 172.29.121 3 || exit 1
+trap 'rc=$?; cluster_down_quiet; cleanup_data; (exit $rc); cleanup' EXIT
+
+step "static PersistentVolumes and a claim (the Kubernetes docs' task, hostPath)"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: task-pv-volume, labels: {type: local}}
+spec:
+  storageClassName: manual
+  capacity: {storage: 10Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: "$data/task"}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: small-pv}
+spec:
+  storageClassName: manual
+  capacity: {storage: 3Gi}
+  accessModes: [ReadWriteOnce]
+  hostPath: {path: "$data/small", type: DirectoryOrCreate}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: task-pv-claim}
+spec:
+  storageClassName: manual
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 3Gi}}
+YAML
+wait_for 30 bash -c "kubectl get pvc task-pv-claim -o jsonpath='{.status.phase}' | grep -qx Bound" ||
+  kubectl describe pvc task-pv-claim
+expect_eq "$(kubectl get pvc task-pv-claim -o jsonpath='{.spec.volumeName}')" "small-pv" \
+  "the smallest volume that fits"
+out=$(kubectl get pv)
+expect_contains "$out" "CAPACITY" "kubectl get pv columns"
+expect_contains "$(grep small-pv <<<"$out" | tr -s ' ')" "small-pv 3Gi RWO Retain Bound default/task-pv-claim manual" \
+  "kubectl get pv row"
+expect_contains "$(kubectl get pv task-pv-volume)" "Available" "the other volume stays Available"
+expect_contains "$(kubectl get pvc task-pv-claim | tr -s ' ')" "task-pv-claim Bound small-pv 3Gi RWO manual" \
+  "kubectl get pvc row"
+
+step "a pod writes through the claim; its replacement on another node reads it"
+writer_reader() {  # NAME NODE COMMAND
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeName: $2
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes: [{name: data, persistentVolumeClaim: {claimName: task-pv-claim}}]
+  containers:
+  - name: c
+    image: minik8s/busybox:1.35
+    command: ["sh", "-c", "$3"]
+    volumeMounts: [{name: data, mountPath: /data}]
+YAML
+}
+writer_reader writer node-1 "echo written-on-node-1 > /data/file && sleep 3600"
+wait_for 60 bash -c "[[ -f $data/small/file ]]" || kubectl describe pod writer
+kubectl delete pod writer --wait=true --timeout=60s >/dev/null
+writer_reader reader node-3 "cat /data/file"
+wait_for 60 bash -c "kubectl get pod reader -o jsonpath='{.status.phase}' | grep -qx Succeeded"
+expect_eq "$(kubectl logs reader)" "written-on-node-1" "the data followed the claim to node-3"
+
+step "a claim in use is deleted only after its pod; its volume is then Released and kept"
+writer_reader holder node-2 "sleep 3600"
+wait_for 60 bash -c "kubectl get pod holder -o jsonpath='{.status.phase}' | grep -qx Running"
+kubectl delete pod reader --wait=false >/dev/null
+kubectl delete pvc task-pv-claim --wait=false >/dev/null
+sleep 2
+expect_contains "$(kubectl get pvc task-pv-claim 2>&1)" "Terminating" "the claim waits for its pod"
+kubectl delete pod holder --wait=false >/dev/null
+wait_for 60 bash -c "! kubectl get pvc task-pv-claim >/dev/null 2>&1" || fail "claim not deleted after its pod"
+wait_for 30 bash -c "kubectl get pv small-pv -o jsonpath='{.status.phase}' | grep -qx Released"
+expect_eq "$(cat "$data/small/file")" "written-on-node-1" "Retain keeps the data"
+
+step "a local volume with node affinity brings its pod to that node"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-node-2}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local-storage
+  local: {path: "$data/local-2"}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms:
+      - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [node-2]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: local-claim}
+spec:
+  storageClassName: local-storage
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: local-user}
+spec:
+  restartPolicy: Never
+  volumes: [{name: data, persistentVolumeClaim: {claimName: local-claim}}]
+  containers:
+  - name: c
+    image: minik8s/busybox:1.35
+    command: ["sh", "-c", "hostname > /data/where"]
+    volumeMounts: [{name: data, mountPath: /data}]
+YAML
+wait_for 60 bash -c "kubectl get pod local-user -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
+  kubectl describe pod local-user
+expect_eq "$(kubectl get pod local-user -o jsonpath='{.spec.nodeName}')" "node-2" "scheduled where the volume is"
+expect_eq "$(cat "$data/local-2/where" 2>/dev/null)" "local-user" "written into the local volume"
+
+step "claims nothing can serve say why; bad input is refused with field paths"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: ghost}
+spec:
+  storageClassName: ghost
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+YAML
+wait_for 30 bash -c "kubectl describe pvc ghost | grep -q 'storageclass.storage.k8s.io \"ghost\" not found'" ||
+  fail "ProvisioningFailed event on the claim"
+expect_eq "$(kubectl get pvc ghost -o jsonpath='{.status.phase}')" "Pending" "the claim stays Pending"
+out=$(must_fail kubectl apply -f - <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: bad}
+spec:
+  accessModes: [ReadWriteSometimes]
+  resources: {requests: {storage: lots}}
+YAML
+)
+expect_contains "$out" "spec.accessModes" "422 names the access mode"
+expect_contains "$out" "spec.resources.requests" "422 names the request"
+
+finish
