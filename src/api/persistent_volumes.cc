@@ -34,8 +34,8 @@ bool claimClassUnset(const json& claim) {
 }
 
 std::string volumeClassOf(const json& volume) {
-  const std::string cls = stringAt(volume, "/spec/storageClassName"_json_pointer);
-  return cls.empty() ? annotation(volume, kAnnBetaStorageClass) : cls;
+  if (hasAnnotation(volume, kAnnBetaStorageClass)) return annotation(volume, kAnnBetaStorageClass);
+  return stringAt(volume, "/spec/storageClassName"_json_pointer);
 }
 
 std::optional<json> defaultStorageClass(const std::vector<json>& classes) {

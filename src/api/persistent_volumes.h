@@ -29,7 +29,8 @@ std::string claimClassOf(const json& claim);
 // True when the claim names no class at all (spec.storageClassName absent or null and no beta
 // annotation): the default class applies.
 bool claimClassUnset(const json& claim);
-// The class of a volume: spec.storageClassName, else the beta annotation, else "".
+// The class of a volume: the beta annotation, else spec.storageClassName, else "" (as
+// Kubernetes reads it).
 std::string volumeClassOf(const json& volume);
 
 // The default StorageClass among `classes` (annotation storageclass.kubernetes.io/
