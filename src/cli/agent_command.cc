@@ -21,6 +21,7 @@
 #include "common/logging.h"
 #include "common/strings.h"
 #include "common/yaml_json.h"
+#include "csi/directory_driver.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
 #include "dns/gateway.h"
@@ -53,6 +54,7 @@ struct AgentFlags {
   std::string networkBackend;  // vxlan (default), host-gw or none
   bool disableProxy = false;
   bool disableDns = false;
+  std::string csiVolumesDir;  // the built-in directory CSI driver's volumes; empty: none
 };
 
 // What node.yaml adds beyond the kubelet's options.
@@ -345,6 +347,21 @@ int runAgent(AgentFlags f) {
     }
   }
   opts.registerTaints = extras.taints;
+  // The built-in CSI driver's Node service, for this node's kubelet.
+  std::unique_ptr<csi::DirectoryDriver> csiDriver;
+  if (!f.csiVolumesDir.empty()) {
+    csi::DirectoryDriverOptions dopts;
+    dopts.baseDir = f.csiVolumesDir;
+    dopts.nodeId = f.nodeName;
+    dopts.controllerService = false;
+    csiDriver = std::make_unique<csi::DirectoryDriver>(dopts);
+    const std::string socket = opts.dataDir + "/plugins/" + dopts.name + "/csi.sock";
+    if (Status ds = csiDriver->start(socket); !ds.ok()) {
+      LOG_ERROR("cannot start the CSI driver {}: {}", dopts.name, ds.toString());
+      return 1;
+    }
+    opts.csiDrivers[dopts.name] = "unix://" + socket;
+  }
   kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
   // The server may be unreachable for a while (restarting, failing over): wait for it.
   s = retryUntilDone("starting the kubelet", signals, [&] { return kubeletCore.start(); });
@@ -488,6 +505,9 @@ void addAgentCommand(CLI::App& app) {
   cmd->add_option("--registry", flags->registry,
                   "Cluster registry host:port our containerd uses as its mirror")
       ->capture_default_str();
+  cmd->add_option("--csi-volumes-dir", flags->csiVolumesDir,
+                  "Serve the built-in CSI driver dir.csi.minik8s.io's node side with its "
+                  "volumes in this directory (the server's --csi-volumes-dir, mounted here)");
   cmd->add_option("--listen", flags->listen, "Address of the agent's HTTP API")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")

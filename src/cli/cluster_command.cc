@@ -143,6 +143,8 @@ struct Layout {
 
   std::string statePath() const { return dataDir + "/cluster.json"; }
   std::string logDir() const { return dataDir + "/logs"; }
+  // The built-in CSI driver's volumes, shared by the server and every node (one machine).
+  std::string volumesDir() const { return dataDir + "/volumes"; }
   std::string serverDir(int i = 0) const {
     return i == 0 ? dataDir + "/server" : fmt::format("{}/server-{}", dataDir, i);
   }
@@ -305,7 +307,9 @@ Result<pid_t> startServer(const Layout& l, json& state, int index = 0) {
                                    "--listen",
                                    fmt::format("{}:{}", l.ns->gatewayIp(), l.serverPort(index)),
                                    "--advertise-address",
-                                   l.ns->gatewayIp()};
+                                   l.ns->gatewayIp(),
+                                   "--csi-volumes-dir",
+                                   l.volumesDir()};
   const std::string datastore = l.flags.ha ? l.etcdDatastore() : l.flags.datastore;
   if (!datastore.empty()) {
     argv.push_back("--datastore");
@@ -536,11 +540,11 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
   // node.yaml is YAML; JSON is YAML too.
   std::ofstream(dir + "/node.yaml", std::ios::trunc) << config.dump(2) << "\n";
   ::chmod((dir + "/node.yaml").c_str(), 0600);
-  return spawnDetached(
-      {"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent", "--server",
-       l.serverUrls(), "--ca-file", l.pkiDir() + "/ca.crt", "--config", dir + "/node.yaml",
-       "--data-dir", dir, "--registry", l.registry(), "--listen", ip + ":10250"},
-      l.logDir() + "/" + name + ".log");
+  return spawnDetached({"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent",
+                        "--server", l.serverUrls(), "--ca-file", l.pkiDir() + "/ca.crt", "--config",
+                        dir + "/node.yaml", "--data-dir", dir, "--registry", l.registry(),
+                        "--listen", ip + ":10250", "--csi-volumes-dir", l.volumesDir()},
+                       l.logDir() + "/" + name + ".log");
 }
 
 // Node name -> "Ready" / "NotReady" / "" (absent), and whether it has a podCIDR.

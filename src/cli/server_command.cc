@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 
 #include "api/scheme.h"
 #include "apiserver/admission/admission_chain.h"
@@ -28,6 +29,7 @@
 #include "common/http.h"
 #include "common/logging.h"
 #include "controllers/manager/controller_manager.h"
+#include "csi/directory_driver.h"
 #include "scheduler/scheduler.h"
 #include "storage/store.h"
 
@@ -51,7 +53,43 @@ struct ServerFlags {
   bool insecureHttp = false;  // debugging only: plain HTTP, bearer tokens only
   std::vector<std::string> enableAdmissionPlugins, disableAdmissionPlugins;
   controllers::ControllerDurationFlags durations;
+  // The built-in directory CSI driver's volumes (a filesystem every node mounts at the same
+  // path); empty: no built-in driver, no default StorageClass.
+  std::string csiVolumesDir;
 };
+
+// The built-in driver's CSIDriver object and the default StorageClass "standard" on it, created
+// once (an administrator's later changes, such as another default class, are kept).
+Status ensureDefaultStorage(apiserver::Registry& registry) {
+  const api::Scheme& scheme = registry.scheme();
+  const auto* drivers = scheme.byResource("storage.k8s.io", "v1", "csidrivers");
+  const auto* classes = scheme.byResource("storage.k8s.io", "v1", "storageclasses");
+  if (!drivers || !classes) return Status::Internal("the scheme has no storage.k8s.io resources");
+  json driver = {{"apiVersion", "storage.k8s.io/v1"},
+                 {"kind", "CSIDriver"},
+                 {"metadata", {{"name", csi::kDirectoryDriverName}}},
+                 {"spec",
+                  {{"attachRequired", false},
+                   {"podInfoOnMount", false},
+                   {"volumeLifecycleModes", {"Persistent"}}}}};
+  json standard = {{"apiVersion", "storage.k8s.io/v1"},
+                   {"kind", "StorageClass"},
+                   {"metadata",
+                    {{"name", "standard"},
+                     {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
+                   {"provisioner", csi::kDirectoryDriverName},
+                   {"reclaimPolicy", "Delete"},
+                   {"volumeBindingMode", "Immediate"},
+                   {"allowVolumeExpansion", true}};
+  for (auto [info, obj] : {std::pair{drivers, driver}, std::pair{classes, standard}}) {
+    auto existing = registry.get(*info, "", obj["metadata"]["name"]);
+    if (existing.ok()) continue;
+    if (existing.status().code() != 404) return existing.status();
+    auto created = registry.create(*info, "", obj);
+    if (!created.ok() && created.status().reason() != "AlreadyExists") return created.status();
+  }
+  return Status::Ok();
+}
 
 // The first address of the service range: the `kubernetes` service's ClusterIP, which pods use
 // to reach this server (so it is a SAN of the serving certificate).
@@ -254,11 +292,31 @@ int runServer(const ServerFlags& f) {
       startScheduler();
     }
   }
+  // The built-in CSI driver's Controller service, for the csi-provisioner.
+  std::unique_ptr<csi::DirectoryDriver> csiDriver;
+  std::map<std::string, std::string> csiDrivers;
+  if (!f.csiVolumesDir.empty()) {
+    csi::DirectoryDriverOptions dopts;
+    dopts.baseDir = f.csiVolumesDir;
+    dopts.nodeService = false;
+    csiDriver = std::make_unique<csi::DirectoryDriver>(dopts);
+    const std::string socket = f.dataDir + "/csi/" + dopts.name + "/controller.sock";
+    if (Status ds = csiDriver->start(socket); !ds.ok()) {
+      LOG_ERROR("cannot start the CSI driver {}: {}", dopts.name, ds.toString());
+      return 1;
+    }
+    csiDrivers[dopts.name] = "unix://" + socket;
+    if (Status es = ensureDefaultStorage(api.registry()); !es.ok()) {
+      LOG_ERROR("cannot create the default StorageClass: {}", es.toString());
+      return 1;
+    }
+  }
   std::unique_ptr<controllers::ControllerManager> cm;
   if (!f.disableControllers) {
     controllers::ControllerManager::Options cmOptions;
     cmOptions.rootCaPem = pki->ca.certPem;
     cmOptions.signingCa = pki->ca;
+    cmOptions.csiDrivers = csiDrivers;
     if (Status ds = f.durations.applyTo(cmOptions); !ds.ok()) {
       LOG_ERROR("{}", ds.message());
       return 2;
@@ -337,12 +395,16 @@ void addServerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--enable-admission-plugins", flags->enableAdmissionPlugins,
                   "Admission plugins to turn on besides the default ones (all are on by default: "
-                  "ServiceAccount, MutatingAdmissionWebhook, NodeRestriction, "
-                  "ValidatingAdmissionWebhook)")
+                  "ServiceAccount, DefaultStorageClass, StorageObjectInUseProtection, "
+                  "MutatingAdmissionWebhook, NodeRestriction, ValidatingAdmissionWebhook)")
       ->delimiter(',');
   cmd->add_option("--disable-admission-plugins", flags->disableAdmissionPlugins,
                   "Admission plugins to turn off, comma-separated")
       ->delimiter(',');
+  cmd->add_option("--csi-volumes-dir", flags->csiVolumesDir,
+                  "Run the built-in CSI driver dir.csi.minik8s.io with its volumes in this "
+                  "directory (on a filesystem every node mounts at the same path), and create "
+                  "the default StorageClass \"standard\" on it");
   cmd->add_flag("--insecure-http", flags->insecureHttp,
                 "Serve plain HTTP instead of TLS (debugging only; client certificates cannot "
                 "be used, the kubeconfig carries the admin token)");

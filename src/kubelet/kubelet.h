@@ -65,6 +65,8 @@ struct KubeletOptions {
   std::chrono::seconds leaseRenewPeriod{10};
   std::chrono::seconds nodeStatusPeriod{60};
   bool registerNode = true;
+  // CSI drivers on this node: driver name -> endpoint of its Node service.
+  std::map<std::string, std::string> csiDrivers;
 };
 
 class Kubelet : public server::PodLookup, public server::StreamingRuntime {

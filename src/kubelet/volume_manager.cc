@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "csi/directory_driver.h"
 #include "kubelet/env_resolver.h"
 #include "kubelet/pod_util.h"
 
@@ -164,12 +165,82 @@ Status writeFiles(const std::string& dir,
 }  // namespace
 
 VolumeManager::VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
-                             std::chrono::seconds refresh, TokenManager* tokens)
+                             std::chrono::seconds refresh, TokenManager* tokens,
+                             std::map<std::string, std::string> csiDrivers)
     : root_(std::move(root)),
       objects_(objects),
       clock_(clock),
       refresh_(refresh),
-      tokens_(tokens) {}
+      tokens_(tokens),
+      csiDrivers_(std::move(csiDrivers)) {}
+
+csi::CsiClient* VolumeManager::csiClient(const std::string& driver) {
+  std::lock_guard lock(mu_);
+  auto it = csiClients_.find(driver);
+  if (it != csiClients_.end()) return it->second.get();
+  auto endpoint = csiDrivers_.find(driver);
+  if (endpoint == csiDrivers_.end()) return nullptr;
+  auto client = std::make_unique<csi::CsiClient>(endpoint->second);
+  return csiClients_.emplace(driver, std::move(client)).first->second.get();
+}
+
+Result<std::string> VolumeManager::publishCsi(const json& pod, const std::string& name,
+                                              const json& volume, bool readOnly) {
+  const json source = volume.value("/spec/csi"_json_pointer, json::object());
+  const std::string driver = source.value("driver", "");
+  const std::string handle = source.value("volumeHandle", "");
+  csi::CsiClient* client = csiClient(driver);
+  if (!client) {
+    return Status::Unavailable("CSI driver " + driver + " is not registered on this node");
+  }
+  const std::string dir = podDir(podUid(pod)) + "/volumes/kubernetes.io~csi/" + name;
+  const std::string target = dir + "/mount";
+  if (Status s = makeDirs(dir, fs::perms(0750)); !s.ok()) return s;
+  // What unpublishing needs, kept beside the mount (as the kubelet's vol_data.json).
+  json data = {{"driverName", driver}, {"volumeHandle", handle}, {"specVolID", name}};
+  FileMap files = {{"vol_data.json", {data.dump(), 0644}}};
+  if (Status s = writeFiles(dir, files); !s.ok()) return s;
+  csi::v1::NodePublishVolumeRequest request;
+  request.set_volume_id(handle);
+  request.set_target_path(target);
+  request.set_readonly(readOnly || source.value("readOnly", false));
+  auto* cap = request.mutable_volume_capability();
+  auto* mount = cap->mutable_mount();
+  mount->set_fs_type(source.value("fsType", ""));
+  for (const auto& opt : volume.value("/spec/mountOptions"_json_pointer, json::array())) {
+    if (opt.is_string()) mount->add_mount_flags(opt.get<std::string>());
+  }
+  const json modes = volume.value("/spec/accessModes"_json_pointer, json::array());
+  cap->mutable_access_mode()->set_mode(
+      csi::accessModeOf(modes.empty() || !modes[0].is_string() ? "" : modes[0].get<std::string>()));
+  const json attributes = source.value("volumeAttributes", json::object());
+  for (const auto& [k, v] : attributes.items()) {
+    if (v.is_string()) (*request.mutable_volume_context())[k] = v.get<std::string>();
+  }
+  if (Status s = client->nodePublishVolume(request); !s.ok()) return s;
+  return target;
+}
+
+Status VolumeManager::unpublishCsi(const std::string& uid) {
+  const std::string base = podDir(uid) + "/volumes/kubernetes.io~csi";
+  std::error_code ec;
+  if (!fs::is_directory(base, ec)) return Status::Ok();
+  for (const auto& entry : fs::directory_iterator(base, ec)) {
+    const std::string target = entry.path().string() + "/mount";
+    std::ifstream in(entry.path() / "vol_data.json");
+    json data = json::parse(in, nullptr, false);
+    const std::string driver = data.is_object() ? data.value("driverName", "") : "";
+    const std::string handle = data.is_object() ? data.value("volumeHandle", "") : "";
+    csi::CsiClient* client = driver.empty() ? nullptr : csiClient(driver);
+    Status s = client ? client->nodeUnpublishVolume(handle, target)
+                      : Status::Unavailable("CSI driver " + driver + " is not registered");
+    if (csi::isMountPoint(target)) {
+      return Status::Unavailable("cannot unpublish CSI volume " + handle + " at " + target + ": " +
+                                 (s.ok() ? std::string("still mounted") : s.message()));
+    }
+  }
+  return Status::Ok();
+}
 
 Status VolumeManager::addProjectedSource(const json& pod, const json& source, int defaultMode,
                                          FileMap& files) {
@@ -236,7 +307,9 @@ Status prepareHostPath(const std::string& path, const std::string& type) {
 
 }  // namespace
 
-Result<std::string> VolumeManager::claimPath(const std::string& ns, const json& source) {
+Result<std::string> VolumeManager::claimPath(const json& pod, const std::string& name,
+                                             const json& source) {
+  const std::string ns = podNamespace(pod);
   const std::string claimName = source.value("claimName", "");
   auto claim = objects_.persistentVolumeClaim(ns, claimName);
   if (!claim.ok()) {
@@ -267,8 +340,11 @@ Result<std::string> VolumeManager::claimPath(const std::string& ns, const json& 
     }
     return path;
   }
+  if (spec.contains("csi") && spec["csi"].is_object()) {
+    return publishCsi(pod, name, *volume, source.value("readOnly", false));
+  }
   return Status::BadRequest("persistentvolume \"" + volumeName +
-                            "\": this node mounts hostPath and local volumes only");
+                            "\": this node mounts hostPath, local and CSI volumes only");
 }
 
 Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
@@ -291,7 +367,7 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
       if (Status s = prepareHostPath(path, vol["hostPath"].value("type", "")); !s.ok()) return s;
       paths[name] = path;
     } else if (vol.contains("persistentVolumeClaim") && vol["persistentVolumeClaim"].is_object()) {
-      auto path = claimPath(ns, vol["persistentVolumeClaim"]);
+      auto path = claimPath(pod, name, vol["persistentVolumeClaim"]);
       if (!path.ok()) return path.status();
       paths[name] = VolumePath(*path, vol["persistentVolumeClaim"].value("readOnly", false));
     } else if (vol.contains("configMap") || vol.contains("secret")) {
@@ -390,6 +466,8 @@ Status VolumeManager::tearDownPod(const std::string& podUid) {
     lastSetUp_.erase(podUid);
     paths_.erase(podUid);
   }
+  // Never remove_all through a mount: that would delete the volume's data.
+  if (Status s = unpublishCsi(podUid); !s.ok()) return s;
   std::error_code ec;
   fs::remove_all(podDir(podUid), ec);
   if (ec) return Status::Internal("cannot remove " + podDir(podUid) + ": " + ec.message());

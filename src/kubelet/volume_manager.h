@@ -9,22 +9,25 @@
 // combines configMap, secret, downwardAPI and serviceAccountToken sources (a pod-bound token from
 // the TokenManager, renewed at 80% of its lifetime) in one directory; persistentVolumeClaim
 // resolves the claim (it must be Bound) to its PersistentVolume and uses the volume's hostPath or
-// local path (readOnly when the claim volume says so); other volume sources of a PV are refused
-// with an error (the pod waits) rather than given an empty directory. Files are replaced
-// atomically (temp file + rename) and only when their content changed. mountsFor() turns a
-// container's
-// volumeMounts (readOnly, subPath) into CRI mounts. tearDownPod() removes the pod directory.
-// Thread-safe; different pods may be set up concurrently.
+// local path, or publishes its CSI volume through the driver's Node service at
+// pods/<uid>/volumes/kubernetes.io~csi/<name>/mount (readOnly when the claim volume says so);
+// other volume sources of a PV are refused with an error (the pod waits) rather than given an
+// empty directory. tearDownPod() unpublishes CSI volumes first and never deletes through a mount.
+// Files are replaced atomically (temp file + rename) and only when their content changed.
+// mountsFor() turns a container's volumeMounts (readOnly, subPath) into CRI mounts. tearDownPod()
+// removes the pod directory. Thread-safe; different pods may be set up concurrently.
 #pragma once
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "client/work_queue.h"
 #include "cri/runtime_service.h"
+#include "csi/csi_client.h"
 #include "kubelet/object_source.h"
 #include "kubelet/token_manager.h"
 
@@ -33,9 +36,10 @@ namespace minik8s::kubelet {
 class VolumeManager {
  public:
   // `tokens` serves serviceAccountToken projections; without one such volumes fail to set up.
+  // `csiDrivers`: CSI driver name -> endpoint of its Node service on this node.
   VolumeManager(std::string root, ObjectSource& objects, const client::Clock& clock,
                 std::chrono::seconds refresh = std::chrono::seconds(60),
-                TokenManager* tokens = nullptr);
+                TokenManager* tokens = nullptr, std::map<std::string, std::string> csiDrivers = {});
 
   // Where a volume is on the host; readOnly when the volume itself says so (a claim mounted
   // readOnly), whatever the container's volumeMounts ask.
@@ -59,8 +63,15 @@ class VolumeManager {
   // Relative path -> content and mode.
   using FileMap = std::map<std::string, std::pair<std::string, int>>;
   Status addProjectedSource(const json& pod, const json& source, int defaultMode, FileMap& files);
-  // The host path of the volume behind a persistentVolumeClaim volume source.
-  Result<std::string> claimPath(const std::string& ns, const json& source);
+  // Where the volume behind a persistentVolumeClaim volume `name` of `pod` is on the host:
+  // a hostPath or local path, or the target path a CSI driver published it at.
+  Result<std::string> claimPath(const json& pod, const std::string& name, const json& source);
+  Result<std::string> publishCsi(const json& pod, const std::string& name, const json& volume,
+                                 bool readOnly);
+  // NodeUnpublishVolume for every CSI volume of the pod (from the vol_data.json written at
+  // publication, so it works after an agent restart); an error while any is still mounted.
+  Status unpublishCsi(const std::string& podUid);
+  csi::CsiClient* csiClient(const std::string& driver);
 
   std::string root_;
   ObjectSource& objects_;
@@ -70,6 +81,8 @@ class VolumeManager {
   std::mutex mu_;
   std::map<std::string, std::chrono::steady_clock::time_point> lastSetUp_;  // by pod uid
   std::map<std::string, VolumePaths> paths_;                                // by pod uid
+  std::map<std::string, std::string> csiDrivers_;
+  std::map<std::string, std::unique_ptr<csi::CsiClient>> csiClients_;  // guarded by mu_
 };
 
 }  // namespace minik8s::kubelet

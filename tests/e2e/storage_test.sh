@@ -4,7 +4,9 @@
 # kubectl's columns), a pod writes through the claim and its replacement on another node reads
 # it; a local volume with node affinity pulls its pod to that node; a claim in use is only
 # deleted after its pod; the volume is then Released and kept (Retain); a claim of an unknown
-# class stays Pending with an Event saying why; bad input gets 422 with field paths.
+# class stays Pending with an Event saying why; bad input gets 422 with field paths. Dynamic
+# provisioning through the built-in CSI driver: a claim of the default class gets a volume that
+# pods on all three nodes share, grows, and is deleted with its data (reclaim Delete).
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -134,6 +136,54 @@ wait_for 60 bash -c "kubectl get pod local-user -o jsonpath='{.status.phase}' | 
   kubectl describe pod local-user
 expect_eq "$(kubectl get pod local-user -o jsonpath='{.spec.nodeName}')" "node-2" "scheduled where the volume is"
 expect_eq "$(cat "$data/local-2/where" 2>/dev/null)" "local-user" "written into the local volume"
+
+step "dynamic provisioning through CSI: the default class, data on all three nodes, expansion, Delete"
+expect_contains "$(kubectl get sc standard)" "standard (default)   dir.csi.minik8s.io" "default StorageClass"
+expect_contains "$(kubectl get csidriver)" "dir.csi.minik8s.io" "the CSIDriver"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: dynamic}
+spec:
+  accessModes: [ReadWriteMany]
+  resources: {requests: {storage: 1Gi}}
+YAML
+wait_for 30 bash -c "kubectl get pvc dynamic -o jsonpath='{.status.phase}' | grep -qx Bound" ||
+  kubectl describe pvc dynamic
+pv=$(kubectl get pvc dynamic -o jsonpath='{.spec.volumeName}')
+expect_eq "$(kubectl get pvc dynamic -o jsonpath='{.spec.storageClassName}')" "standard" "the default class was applied"
+expect_eq "$(kubectl get pv "$pv" -o jsonpath='{.spec.csi.driver}')" "dir.csi.minik8s.io" "a CSI volume"
+dyn_pod() {  # NAME NODE COMMAND
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  nodeName: $2
+  restartPolicy: Never
+  volumes: [{name: data, persistentVolumeClaim: {claimName: dynamic}}]
+  containers:
+  - {name: c, image: minik8s/busybox:1.35, command: ["sh", "-c", "$3"], volumeMounts: [{name: data, mountPath: /data}]}
+YAML
+}
+dyn_pod dyn-1 node-1 "echo from-node-1 >> /data/log"
+wait_for 60 bash -c "kubectl get pod dyn-1 -o jsonpath='{.status.phase}' | grep -qx Succeeded"
+dyn_pod dyn-2 node-2 "echo from-node-2 >> /data/log"
+wait_for 60 bash -c "kubectl get pod dyn-2 -o jsonpath='{.status.phase}' | grep -qx Succeeded"
+dyn_pod dyn-3 node-3 "cat /data/log"
+wait_for 60 bash -c "kubectl get pod dyn-3 -o jsonpath='{.status.phase}' | grep -qx Succeeded"
+expect_eq "$(kubectl logs dyn-3 | tr '\n' ' ')" "from-node-1 from-node-2 " "one volume, written on node-1 and node-2, read on node-3"
+kubectl delete pod dyn-1 dyn-2 dyn-3 --wait=true --timeout=60s >/dev/null
+wait_for 30 bash -c "! grep -q 'minik8s-e2e-stor/.*kubernetes.io~csi' /proc/mounts" ||
+  fail "no CSI mount left after the pods"
+kubectl patch pvc dynamic -p '{"spec":{"resources":{"requests":{"storage":"3Gi"}}}}' >/dev/null
+wait_for 30 bash -c "kubectl get pvc dynamic -o jsonpath='{.status.capacity.storage}' | grep -qx 3Gi" ||
+  fail "the claim grew to 3Gi"
+voldir=$(ls -d /tmp/minik8s-e2e-stor/volumes/"$pv" 2>/dev/null)
+expect_eq "$voldir" "/tmp/minik8s-e2e-stor/volumes/$pv" "the volume's directory"
+kubectl delete pvc dynamic >/dev/null
+wait_for 30 bash -c "! kubectl get pv $pv >/dev/null 2>&1" || fail "reclaim Delete removes the volume"
+wait_for 10 bash -c "[[ ! -e $voldir ]]" || fail "reclaim Delete removes the data"
 
 step "claims nothing can serve say why; bad input is refused with field paths"
 kubectl apply -f - >/dev/null <<'YAML'

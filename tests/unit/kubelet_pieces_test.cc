@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "csi/directory_driver.h"
 #include "fake_clock.h"
 #include "kubelet/backoff.h"
 #include "kubelet/env_resolver.h"
@@ -228,6 +229,48 @@ TEST_F(VolumeTest, ClaimsMountTheirBoundVolumeOrWait) {
   EXPECT_FALSE(setUp("far").ok());
   objects.volumes["pv2"] = {{"spec", {{"local", {{"path", root + "/absent"}}}}}};
   EXPECT_EQ(setUp("far").code(), 404);
+}
+
+TEST_F(VolumeTest, CsiVolumesArePublishedAndUnpublishedThroughTheDriver) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root for bind mounts";
+  csi::DirectoryDriverOptions dopts;
+  dopts.baseDir = root + "/shared";
+  dopts.nodeId = "node-1";
+  dopts.controllerService = false;
+  csi::DirectoryDriver driver(dopts);
+  ASSERT_TRUE(driver.start(root + "/plugins/csi.sock").ok());
+  std::filesystem::create_directories(root + "/shared/vol-1");
+  std::ofstream(root + "/shared/vol-1/kept") << "volume data";
+  objects.claims["default/data"] =
+      json::parse(R"J({"spec": {"volumeName": "pv-csi"}, "status": {"phase": "Bound"}})J");
+  objects.volumes["pv-csi"] = json::parse(R"J({"spec": {"accessModes": ["ReadWriteMany"],
+      "csi": {"driver": "dir.csi.minik8s.io", "volumeHandle": "vol-1"}}})J");
+  json pod = json::parse(R"J({"metadata": {"name": "p", "namespace": "default", "uid": "uid-c"},
+    "spec": {"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]}})J");
+  VolumeManager vm(root, objects, clock, std::chrono::seconds(60), nullptr,
+                   {{"dir.csi.minik8s.io", "unix://" + root + "/plugins/csi.sock"}});
+  auto paths = vm.setUpPod(pod);
+  ASSERT_TRUE(paths.ok()) << paths.status().toString();
+  const std::string target = root + "/pods/uid-c/volumes/kubernetes.io~csi/d/mount";
+  EXPECT_EQ((*paths)["d"].path, target);
+  EXPECT_TRUE(csi::isMountPoint(target));
+  EXPECT_EQ(readFile(target + "/kept"), "volume data");
+  EXPECT_TRUE(
+      std::filesystem::exists(root + "/pods/uid-c/volumes/kubernetes.io~csi/d/vol_data.json"));
+
+  // Tearing the pod down unmounts first: the volume's data survives the pod directory.
+  ASSERT_TRUE(vm.tearDownPod("uid-c").ok());
+  EXPECT_FALSE(csi::isMountPoint(target));
+  EXPECT_FALSE(std::filesystem::exists(root + "/pods/uid-c"));
+  EXPECT_EQ(readFile(root + "/shared/vol-1/kept"), "volume data");
+
+  // A driver this node does not have: the pod waits.
+  objects.volumes["pv-csi"]["spec"]["csi"]["driver"] = "other.example.com";
+  pod["metadata"]["uid"] = "uid-d";
+  auto missing = vm.setUpPod(pod);
+  EXPECT_EQ(missing.status().message(),
+            "CSI driver other.example.com is not registered on this node");
+  driver.stop();
 }
 
 TEST(PodUtilTest, QosClassAndCgroupResources) {

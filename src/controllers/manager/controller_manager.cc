@@ -24,6 +24,7 @@
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/statefulset/statefulset_controller.h"
+#include "controllers/volume/csi_provisioner.h"
 #include "controllers/volume/persistent_volume_controller.h"
 #include "controllers/volume/volume_protection_controller.h"
 
@@ -220,6 +221,16 @@ const std::vector<Registration>& registrations() {
          return make<VolumeProtectionController>(c.rest, c.informer(kPersistentVolumeClaims),
                                                  c.informer(kPersistentVolumes),
                                                  c.indexed(res::kPods), o);
+       }},
+      {{"csi-provisioner"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         if (c.options.csiDrivers.empty()) return nullptr;
+         CsiProvisionerOptions o;
+         o.drivers = c.options.csiDrivers;
+         o.events = c.recorder("external-provisioner");
+         return make<CsiProvisioner>(c.rest, c.informer(kPersistentVolumeClaims),
+                                     c.informer(kPersistentVolumes), c.informer(kStorageClasses),
+                                     o);
        }},
       {{"garbagecollector"},
        [](Context& c) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ class ControllerManager {
     // Certificates: node CSRs approved by the kubelet rules; approved CSRs signed with the
     // cluster CA (--cluster-signing-cert-file/-key-file) when it is given.
     pki::KeyAndCert signingCa;
+    // CSI drivers whose volumes the csi-provisioner creates, deletes and expands: driver name ->
+    // endpoint of its Controller service. Without any, csi-provisioner does not run.
+    std::map<std::string, std::string> csiDrivers;
   };
 
   ControllerManager(client::RestClient& rest, Options options);

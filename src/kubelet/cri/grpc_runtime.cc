@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "common/grpc_status.h"
 #include "common/metrics.h"
 
 namespace minik8s::kubelet::cri {
@@ -15,11 +16,6 @@ namespace {
 constexpr int kMaxMessageBytes = 40 * 1024 * 1024;
 // ExecSync: the runtime enforces the command timeout itself; we only give it room to answer.
 constexpr std::chrono::seconds kExecSyncMargin{10};
-
-std::string normalizeEndpoint(const std::string& endpoint) {
-  if (endpoint.find("://") != std::string::npos) return endpoint;
-  return "unix://" + endpoint;
-}
 
 // The kubelet's operation_type of a CRI method: "RunPodSandbox" -> "run_podsandbox".
 std::string operationType(std::string_view method) {
@@ -63,32 +59,7 @@ RuntimeMetrics& runtimeMetrics() {
 }  // namespace
 
 Status statusFromGrpc(const grpc::Status& status, std::string_view method) {
-  if (status.ok()) return Status::Ok();
-  std::string message = fmt::format("CRI {}: {}", method, status.error_message());
-  switch (status.error_code()) {
-    case grpc::StatusCode::NOT_FOUND:
-      return Status::NotFoundMessage(std::move(message));
-    case grpc::StatusCode::ALREADY_EXISTS:
-      return Status(409, "AlreadyExists", std::move(message));
-    case grpc::StatusCode::INVALID_ARGUMENT:
-    case grpc::StatusCode::OUT_OF_RANGE:
-    case grpc::StatusCode::FAILED_PRECONDITION:
-      return Status::BadRequest(std::move(message));
-    case grpc::StatusCode::PERMISSION_DENIED:
-      return Status::Forbidden(std::move(message));
-    case grpc::StatusCode::UNAUTHENTICATED:
-      return Status::Unauthorized(std::move(message));
-    case grpc::StatusCode::RESOURCE_EXHAUSTED:
-      return Status::TooManyRequests(std::move(message));
-    case grpc::StatusCode::UNIMPLEMENTED:
-      return Status(501, "NotImplemented", std::move(message));
-    case grpc::StatusCode::UNAVAILABLE:
-      return Status::Unavailable(std::move(message));
-    case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return Status::Timeout(std::move(message));
-    default:
-      return Status::Internal(std::move(message));
-  }
+  return minik8s::statusFromGrpc(status, "CRI " + std::string(method));
 }
 
 GrpcRuntime::GrpcRuntime(const std::string& endpoint, GrpcRuntimeOptions options)
@@ -100,8 +71,8 @@ GrpcRuntime::GrpcRuntime(const std::string& endpoint, GrpcRuntimeOptions options
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  channel_ = grpc::CreateCustomChannel(normalizeEndpoint(endpoint),
-                                       grpc::InsecureChannelCredentials(), args);
+  channel_ =
+      grpc::CreateCustomChannel(grpcEndpoint(endpoint), grpc::InsecureChannelCredentials(), args);
   runtime_ = v1::RuntimeService::NewStub(channel_);
   images_ = v1::ImageService::NewStub(channel_);
 }

@@ -1,0 +1,230 @@
+#include "controllers/volume/csi_provisioner.h"
+
+#include "api/object_meta.h"
+#include "api/persistent_volumes.h"
+#include "api/quantity.h"
+#include "common/logging.h"
+#include "controllers/volume/persistent_volume_controller.h"
+#include "controllers/volume/volume_binding.h"
+
+namespace minik8s::controllers {
+
+using api::nameOf;
+using api::namespaceOf;
+using api::stringAt;
+using api::uidOf;
+
+namespace {
+
+constexpr char kClaimPrefix[] = "claim/";
+constexpr char kVolumePrefix[] = "volume/";
+
+std::string annotationOf(const json& obj, const char* key) {
+  const json anns = obj.value("metadata", json::object()).value("annotations", json::object());
+  auto it = anns.find(key);
+  return it != anns.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string claimKeyOf(const json& claim) { return namespaceOf(claim) + "/" + nameOf(claim); }
+
+}  // namespace
+
+CsiProvisioner::CsiProvisioner(client::RestClient& rest, client::Informer& claims,
+                               client::Informer& volumes, client::Informer& classes,
+                               CsiProvisionerOptions options)
+    : rest_(rest),
+      claims_(claims),
+      volumes_(volumes),
+      classes_(classes),
+      options_(std::move(options)),
+      queue_(*options_.clock),
+      workers_(
+          queue_, [this](const std::string& k) { return sync(k); }, "csi-provisioner") {
+  for (const auto& [driver, endpoint] : options_.drivers) {
+    clients_[driver] = std::make_unique<csi::CsiClient>(endpoint, options_.timeout);
+  }
+  auto claimKey = [this](const json& c) { queue_.add(kClaimPrefix + client::objectKey(c)); };
+  claims_.addHandlers({claimKey, [claimKey](const json&, const json& c) { claimKey(c); }, nullptr});
+  auto volumeKey = [this](const json& v) { queue_.add(kVolumePrefix + nameOf(v)); };
+  volumes_.addHandlers(
+      {volumeKey, [volumeKey](const json&, const json& v) { volumeKey(v); }, nullptr});
+}
+
+CsiProvisioner::~CsiProvisioner() { stop(); }
+void CsiProvisioner::start() { workers_.start(options_.workers); }
+void CsiProvisioner::stop() { workers_.stop(); }
+
+csi::CsiClient* CsiProvisioner::clientFor(const std::string& driver) {
+  auto it = clients_.find(driver);
+  return it == clients_.end() ? nullptr : it->second.get();
+}
+
+void CsiProvisioner::event(const json& obj, const std::string& kind, const std::string& type,
+                           const std::string& reason, const std::string& message) {
+  if (!options_.events) return;
+  json involved = obj;
+  involved["kind"] = kind;
+  involved["apiVersion"] = "v1";
+  options_.events->record(involved, type, reason, message);
+}
+
+Status CsiProvisioner::sync(const std::string& key) {
+  if (key.rfind(kClaimPrefix, 0) == 0) {
+    auto claim = claims_.get(key.substr(sizeof(kClaimPrefix) - 1));
+    return claim ? syncClaim(*claim) : Status::Ok();
+  }
+  if (key.rfind(kVolumePrefix, 0) == 0) {
+    auto volume = volumes_.get(key.substr(sizeof(kVolumePrefix) - 1));
+    return volume ? syncVolume(*volume) : Status::Ok();
+  }
+  return Status::Ok();
+}
+
+Status CsiProvisioner::syncClaim(const json& claim) {
+  if (claim.contains("/metadata/deletionTimestamp"_json_pointer)) return Status::Ok();
+  auto cls = classes_.get(api::claimClassOf(claim));
+  const std::string volumeName = stringAt(claim, "/spec/volumeName"_json_pointer);
+  if (!volumeName.empty()) {
+    // Bound (or binding): maybe an expansion.
+    if (!cls || !cls->value("allowVolumeExpansion", false)) return Status::Ok();
+    auto volume = volumes_.get(volumeName);
+    if (!volume) return Status::Ok();
+    const std::string driver = stringAt(*volume, "/spec/csi/driver"_json_pointer);
+    if (!clientFor(driver) || annotationOf(*volume, api::kAnnProvisionedBy) != driver) {
+      return Status::Ok();
+    }
+    auto want = requestedBytes(claim);
+    auto have = capacityBytes(*volume);
+    if (want && have && *want > *have) return expand(claim, *volume, driver);
+    return Status::Ok();
+  }
+  const std::string driver = annotationOf(claim, api::kAnnStorageProvisioner);
+  if (driver.empty() || !clientFor(driver)) return Status::Ok();  // not ours
+  if (!cls || cls->value("provisioner", std::string()) != driver) return Status::Ok();
+  if (cls->value("volumeBindingMode", std::string()) == "WaitForFirstConsumer" &&
+      annotationOf(claim, api::kAnnSelectedNode).empty()) {
+    return Status::Ok();  // the scheduler picks the node first
+  }
+  return provision(claim, *cls, driver);
+}
+
+Status CsiProvisioner::provision(const json& claim, const json& cls, const std::string& driver) {
+  const std::string pvName = "pvc-" + uidOf(claim);
+  if (volumes_.get(pvName)) return Status::Ok();  // made already; the binder binds it
+  auto existing = rest_.get(kPersistentVolumes, "", pvName);
+  if (existing.ok()) return Status::Ok();
+  if (existing.status().code() != 404) return existing.status();
+  auto bytes = requestedBytes(claim);
+  if (!bytes) {
+    event(claim, "PersistentVolumeClaim", "Warning", "ProvisioningFailed",
+          "the claim has no valid spec.resources.requests.storage");
+    return Status::Ok();
+  }
+  event(claim, "PersistentVolumeClaim", "Normal", "Provisioning",
+        "External provisioner is provisioning volume for claim \"" + claimKeyOf(claim) + "\"");
+  csi::v1::CreateVolumeRequest request;
+  request.set_name(pvName);
+  request.mutable_capacity_range()->set_required_bytes(*bytes);
+  const json modes = claim.value("/spec/accessModes"_json_pointer, json::array());
+  for (const auto& mode : modes) {
+    auto* cap = request.add_volume_capabilities();
+    cap->mutable_mount();
+    cap->mutable_access_mode()->set_mode(csi::accessModeOf(mode.get<std::string>()));
+  }
+  const json parameters = cls.value("parameters", json::object());
+  for (const auto& [k, v] : parameters.items()) {
+    if (v.is_string()) (*request.mutable_parameters())[k] = v.get<std::string>();
+  }
+  auto created = clientFor(driver)->createVolume(request);
+  if (!created.ok()) {
+    event(claim, "PersistentVolumeClaim", "Warning", "ProvisioningFailed",
+          "failed to provision volume with StorageClass \"" + nameOf(cls) +
+              "\": " + created.status().message());
+    return created.status();
+  }
+  const auto& vol = created->volume();
+  // The size as the claim wrote it when the driver gave exactly that, else in bytes.
+  json capacity = claim.value("/spec/resources/requests/storage"_json_pointer, json());
+  if (vol.capacity_bytes() != 0 && vol.capacity_bytes() != *bytes) {
+    capacity =
+        api::Quantity::fromValue(vol.capacity_bytes(), api::Quantity::Format::kBinarySI).toString();
+  }
+  json attributes = json::object();
+  for (const auto& [k, v] : vol.volume_context()) attributes[k] = v;
+  json pv = {
+      {"apiVersion", "v1"},
+      {"kind", "PersistentVolume"},
+      {"metadata", {{"name", pvName}, {"annotations", {{api::kAnnProvisionedBy, driver}}}}},
+      {"spec",
+       {{"capacity", {{"storage", capacity}}},
+        {"accessModes", modes},
+        {"persistentVolumeReclaimPolicy", cls.value("reclaimPolicy", std::string("Delete"))},
+        {"storageClassName", nameOf(cls)},
+        {"volumeMode", claim.value("/spec/volumeMode"_json_pointer, std::string("Filesystem"))},
+        {"claimRef",
+         {{"kind", "PersistentVolumeClaim"},
+          {"apiVersion", "v1"},
+          {"namespace", namespaceOf(claim)},
+          {"name", nameOf(claim)},
+          {"uid", uidOf(claim)}}},
+        {"csi", {{"driver", driver}, {"volumeHandle", vol.volume_id()}}}}}};
+  if (!attributes.empty()) pv["spec"]["csi"]["volumeAttributes"] = attributes;
+  if (cls.contains("mountOptions")) pv["spec"]["mountOptions"] = cls["mountOptions"];
+  auto r = rest_.create(kPersistentVolumes, "", pv);
+  if (!r.ok() && r.status().reason() != "AlreadyExists") {
+    event(claim, "PersistentVolumeClaim", "Warning", "ProvisioningFailed",
+          "failed to save PersistentVolume \"" + pvName + "\": " + r.status().message());
+    return r.status();
+  }
+  event(claim, "PersistentVolumeClaim", "Normal", "ProvisioningSucceeded",
+        "Successfully provisioned volume " + pvName);
+  LOG_INFO("csi-provisioner: {} for claim {} ({} bytes, {})", pvName, claimKeyOf(claim), *bytes,
+           driver);
+  return Status::Ok();
+}
+
+Status CsiProvisioner::expand(const json& claim, const json& volume, const std::string& driver) {
+  auto want = requestedBytes(claim);
+  csi::v1::ControllerExpandVolumeRequest request;
+  request.set_volume_id(stringAt(volume, "/spec/csi/volumeHandle"_json_pointer));
+  request.mutable_capacity_range()->set_required_bytes(*want);
+  auto grown = clientFor(driver)->expandVolume(request);
+  if (!grown.ok()) {
+    event(claim, "PersistentVolumeClaim", "Warning", "VolumeResizeFailed",
+          "resize volume \"" + nameOf(volume) + "\" by resizer \"" + driver +
+              "\" failed: " + grown.status().message());
+    return grown.status();
+  }
+  json updated = volume;
+  updated["spec"]["capacity"]["storage"] =
+      claim.value("/spec/resources/requests/storage"_json_pointer, json());
+  auto r = rest_.update(kPersistentVolumes, updated);
+  if (!r.ok()) return r.status();
+  event(claim, "PersistentVolumeClaim", "Normal", "VolumeResizeSuccessful",
+        "resize volume \"" + nameOf(volume) + "\" by resizer \"" + driver + "\" finished");
+  return Status::Ok();
+}
+
+Status CsiProvisioner::syncVolume(const json& volume) {
+  const std::string driver = annotationOf(volume, api::kAnnProvisionedBy);
+  if (!clientFor(driver) || stringAt(volume, "/spec/csi/driver"_json_pointer) != driver) {
+    return Status::Ok();
+  }
+  if (stringAt(volume, "/status/phase"_json_pointer) != "Released" ||
+      stringAt(volume, "/spec/persistentVolumeReclaimPolicy"_json_pointer) != "Delete" ||
+      volume.contains("/metadata/deletionTimestamp"_json_pointer)) {
+    return Status::Ok();
+  }
+  Status s =
+      clientFor(driver)->deleteVolume(stringAt(volume, "/spec/csi/volumeHandle"_json_pointer));
+  if (!s.ok()) {
+    event(volume, "PersistentVolume", "Warning", "VolumeFailedDelete", s.message());
+    return s;
+  }
+  auto r = rest_.remove(kPersistentVolumes, "", nameOf(volume));
+  if (!r.ok() && r.status().code() != 404) return r.status();
+  LOG_INFO("csi-provisioner: deleted {} ({})", nameOf(volume), driver);
+  return Status::Ok();
+}
+
+}  // namespace minik8s::controllers
