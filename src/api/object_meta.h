@@ -1,7 +1,7 @@
 // Accessors of the fields every component reads from API objects as JSON: the string at a JSON
 // pointer (empty when absent, not a string, or unreachable: objects may come from untrusted
-// input), namespace, name, uid, a label value, a pod's node. One set for the whole tree instead
-// of a copy per file. Pure, thread-safe.
+// input), namespace, name, uid, a label or annotation value, a pod's node. One set for the whole
+// tree instead of a copy per file. Pure, thread-safe.
 #pragma once
 
 #include <string>
@@ -22,6 +22,9 @@ inline std::string nodeNameOf(const json& pod) {
 }
 inline std::string labelValue(const json& obj, const std::string& key) {
   return stringAt(obj, json::json_pointer("/metadata/labels") / key);
+}
+inline std::string annotationValue(const json& obj, const std::string& key) {
+  return stringAt(obj, json::json_pointer("/metadata/annotations") / key);
 }
 
 }  // namespace minik8s::api

@@ -6,13 +6,6 @@ namespace minik8s::api {
 
 namespace {
 
-std::string annotation(const json& obj, const char* key) {
-  const json meta = obj.value("metadata", json::object());
-  const json anns = meta.value("annotations", json::object());
-  auto it = anns.find(key);
-  return it != anns.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 bool hasAnnotation(const json& obj, const char* key) {
   const json meta = obj.value("metadata", json::object());
   const json anns = meta.value("annotations", json::object());
@@ -22,7 +15,8 @@ bool hasAnnotation(const json& obj, const char* key) {
 }  // namespace
 
 std::string claimClassOf(const json& claim) {
-  if (hasAnnotation(claim, kAnnBetaStorageClass)) return annotation(claim, kAnnBetaStorageClass);
+  if (hasAnnotation(claim, kAnnBetaStorageClass))
+    return annotationValue(claim, kAnnBetaStorageClass);
   return stringAt(claim, "/spec/storageClassName"_json_pointer);
 }
 
@@ -34,14 +28,15 @@ bool claimClassUnset(const json& claim) {
 }
 
 std::string volumeClassOf(const json& volume) {
-  if (hasAnnotation(volume, kAnnBetaStorageClass)) return annotation(volume, kAnnBetaStorageClass);
+  if (hasAnnotation(volume, kAnnBetaStorageClass))
+    return annotationValue(volume, kAnnBetaStorageClass);
   return stringAt(volume, "/spec/storageClassName"_json_pointer);
 }
 
 std::optional<json> defaultStorageClass(const std::vector<json>& classes) {
   std::optional<json> best;
   for (const auto& c : classes) {
-    if (annotation(c, kAnnDefaultStorageClass) != "true") continue;
+    if (annotationValue(c, kAnnDefaultStorageClass) != "true") continue;
     if (!best) {
       best = c;
       continue;

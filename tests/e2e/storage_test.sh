@@ -61,7 +61,7 @@ expect_contains "$(kubectl get pvc task-pv-claim | tr -s ' ')" "task-pv-claim Bo
   "kubectl get pvc row"
 
 step "a pod writes through the claim; its replacement on another node reads it"
-writer_reader() {  # NAME NODE COMMAND
+claim_pod() {  # NAME NODE CLAIM COMMAND: a pod on NODE with CLAIM mounted at /data
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod
@@ -70,14 +70,15 @@ spec:
   nodeName: $2
   restartPolicy: Never
   terminationGracePeriodSeconds: 1
-  volumes: [{name: data, persistentVolumeClaim: {claimName: task-pv-claim}}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: $3}}]
   containers:
   - name: c
     image: minik8s/busybox:1.35
-    command: ["sh", "-c", "$3"]
+    command: ["sh", "-c", "$4"]
     volumeMounts: [{name: data, mountPath: /data}]
 YAML
 }
+writer_reader() { claim_pod "$1" "$2" task-pv-claim "$3"; }
 writer_reader writer node-1 "echo written-on-node-1 > /data/file && sleep 3600"
 wait_for 60 bash -c "[[ -f $data/small/file ]]" || kubectl describe pod writer
 kubectl delete pod writer --wait=true --timeout=60s >/dev/null
@@ -153,19 +154,7 @@ wait_for 30 bash -c "kubectl get pvc dynamic -o jsonpath='{.status.phase}' | gre
 pv=$(kubectl get pvc dynamic -o jsonpath='{.spec.volumeName}')
 expect_eq "$(kubectl get pvc dynamic -o jsonpath='{.spec.storageClassName}')" "standard" "the default class was applied"
 expect_eq "$(kubectl get pv "$pv" -o jsonpath='{.spec.csi.driver}')" "dir.csi.minik8s.io" "a CSI volume"
-dyn_pod() {  # NAME NODE COMMAND
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: v1
-kind: Pod
-metadata: {name: $1}
-spec:
-  nodeName: $2
-  restartPolicy: Never
-  volumes: [{name: data, persistentVolumeClaim: {claimName: dynamic}}]
-  containers:
-  - {name: c, image: minik8s/busybox:1.35, command: ["sh", "-c", "$3"], volumeMounts: [{name: data, mountPath: /data}]}
-YAML
-}
+dyn_pod() { claim_pod "$1" "$2" dynamic "$3"; }
 dyn_pod dyn-1 node-1 "echo from-node-1 >> /data/log"
 wait_for 60 bash -c "kubectl get pod dyn-1 -o jsonpath='{.status.phase}' | grep -qx Succeeded"
 dyn_pod dyn-2 node-2 "echo from-node-2 >> /data/log"

@@ -16,15 +16,6 @@ using api::uidOf;
 
 namespace {
 
-constexpr char kClaimPrefix[] = "claim/";
-constexpr char kVolumePrefix[] = "volume/";
-
-std::string annotationOf(const json& obj, const char* key) {
-  const json anns = obj.value("metadata", json::object()).value("annotations", json::object());
-  auto it = anns.find(key);
-  return it != anns.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 std::string claimKeyOf(const json& claim) { return namespaceOf(claim) + "/" + nameOf(claim); }
 
 }  // namespace
@@ -43,9 +34,9 @@ CsiProvisioner::CsiProvisioner(client::RestClient& rest, client::Informer& claim
   for (const auto& [driver, endpoint] : options_.drivers) {
     clients_[driver] = std::make_unique<csi::CsiClient>(endpoint, options_.timeout);
   }
-  auto claimKey = [this](const json& c) { queue_.add(kClaimPrefix + client::objectKey(c)); };
+  auto claimKey = [this](const json& c) { queue_.add(claimQueueKey(namespaceOf(c), nameOf(c))); };
   claims_.addHandlers({claimKey, [claimKey](const json&, const json& c) { claimKey(c); }, nullptr});
-  auto volumeKey = [this](const json& v) { queue_.add(kVolumePrefix + nameOf(v)); };
+  auto volumeKey = [this](const json& v) { queue_.add(volumeQueueKey(nameOf(v))); };
   volumes_.addHandlers(
       {volumeKey, [volumeKey](const json&, const json& v) { volumeKey(v); }, nullptr});
 }
@@ -69,15 +60,11 @@ void CsiProvisioner::event(const json& obj, const std::string& kind, const std::
 }
 
 Status CsiProvisioner::sync(const std::string& key) {
-  if (key.rfind(kClaimPrefix, 0) == 0) {
-    auto claim = claims_.get(key.substr(sizeof(kClaimPrefix) - 1));
-    return claim ? syncClaim(*claim) : Status::Ok();
-  }
-  if (key.rfind(kVolumePrefix, 0) == 0) {
-    auto volume = volumes_.get(key.substr(sizeof(kVolumePrefix) - 1));
-    return volume ? syncVolume(*volume) : Status::Ok();
-  }
-  return Status::Ok();
+  auto k = parseVolumeQueueKey(key);
+  if (!k) return Status::Ok();
+  auto obj = k->claim ? claims_.get(k->ns + "/" + k->name) : volumes_.get(k->name);
+  if (!obj) return Status::Ok();
+  return k->claim ? syncClaim(*obj) : syncVolume(*obj);
 }
 
 Status CsiProvisioner::syncClaim(const json& claim) {
@@ -90,7 +77,7 @@ Status CsiProvisioner::syncClaim(const json& claim) {
     auto volume = volumes_.get(volumeName);
     if (!volume) return Status::Ok();
     const std::string driver = stringAt(*volume, "/spec/csi/driver"_json_pointer);
-    if (!clientFor(driver) || annotationOf(*volume, api::kAnnProvisionedBy) != driver) {
+    if (!clientFor(driver) || api::annotationValue(*volume, api::kAnnProvisionedBy) != driver) {
       return Status::Ok();
     }
     auto want = requestedBytes(claim);
@@ -98,11 +85,11 @@ Status CsiProvisioner::syncClaim(const json& claim) {
     if (want && have && *want > *have) return expand(claim, *volume, driver);
     return Status::Ok();
   }
-  const std::string driver = annotationOf(claim, api::kAnnStorageProvisioner);
+  const std::string driver = api::annotationValue(claim, api::kAnnStorageProvisioner);
   if (driver.empty() || !clientFor(driver)) return Status::Ok();  // not ours
   if (!cls || cls->value("provisioner", std::string()) != driver) return Status::Ok();
   if (cls->value("volumeBindingMode", std::string()) == "WaitForFirstConsumer" &&
-      annotationOf(claim, api::kAnnSelectedNode).empty()) {
+      api::annotationValue(claim, api::kAnnSelectedNode).empty()) {
     return Status::Ok();  // the scheduler picks the node first
   }
   return provision(claim, *cls, driver);
@@ -206,7 +193,7 @@ Status CsiProvisioner::expand(const json& claim, const json& volume, const std::
 }
 
 Status CsiProvisioner::syncVolume(const json& volume) {
-  const std::string driver = annotationOf(volume, api::kAnnProvisionedBy);
+  const std::string driver = api::annotationValue(volume, api::kAnnProvisionedBy);
   if (!clientFor(driver) || stringAt(volume, "/spec/csi/driver"_json_pointer) != driver) {
     return Status::Ok();
   }

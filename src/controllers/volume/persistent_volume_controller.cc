@@ -19,15 +19,6 @@ const client::Resource kStorageClasses{"storage.k8s.io", "v1", "storageclasses",
 
 namespace {
 
-constexpr char kClaimPrefix[] = "claim/";
-constexpr char kVolumePrefix[] = "volume/";
-
-std::string annotationOf(const json& obj, const char* key) {
-  const json anns = obj.value("metadata", json::object()).value("annotations", json::object());
-  auto it = anns.find(key);
-  return it != anns.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 void setAnnotation(json& obj, const char* key, const std::string& value) {
   obj["metadata"]["annotations"][key] = value;
 }
@@ -56,20 +47,19 @@ PersistentVolumeController::PersistentVolumeController(client::RestClient& rest,
       queue_(*options_.clock),
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "persistentvolume-binder") {
-  auto claimKey = [this](const json& c) { queue_.add(kClaimPrefix + client::objectKey(c)); };
+  auto claimKey = [this](const json& c) { queue_.add(claimQueueKey(namespaceOf(c), nameOf(c))); };
   claims_.addHandlers({claimKey, [claimKey](const json&, const json& c) { claimKey(c); },
                        [this, claimKey](const json& c) {
                          // Its volume is Released now.
                          const std::string volume = stringAt(c, "/spec/volumeName"_json_pointer);
-                         if (!volume.empty()) queue_.add(kVolumePrefix + volume);
+                         if (!volume.empty()) queue_.add(volumeQueueKey(volume));
                          claimKey(c);
                        }});
   auto volumeChanged = [this](const json& v) {
-    queue_.add(kVolumePrefix + nameOf(v));
+    queue_.add(volumeQueueKey(nameOf(v)));
     const json ref = v.value("spec", json::object()).value("claimRef", json());
-    if (ref.is_object()) {
-      queue_.add(kClaimPrefix + ref.value("namespace", "") + "/" + ref.value("name", ""));
-    }
+    if (ref.is_object())
+      queue_.add(claimQueueKey(ref.value("namespace", ""), ref.value("name", "")));
     enqueuePendingClaims();  // a new or freed volume may serve a waiting claim
   };
   volumes_.addHandlers({volumeChanged,
@@ -87,7 +77,7 @@ void PersistentVolumeController::stop() { workers_.stop(); }
 void PersistentVolumeController::enqueuePendingClaims() {
   for (const auto& c : claims_.list()) {
     if (stringAt(c, "/status/phase"_json_pointer) != "Bound") {
-      queue_.add(kClaimPrefix + client::objectKey(c));
+      queue_.add(claimQueueKey(namespaceOf(c), nameOf(c)));
     }
   }
 }
@@ -108,21 +98,16 @@ std::optional<json> PersistentVolumeController::classOf(const std::string& name)
 }
 
 Status PersistentVolumeController::sync(const std::string& key) {
-  if (key.rfind(kClaimPrefix, 0) == 0) {
-    const std::string rest = key.substr(sizeof(kClaimPrefix) - 1);
-    const size_t slash = rest.find('/');
-    if (slash == std::string::npos) return Status::Ok();
-    return syncClaim(rest.substr(0, slash), rest.substr(slash + 1));
-  }
-  if (key.rfind(kVolumePrefix, 0) == 0) return syncVolume(key.substr(sizeof(kVolumePrefix) - 1));
-  return Status::Ok();
+  auto k = parseVolumeQueueKey(key);
+  if (!k) return Status::Ok();
+  return k->claim ? syncClaim(k->ns, k->name) : syncVolume(k->name);
 }
 
 Status PersistentVolumeController::syncClaim(const std::string& ns, const std::string& name) {
   auto claim = claims_.get(ns + "/" + name);
   if (!claim) return Status::Ok();
   if (claim->contains("/metadata/deletionTimestamp"_json_pointer)) return Status::Ok();
-  if (annotationOf(*claim, api::kAnnBindCompleted).empty()) return syncUnboundClaim(*claim);
+  if (api::annotationValue(*claim, api::kAnnBindCompleted).empty()) return syncUnboundClaim(*claim);
   return syncBoundClaim(*claim);
 }
 
@@ -154,7 +139,7 @@ Status PersistentVolumeController::syncUnboundClaim(const json& claim) {
   auto cls = classOf(className);
   const bool waitForConsumer =
       cls && cls->value("volumeBindingMode", std::string()) == "WaitForFirstConsumer";
-  const std::string selectedNode = annotationOf(claim, api::kAnnSelectedNode);
+  const std::string selectedNode = api::annotationValue(claim, api::kAnnSelectedNode);
   if (!waitForConsumer || !selectedNode.empty()) {
     if (auto volume = findMatchingVolume(claim, volumes_.list())) return bind(*volume, claim);
   }
@@ -183,7 +168,7 @@ Status PersistentVolumeController::syncUnboundClaim(const json& claim) {
           "no persistent volumes available for this claim and no storage class is set");
     return Status::Ok();
   }
-  if (annotationOf(claim, api::kAnnStorageProvisioner) != provisioner) {
+  if (api::annotationValue(claim, api::kAnnStorageProvisioner) != provisioner) {
     json updated = claim;
     setAnnotation(updated, api::kAnnStorageProvisioner, provisioner);
     setAnnotation(updated, api::kAnnBetaStorageProvisioner, provisioner);
@@ -249,7 +234,7 @@ Status PersistentVolumeController::bind(json volume, json claim) {
   if (!bound.ok()) return bound.status();
   // 2. The claim's volumeName and bind-completed annotation.
   if (stringAt(claim, "/spec/volumeName"_json_pointer) != nameOf(volume) ||
-      annotationOf(claim, api::kAnnBindCompleted) != "yes") {
+      api::annotationValue(claim, api::kAnnBindCompleted) != "yes") {
     if (stringAt(claim, "/spec/volumeName"_json_pointer).empty()) {
       claim["spec"]["volumeName"] = nameOf(volume);
       setAnnotation(claim, api::kAnnBoundByController, "yes");
@@ -326,7 +311,7 @@ Status PersistentVolumeController::syncVolume(const std::string& name) {
     const std::string boundTo = stringAt(*claim, "/spec/volumeName"_json_pointer);
     if (boundTo.empty() || boundTo == name) return phaseOnly(setVolumePhase(*volume, "Bound", ""));
     // The claim bound elsewhere: give this volume back if we chose it.
-    if (annotationOf(*volume, api::kAnnBoundByController) == "yes") {
+    if (api::annotationValue(*volume, api::kAnnBoundByController) == "yes") {
       json updated = *volume;
       updated["spec"].erase("claimRef");
       updated["metadata"]["annotations"].erase(api::kAnnBoundByController);
@@ -350,7 +335,7 @@ Status PersistentVolumeController::syncVolume(const std::string& name) {
   if (phase == "Failed") return Status::Ok();
   const std::string policy = stringAt(current, "/spec/persistentVolumeReclaimPolicy"_json_pointer);
   std::string failure;
-  if (policy == "Delete" && annotationOf(current, api::kAnnProvisionedBy).empty()) {
+  if (policy == "Delete" && api::annotationValue(current, api::kAnnProvisionedBy).empty()) {
     failure = "error getting deleter volume plugin for volume \"" + name +
               "\": no deletable volume plugin matched";
     event(current, "PersistentVolume", "Warning", "VolumeFailedDelete", failure);

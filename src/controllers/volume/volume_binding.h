@@ -35,4 +35,15 @@ std::string volumeMismatch(const json& volume, const json& claim);
 // nullopt when none.
 std::optional<json> findMatchingVolume(const json& claim, const std::vector<json>& volumes);
 
+// Work-queue keys of the volume controllers, which watch claims and volumes in one queue:
+// "claim/NAMESPACE/NAME" and "volume/NAME".
+std::string claimQueueKey(const std::string& ns, const std::string& name);
+std::string volumeQueueKey(const std::string& name);
+struct VolumeQueueKey {
+  bool claim = false;  // else a volume
+  std::string ns, name;
+};
+// nullopt for a key that is neither.
+std::optional<VolumeQueueKey> parseVolumeQueueKey(const std::string& key);
+
 }  // namespace minik8s::controllers

@@ -5,6 +5,7 @@
 #include "api/object_meta.h"
 #include "api/persistent_volumes.h"
 #include "controllers/volume/persistent_volume_controller.h"
+#include "controllers/volume/volume_binding.h"
 
 namespace minik8s::controllers {
 
@@ -13,9 +14,6 @@ using api::namespaceOf;
 using api::stringAt;
 
 namespace {
-
-constexpr char kClaimPrefix[] = "claim/";
-constexpr char kVolumePrefix[] = "volume/";
 
 bool hasFinalizer(const json& obj, const std::string& f) {
   const json list = obj.value("metadata", json::object()).value("finalizers", json::array());
@@ -54,14 +52,14 @@ VolumeProtectionController::VolumeProtectionController(client::RestClient& rest,
       queue_(*options_.clock),
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "pvc-protection") {
-  auto claimKey = [this](const json& c) { queue_.add(kClaimPrefix + client::objectKey(c)); };
+  auto claimKey = [this](const json& c) { queue_.add(claimQueueKey(namespaceOf(c), nameOf(c))); };
   claims_.addHandlers({claimKey, [claimKey](const json&, const json& c) { claimKey(c); }, nullptr});
-  auto volumeKey = [this](const json& v) { queue_.add(kVolumePrefix + nameOf(v)); };
+  auto volumeKey = [this](const json& v) { queue_.add(volumeQueueKey(nameOf(v))); };
   volumes_.addHandlers(
       {volumeKey, [volumeKey](const json&, const json& v) { volumeKey(v); }, nullptr});
   auto podClaims = [this](const json& pod) {
     for (const auto& c : api::podClaimNames(pod)) {
-      queue_.add(kClaimPrefix + namespaceOf(pod) + "/" + c);
+      queue_.add(claimQueueKey(namespaceOf(pod), c));
     }
   };
   pods_.addHandlers({nullptr,
@@ -76,17 +74,10 @@ void VolumeProtectionController::start() { workers_.start(options_.workers); }
 void VolumeProtectionController::stop() { workers_.stop(); }
 
 Status VolumeProtectionController::sync(const std::string& key) {
-  if (key.rfind(kClaimPrefix, 0) == 0) {
-    if (!options_.claims) return Status::Ok();
-    const std::string rest = key.substr(sizeof(kClaimPrefix) - 1);
-    const size_t slash = rest.find('/');
-    if (slash == std::string::npos) return Status::Ok();
-    return syncClaim(rest.substr(0, slash), rest.substr(slash + 1));
-  }
-  if (key.rfind(kVolumePrefix, 0) == 0 && options_.volumes) {
-    return syncVolume(key.substr(sizeof(kVolumePrefix) - 1));
-  }
-  return Status::Ok();
+  auto k = parseVolumeQueueKey(key);
+  if (!k) return Status::Ok();
+  if (k->claim) return options_.claims ? syncClaim(k->ns, k->name) : Status::Ok();
+  return options_.volumes ? syncVolume(k->name) : Status::Ok();
 }
 
 bool VolumeProtectionController::claimUsed(const std::string& claim,

@@ -33,6 +33,32 @@ bool flag(const http::Request& req, const std::string& name, bool dflt) {
   return *v == "true" || *v == "1" || *v == "True";
 }
 
+// The channel protocol (v5, else v4) of an exec or attach WebSocket upgrade, or the error to
+// answer.
+Result<std::string> channelProtocol(const http::Request& req, const std::string& what) {
+  if (!ws::isUpgradeRequest(req)) {
+    return Status::BadRequest(what +
+                              " needs a WebSocket upgrade with protocol v5.channel.k8s.io or "
+                              "v4.channel.k8s.io");
+  }
+  std::string protocol = ws::chooseProtocol(req, {kChannelV5, kChannelV4});
+  if (protocol.empty()) {
+    return Status::BadRequest("unsupported streaming protocol \"" +
+                              req.header("Sec-WebSocket-Protocol") +
+                              "\": supported are v5.channel.k8s.io, v4.channel.k8s.io");
+  }
+  return protocol;
+}
+
+// stdin/stdout/stderr/tty as exec and attach read them (a terminal merges stderr into stdout).
+template <typename Spec>
+void readStreamFlags(const http::Request& req, Spec& spec) {
+  spec.tty = flag(req, "tty", false);
+  spec.stdin = flag(req, "stdin", false);
+  spec.stdout = flag(req, "stdout", true);
+  spec.stderr = flag(req, "stderr", !spec.tty) && !spec.tty;
+}
+
 }  // namespace
 
 AgentServer::AgentServer(PodLookup& pods, ExecBackend& exec, StatsProvider& stats,
@@ -139,22 +165,12 @@ void AgentServer::serveLogs(const http::Request& req, http::ResponseWriter& w,
 void AgentServer::serveExec(const http::Request& req, http::ResponseWriter& w,
                             const std::string& ns, const std::string& pod,
                             const std::string& container) {
-  if (!ws::isUpgradeRequest(req)) {
-    return w.send(http::Response::error(Status::BadRequest(
-        "exec needs a WebSocket upgrade with protocol v5.channel.k8s.io or v4.channel.k8s.io")));
-  }
-  std::string protocol = ws::chooseProtocol(req, {kChannelV5, kChannelV4});
-  if (protocol.empty()) {
-    return w.send(http::Response::error(Status::BadRequest(
-        "unsupported streaming protocol \"" + req.header("Sec-WebSocket-Protocol") +
-        "\": supported are v5.channel.k8s.io, v4.channel.k8s.io")));
-  }
+  auto chosen = channelProtocol(req, "exec");
+  if (!chosen.ok()) return w.send(http::Response::error(chosen.status()));
+  const std::string protocol = *chosen;
   ExecSpec spec;
   spec.command = req.params("command");
-  spec.tty = flag(req, "tty", false);
-  spec.stdin = flag(req, "stdin", false);
-  spec.stdout = flag(req, "stdout", true);
-  spec.stderr = flag(req, "stderr", !spec.tty) && !spec.tty;
+  readStreamFlags(req, spec);
   if (spec.command.empty()) {
     return w.send(http::Response::error(
         Status::BadRequest("you must specify at least one command for the container")));
@@ -188,21 +204,11 @@ void AgentServer::serveAttach(const http::Request& req, http::ResponseWriter& w,
     return w.send(http::Response::error(
         Status(501, "NotImplemented", "attach is not supported by this agent")));
   }
-  if (!ws::isUpgradeRequest(req)) {
-    return w.send(http::Response::error(Status::BadRequest(
-        "attach needs a WebSocket upgrade with protocol v5.channel.k8s.io or v4.channel.k8s.io")));
-  }
-  std::string protocol = ws::chooseProtocol(req, {kChannelV5, kChannelV4});
-  if (protocol.empty()) {
-    return w.send(http::Response::error(Status::BadRequest(
-        "unsupported streaming protocol \"" + req.header("Sec-WebSocket-Protocol") +
-        "\": supported are v5.channel.k8s.io, v4.channel.k8s.io")));
-  }
+  auto chosen = channelProtocol(req, "attach");
+  if (!chosen.ok()) return w.send(http::Response::error(chosen.status()));
+  const std::string protocol = *chosen;
   AttachSpec spec;
-  spec.tty = flag(req, "tty", false);
-  spec.stdin = flag(req, "stdin", false);
-  spec.stdout = flag(req, "stdout", true);
-  spec.stderr = flag(req, "stderr", !spec.tty) && !spec.tty;
+  readStreamFlags(req, spec);
   if (!spec.stdin && !spec.stdout && !spec.stderr) {
     return w.send(http::Response::error(
         Status::BadRequest("you must specify at least one of stdin, stdout, stderr")));

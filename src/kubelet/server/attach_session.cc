@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/logging.h"
+#include "kubelet/server/exec_session.h"
 
 namespace minik8s::kubelet::server {
 
@@ -17,15 +18,6 @@ constexpr uint32_t kStdinStream = 3;
 constexpr uint32_t kStdoutStream = 5;
 constexpr uint32_t kStderrStream = 7;
 constexpr uint32_t kResizeStream = 9;
-
-enum Channel : uint8_t {
-  kStdin = 0,
-  kStdout = 1,
-  kStderr = 2,
-  kError = 3,
-  kResize = 4,
-  kClose = 255
-};
 
 class AttachRelay {
  public:

@@ -13,15 +13,6 @@ namespace minik8s::kubelet::server {
 
 namespace {
 
-enum Channel : uint8_t {
-  kStdin = 0,
-  kStdout = 1,
-  kStderr = 2,
-  kError = 3,
-  kResize = 4,
-  kClose = 255
-};
-
 Status sendChannel(ws::Connection& conn, uint8_t channel, std::string_view data) {
   std::string msg;
   msg.reserve(data.size() + 1);

@@ -8,12 +8,23 @@
 // plus one reader thread; returns when both ended.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "common/websocket.h"
 #include "kubelet/server/exec_backend.h"
 
 namespace minik8s::kubelet::server {
+
+// The channel byte at the start of every binary message.
+enum Channel : uint8_t {
+  kStdin = 0,
+  kStdout = 1,
+  kStderr = 2,
+  kError = 3,
+  kResize = 4,
+  kClose = 255
+};
 
 inline constexpr const char* kChannelV5 = "v5.channel.k8s.io";
 inline constexpr const char* kChannelV4 = "v4.channel.k8s.io";
