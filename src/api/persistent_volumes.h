@@ -1,7 +1,11 @@
 // Facts about PersistentVolumes, PersistentVolumeClaims and StorageClasses that several rooms
 // read (the PV controller, admission, the scheduler, the kubelet): Kubernetes' annotation and
 // finalizer names, which class a claim or volume belongs to, the default class, the claims a pod
-// uses. Pure functions over the objects as JSON; thread-safe.
+// uses, and how claims and volumes match, as Kubernetes' PV controller decides it: a volume
+// satisfies a claim when its class is the claim's, its access modes include every mode the claim
+// asks for, its capacity is at least the request, its volumeMode is the claim's, and the claim's
+// selector (if any) matches its labels; the smallest such volume wins, a volume pre-bound to the
+// claim (spec.claimRef naming it) over any other. Pure functions over JSON; thread-safe.
 #pragma once
 
 #include <optional>
@@ -40,5 +44,26 @@ std::optional<json> defaultStorageClass(const std::vector<json>& classes);
 // The names of the claims `pod` mounts: its persistentVolumeClaim volumes, and its generic
 // ephemeral volumes (claim POD-VOLUME).
 std::vector<std::string> podClaimNames(const json& pod);
+
+// The claim's storage request in bytes; nullopt when missing or malformed.
+std::optional<int64_t> requestedBytes(const json& claim);
+// The volume's spec.capacity.storage in bytes; nullopt when missing or malformed.
+std::optional<int64_t> capacityBytes(const json& volume);
+
+// True when spec.claimRef names this claim (namespace, name and, when set, uid).
+bool volumeBoundToClaim(const json& volume, const json& claim);
+
+// Why `volume` cannot serve `claim` ("" when it can): class, access modes, capacity,
+// volumeMode; the selector is checked by findMatchingVolume only (pre-bound volumes skip it).
+std::string volumeMismatch(const json& volume, const json& claim);
+
+// The volume to bind `claim` to: one pre-bound to it, else the smallest unclaimed volume
+// (Available, or Pending/no phase: just created) that satisfies it and its selector; with
+// `node`, only volumes whose nodeAffinity allows that Node (WaitForFirstConsumer binding by the
+// scheduler); nullopt when none.
+std::optional<json> findMatchingVolume(const json& claim, const std::vector<json>& volumes,
+                                       const json* node = nullptr);
+// Whether the volume's required nodeAffinity (if any) allows `node`.
+bool volumeAllowsNode(const json& volume, const json& node);
 
 }  // namespace minik8s::api

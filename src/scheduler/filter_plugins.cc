@@ -62,9 +62,24 @@ class NodeReady : public FilterPlugin {
   }
 };
 
-// Kubernetes' VolumeBinding for claims that exist: every persistentVolumeClaim volume's claim must
-// exist, not be terminating, and be bound; a bound volume with required node affinity (local
-// volumes) must allow the node. Reasons as kube-scheduler words them.
+// Kubernetes' VolumeBinding: every persistentVolumeClaim volume's claim must exist, not be
+// terminating, and be bound, or, in a WaitForFirstConsumer class, have a free volume that fits on
+// the node or a provisioner; a bound volume with required node affinity (local volumes) must
+// allow the node. Reasons as kube-scheduler words them.
+// Whether an unbound claim's class binds only once a pod using it is scheduled.
+bool waitsForFirstConsumer(const json& claim, const ClusterView& cluster) {
+  if (!cluster.storageClass) return false;
+  auto cls = cluster.storageClass(api::claimClassOf(claim));
+  return cls && cls->value("volumeBindingMode", std::string()) == "WaitForFirstConsumer";
+}
+
+bool canBindOnNode(const json& claim, const json& node, const ClusterView& cluster) {
+  if (cluster.volumes && api::findMatchingVolume(claim, cluster.volumes(), &node)) return true;
+  auto cls = cluster.storageClass(api::claimClassOf(claim));
+  const std::string provisioner = cls ? cls->value("provisioner", std::string()) : "";
+  return !provisioner.empty() && provisioner != "kubernetes.io/no-provisioner";
+}
+
 class VolumeBinding : public FilterPlugin {
  public:
   std::string name() const override { return "VolumeBinding"; }
@@ -79,16 +94,20 @@ class VolumeBinding : public FilterPlugin {
         return {"persistentvolumeclaim \"" + claimName + "\" is being deleted"};
       }
       const std::string volumeName = claim->value("/spec/volumeName"_json_pointer, std::string());
-      if (volumeName.empty()) return {"pod has unbound immediate PersistentVolumeClaims"};
+      if (volumeName.empty()) {
+        if (!waitsForFirstConsumer(*claim, cluster)) {
+          return {"pod has unbound immediate PersistentVolumeClaims"};
+        }
+        // WaitForFirstConsumer: this node will do if a free volume fits here or the class can
+        // provision one (the scheduler then pre-binds or asks for it, see Scheduler::bind).
+        if (!canBindOnNode(*claim, node.node(), cluster)) {
+          return {"node(s) didn't find available persistent volumes to bind"};
+        }
+        continue;
+      }
       std::optional<json> volume = cluster.volume ? cluster.volume(volumeName) : std::nullopt;
       if (!volume) return {"persistentvolume \"" + volumeName + "\" not found"};
-      const json required = volume->value("/spec/nodeAffinity/required"_json_pointer, json());
-      if (!required.is_object()) continue;
-      json asPod = {
-          {"spec",
-           {{"affinity",
-             {{"nodeAffinity", {{"requiredDuringSchedulingIgnoredDuringExecution", required}}}}}}}};
-      if (!api::matchesNodeSelectorAndAffinity(asPod, node.node())) {
+      if (!api::volumeAllowsNode(*volume, node.node())) {
         return {"node(s) had volume node affinity conflict"};
       }
     }

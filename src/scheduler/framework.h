@@ -28,6 +28,8 @@ struct ClusterView {
   // missing.
   std::function<std::optional<json>(const std::string&)> claim;
   std::function<std::optional<json>(const std::string&)> volume;
+  std::function<std::vector<json>()> volumes;                           // all of them
+  std::function<std::optional<json>(const std::string&)> storageClass;  // by name
 };
 
 class FilterPlugin {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/object_meta.h"
+#include "api/persistent_volumes.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -67,7 +68,8 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
       pods_(client, client::resources::kPods),
       nodes_(client, client::resources::kNodes),
       claims_(client, client::Resource{"", "v1", "persistentvolumeclaims", true}),
-      volumes_(client, client::Resource{"", "v1", "persistentvolumes", false}) {
+      volumes_(client, client::Resource{"", "v1", "persistentvolumes", false}),
+      classes_(client, client::Resource{"storage.k8s.io", "v1", "storageclasses", false}) {
   // A claim that binds or a volume that appears may make a waiting pod schedulable.
   auto storageChanged = [this](const json&) { queue_.moveAllToActiveOrBackoff(); };
   claims_.addHandlers({storageChanged,
@@ -121,6 +123,7 @@ void Scheduler::start() {
   pods_.start();
   claims_.start();
   volumes_.start();
+  classes_.start();
   for (int i = 0; i < std::max(1, options_.bindWorkers); ++i) {
     workers_.emplace_back([this] { workerLoop(); });
   }
@@ -144,6 +147,7 @@ void Scheduler::stop() {
   nodes_.stop();
   claims_.stop();
   volumes_.stop();
+  classes_.stop();
 }
 
 bool Scheduler::waitForSync(std::chrono::milliseconds timeout) {
@@ -214,6 +218,8 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
     ClusterView view = nodes;
     view.claim = [this](const std::string& k) { return claims_.get(k); };
     view.volume = [this](const std::string& name) { return volumes_.get(name); };
+    view.volumes = [this] { return volumes_.list(); };
+    view.storageClass = [this](const std::string& name) { return classes_.get(name); };
     return framework_->schedule(info, view);
   });
   if (result.nodeName.empty()) {
@@ -245,6 +251,14 @@ void Scheduler::bind(const json& pod, const std::string& nodeName,
   const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
   const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
   const std::string key = client::objectKey(pod);
+  if (Status v = bindPodVolumes(pod, nodeName); !v.ok()) {
+    ++bindErrors_;
+    recordAttempt("error", attemptStart);
+    cache_.forgetPod(key);
+    LOG_WARN("binding the volumes of pod {} on {} failed: {}", key, nodeName, v.toString());
+    queue_.addBackoff(key);
+    return;
+  }
   json binding = {{"apiVersion", "v1"},
                   {"kind", "Binding"},
                   {"metadata",
@@ -270,6 +284,42 @@ void Scheduler::bind(const json& pod, const std::string& nodeName,
   } else {
     queue_.addBackoff(key);
   }
+}
+
+Status Scheduler::bindPodVolumes(const json& pod, const std::string& nodeName) {
+  const client::Resource pvcs{"", "v1", "persistentvolumeclaims", true};
+  const client::Resource pvs{"", "v1", "persistentvolumes", false};
+  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  for (const auto& claimName : api::podClaimNames(pod)) {
+    auto claim = claims_.get(ns + "/" + claimName);
+    if (!claim || !claim->value("/spec/volumeName"_json_pointer, std::string()).empty()) continue;
+    auto cls = classes_.get(api::claimClassOf(*claim));
+    if (!cls || cls->value("volumeBindingMode", std::string()) != "WaitForFirstConsumer") continue;
+    auto node = nodes_.get(nodeName);
+    if (!node) return Status::NotFoundMessage("node " + nodeName + " is gone");
+    if (auto volume = api::findMatchingVolume(*claim, volumes_.list(), &*node)) {
+      if (api::volumeBoundToClaim(*volume, *claim) &&
+          !volume->value("/spec/claimRef/uid"_json_pointer, std::string()).empty()) {
+        continue;  // pre-bound already
+      }
+      json updated = *volume;
+      updated["spec"]["claimRef"] = {
+          {"kind", "PersistentVolumeClaim"},
+          {"apiVersion", "v1"},
+          {"namespace", ns},
+          {"name", claimName},
+          {"uid", claim->value("/metadata/uid"_json_pointer, std::string())}};
+      updated["metadata"]["annotations"][api::kAnnBoundByController] = "yes";
+      auto r = client_.update(pvs, updated);
+      if (!r.ok()) return r.status();
+      continue;
+    }
+    if (api::annotationValue(*claim, api::kAnnSelectedNode) == nodeName) continue;
+    json patch = {{"metadata", {{"annotations", {{api::kAnnSelectedNode, nodeName}}}}}};
+    auto r = client_.patch(pvcs, ns, claimName, patch, "merge");
+    if (!r.ok()) return r.status();
+  }
+  return Status::Ok();
 }
 
 void Scheduler::markUnschedulable(const json& pod, const std::string& message) {

@@ -75,6 +75,10 @@ class Scheduler {
   void scheduleOne(const std::string& key, int64_t cycle);
   void bind(const json& pod, const std::string& nodeName,
             std::chrono::steady_clock::time_point attemptStart);
+  // Before the pod is bound: its unbound WaitForFirstConsumer claims get a free volume that fits
+  // on the node (the volume's claimRef, which the PV controller completes) or the node in
+  // volume.kubernetes.io/selected-node (their provisioner creates a volume).
+  Status bindPodVolumes(const json& pod, const std::string& nodeName);
   // Counts one attempt (result "scheduled", "unschedulable" or "error") and its duration.
   void recordAttempt(std::string_view result, std::chrono::steady_clock::time_point start);
   void markUnschedulable(const json& pod, const std::string& message);
@@ -88,7 +92,7 @@ class Scheduler {
   SchedulingQueue queue_;
   client::ApiEventRecorder events_;
   client::Informer pods_, nodes_;
-  client::Informer claims_, volumes_;  // VolumeBinding's view of storage
+  client::Informer claims_, volumes_, classes_;  // VolumeBinding's view of storage
 
   std::mutex tasksMu_;
   std::condition_variable tasksCv_;

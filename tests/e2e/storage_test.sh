@@ -98,8 +98,14 @@ wait_for 60 bash -c "! kubectl get pvc task-pv-claim >/dev/null 2>&1" || fail "c
 wait_for 30 bash -c "kubectl get pv small-pv -o jsonpath='{.status.phase}' | grep -qx Released"
 expect_eq "$(cat "$data/small/file")" "written-on-node-1" "Retain keeps the data"
 
-step "a local volume with node affinity brings its pod to that node"
+step "a local volume with node affinity brings its pod to that node (WaitForFirstConsumer)"
 kubectl apply -f - >/dev/null <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local-storage}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: local-node-2}
@@ -134,9 +140,45 @@ spec:
     volumeMounts: [{name: data, mountPath: /data}]
 YAML
 wait_for 60 bash -c "kubectl get pod local-user -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
-  kubectl describe pod local-user
+  { kubectl describe pod local-user; kubectl describe pvc local-claim; }
 expect_eq "$(kubectl get pod local-user -o jsonpath='{.spec.nodeName}')" "node-2" "scheduled where the volume is"
 expect_eq "$(cat "$data/local-2/where" 2>/dev/null)" "local-user" "written into the local volume"
+# A WaitForFirstConsumer class with a provisioner: the volume is made once the pod has a node.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: late}
+provisioner: dir.csi.minik8s.io
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: late-claim}
+spec:
+  storageClassName: late
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+YAML
+wait_for 30 bash -c "kubectl describe pvc late-claim | grep -q 'waiting for first consumer'" ||
+  fail "WaitForFirstConsumer event"
+expect_eq "$(kubectl get pvc late-claim -o jsonpath='{.status.phase}')" "Pending" "no volume before a pod"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: late-user}
+spec:
+  restartPolicy: Never
+  volumes: [{name: data, persistentVolumeClaim: {claimName: late-claim}}]
+  containers:
+  - {name: c, image: minik8s/busybox:1.35, command: [sh, -c, "echo late > /data/f"], volumeMounts: [{name: data, mountPath: /data}]}
+YAML
+wait_for 60 bash -c "kubectl get pod late-user -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
+  { kubectl describe pod late-user; kubectl describe pvc late-claim; }
+node=$(kubectl get pod late-user -o jsonpath='{.spec.nodeName}')
+expect_eq "$(kubectl get pvc late-claim -o jsonpath="{.metadata.annotations['volume\.kubernetes\.io/selected-node']}")" \
+  "$node" "the scheduler chose the claim's node"
+expect_eq "$(kubectl get pvc late-claim -o jsonpath='{.status.phase}')" "Bound" "provisioned once the pod had a node"
+kubectl delete pod late-user local-user --wait=false >/dev/null
 
 step "dynamic provisioning through CSI: the default class, data on all three nodes, expansion, Delete"
 expect_contains "$(kubectl get sc standard)" "standard (default)   dir.csi.minik8s.io" "default StorageClass"

@@ -3,10 +3,17 @@
 // default StorageClass, the claims a pod mounts.
 #include <gtest/gtest.h>
 
+#include "api/persistent_volumes.h"
 #include "controllers/volume/volume_binding.h"
 
 namespace minik8s::controllers {
 namespace {
+
+using api::capacityBytes;
+using api::findMatchingVolume;
+using api::requestedBytes;
+using api::volumeBoundToClaim;
+using api::volumeMismatch;
 
 json volume(const std::string& name, const std::string& size, json modes = {"ReadWriteOnce"},
             const std::string& cls = "", const std::string& phase = "Available") {

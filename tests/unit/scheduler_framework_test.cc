@@ -59,6 +59,12 @@ class FrameworkTest : public ::testing::Test {
       ClusterView v = nodes;
       v.claim = [this](const std::string& k) { return lookup(claims, k); };
       v.volume = [this](const std::string& k) { return lookup(volumes, k); };
+      v.volumes = [this] {
+        std::vector<json> out;
+        for (const auto& [k, vol] : volumes) out.push_back(vol);
+        return out;
+      };
+      v.storageClass = [this](const std::string& k) { return lookup(classes, k); };
       for (const NodeInfo* n : v.nodes) {
         if (n->name() == nodeName) return f->filter(info, *n, v);
       }
@@ -78,6 +84,7 @@ class FrameworkTest : public ::testing::Test {
   SchedulerCache cache;
   std::map<std::string, json> claims;   // "ns/name", as VolumeBinding sees them
   std::map<std::string, json> volumes;  // by name
+  std::map<std::string, json> classes;  // StorageClasses by name
 };
 
 TEST(PodInfoTest, RequestsSumContainersTakeMaxOfInitContainersAndAddOverhead) {
@@ -225,6 +232,37 @@ TEST_F(FrameworkTest, VolumeBindingKeepsPodsWithClaimsPendingUntilStorageExists)
   claims["default/data-db-0"]["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z";
   EXPECT_EQ(filter("VolumeBinding", p, "n1"),
             (std::vector<std::string>{"persistentvolumeclaim \"data-db-0\" is being deleted"}));
+}
+
+TEST_F(FrameworkTest, VolumeBindingWaitsForFirstConsumerOnNodesWhereAVolumeFitsOrCanBeMade) {
+  addNode(node("n1", "4", "8Gi", {{"kubernetes.io/hostname", "n1"}}));
+  addNode(node("n2", "4", "8Gi", {{"kubernetes.io/hostname", "n2"}}));
+  classes["local"] = {{"metadata", {{"name", "local"}}},
+                      {"provisioner", "kubernetes.io/no-provisioner"},
+                      {"volumeBindingMode", "WaitForFirstConsumer"}};
+  claims["default/disk"] = {{"metadata", {{"name", "disk"}, {"namespace", "default"}}},
+                            {"spec",
+                             {{"storageClassName", "local"},
+                              {"accessModes", {"ReadWriteOnce"}},
+                              {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  json p = pod("p");
+  p["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "disk"}}}}};
+  const std::vector<std::string> none = {
+      "node(s) didn't find available persistent volumes to bind"};
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"), none);
+  volumes["local-n2"] = R"({"metadata": {"name": "local-n2"}, "spec": {"storageClassName": "local",
+      "capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"], "local": {"path": "/mnt"},
+      "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n2"]}]}]}}},
+      "status": {"phase": "Available"}})"_json;
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"), none);
+  EXPECT_TRUE(filter("VolumeBinding", p, "n2").empty());
+  // A class that provisions fits anywhere; an Immediate class still waits for the binder.
+  classes["local"]["provisioner"] = "dir.csi.minik8s.io";
+  EXPECT_TRUE(filter("VolumeBinding", p, "n1").empty());
+  classes["local"]["volumeBindingMode"] = "Immediate";
+  EXPECT_EQ(filter("VolumeBinding", p, "n1"),
+            (std::vector<std::string>{"pod has unbound immediate PersistentVolumeClaims"}));
 }
 
 TEST_F(FrameworkTest, VolumeBindingHonoursTheVolumesNodeAffinity) {

@@ -131,6 +131,8 @@ json schedulerRules() {
       rule({"create"}, {""}, {"pods/binding", "bindings"}),
       rule({"patch", "update"}, {""}, {"pods/status"}),
       rule({"delete"}, {""}, {"pods"}),
+      // WaitForFirstConsumer volume binding: pre-bind volumes, mark claims with their node.
+      rule({"patch", "update"}, {""}, {"persistentvolumeclaims", "persistentvolumes"}),
       rule({"create", "get", "update"}, {"coordination.k8s.io"}, {"leases"}),
       rule({"create"}, {"authentication.k8s.io"}, {"tokenreviews"}),
       rule({"create"}, {"authorization.k8s.io"}, {"subjectaccessreviews"}),

@@ -9,10 +9,15 @@
 
 namespace minik8s::controllers {
 
+using api::capacityBytes;
+using api::findMatchingVolume;
 using api::nameOf;
 using api::namespaceOf;
+using api::requestedBytes;
 using api::stringAt;
 using api::uidOf;
+using api::volumeBoundToClaim;
+using api::volumeMismatch;
 
 namespace {
 

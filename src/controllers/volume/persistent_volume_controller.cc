@@ -8,10 +8,15 @@
 
 namespace minik8s::controllers {
 
+using api::capacityBytes;
+using api::findMatchingVolume;
 using api::nameOf;
 using api::namespaceOf;
+using api::requestedBytes;
 using api::stringAt;
 using api::uidOf;
+using api::volumeBoundToClaim;
+using api::volumeMismatch;
 
 const client::Resource kPersistentVolumes{"", "v1", "persistentvolumes", false};
 const client::Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true};
@@ -140,8 +145,10 @@ Status PersistentVolumeController::syncUnboundClaim(const json& claim) {
   const bool waitForConsumer =
       cls && cls->value("volumeBindingMode", std::string()) == "WaitForFirstConsumer";
   const std::string selectedNode = api::annotationValue(claim, api::kAnnSelectedNode);
-  if (!waitForConsumer || !selectedNode.empty()) {
-    if (auto volume = findMatchingVolume(claim, volumes_.list())) return bind(*volume, claim);
+  if (auto volume = findMatchingVolume(claim, volumes_.list())) {
+    // A WaitForFirstConsumer claim takes only a volume the scheduler pre-bound to it for the
+    // node it chose.
+    if (!waitForConsumer || volumeBoundToClaim(*volume, claim)) return bind(*volume, claim);
   }
 
   // Nothing to bind to (yet).

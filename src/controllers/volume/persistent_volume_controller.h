@@ -9,12 +9,12 @@
 // A claim whose volume vanished is Lost. A claim nothing matches stays Pending with an Event:
 // its class's provisioner is asked for through the volume.kubernetes.io/storage-provisioner
 // annotation (Immediate classes; WaitForFirstConsumer ones once the scheduler chose a node in
-// volume.kubernetes.io/selected-node), a class that does not exist is a ProvisioningFailed
-// warning. A volume whose claim went away is Released; persistentVolumeReclaimPolicy Retain
-// keeps it so, Delete leaves it to its provisioner (pv.kubernetes.io/provisioned-by) or, with no
-// provisioner, marks it Failed as Kubernetes does; a volume the controller bound to a claim that
-// bound elsewhere is unbound again. Level-triggered, restart-safe; thread-safe (one key at a
-// time).
+// volume.kubernetes.io/selected-node: such claims bind only volumes the scheduler pre-bound to
+// them), a class that does not exist is a ProvisioningFailed warning. A volume whose claim went
+// away is Released; persistentVolumeReclaimPolicy Retain keeps it so, Delete leaves it to its
+// provisioner (pv.kubernetes.io/provisioned-by) or, with no provisioner, marks it Failed as
+// Kubernetes does; a volume the controller bound to a claim that bound elsewhere is unbound again.
+// Level-triggered, restart-safe; thread-safe (one key at a time).
 #pragma once
 
 #include <optional>
