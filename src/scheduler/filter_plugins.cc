@@ -115,6 +115,36 @@ class VolumeBinding : public FilterPlugin {
   }
 };
 
+// Kubernetes' VolumeRestrictions for ReadWriteOncePod claims: one pod at a time in the whole
+// cluster may use such a claim, so every node is refused while another pod (scheduled and not
+// finished) uses it.
+class VolumeRestrictions : public FilterPlugin {
+ public:
+  std::string name() const override { return "VolumeRestrictions"; }
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo&,
+                                  const ClusterView& cluster) const override {
+    if (!cluster.claim) return {};
+    for (const auto& claimName : api::podClaimNames(*pod.pod)) {
+      auto claim = cluster.claim(pod.ns + "/" + claimName);
+      if (!claim) continue;
+      const json modes = claim->value("/spec/accessModes"_json_pointer, json::array());
+      if (std::find(modes.begin(), modes.end(), json("ReadWriteOncePod")) == modes.end()) continue;
+      for (const NodeInfo* other : cluster.nodes) {
+        for (const auto& [key, p] : other->pods()) {
+          if (key == pod.key || p.ns != pod.ns) continue;
+          const auto used = api::podClaimNames(*p.pod);
+          if (std::find(used.begin(), used.end(), claimName) != used.end()) {
+            return {
+                "node has pod using PersistentVolumeClaim with the same name and "
+                "ReadWriteOncePod access mode"};
+          }
+        }
+      }
+    }
+    return {};
+  }
+};
+
 class NodeUnschedulable : public FilterPlugin {
  public:
   std::string name() const override { return "NodeUnschedulable"; }
@@ -313,8 +343,8 @@ FilterFactory factory() {
 
 const std::vector<std::string>& defaultFilterOrder() {
   static const std::vector<std::string> kOrder = {
-      "NodeReady", "NodeUnschedulable", "TaintToleration",  "NodeAffinity",
-      "NodePorts", "NodeResourcesFit",  "InterPodAffinity", "VolumeBinding"};
+      "NodeReady",        "NodeUnschedulable", "TaintToleration",    "NodeAffinity", "NodePorts",
+      "NodeResourcesFit", "InterPodAffinity",  "VolumeRestrictions", "VolumeBinding"};
   return kOrder;
 }
 
@@ -327,6 +357,7 @@ const std::map<std::string, FilterFactory>& filterPlugins() {
       {"NodePorts", factory<NodePorts>()},
       {"NodeResourcesFit", factory<NodeResourcesFit>()},
       {"InterPodAffinity", factory<InterPodAffinity>()},
+      {"VolumeRestrictions", factory<VolumeRestrictions>()},
       {"VolumeBinding", factory<VolumeBinding>()},
   };
   return kPlugins;

@@ -265,6 +265,26 @@ TEST_F(FrameworkTest, VolumeBindingWaitsForFirstConsumerOnNodesWhereAVolumeFitsO
             (std::vector<std::string>{"pod has unbound immediate PersistentVolumeClaims"}));
 }
 
+TEST_F(FrameworkTest, VolumeRestrictionsAllowOnePodPerReadWriteOncePodClaim) {
+  addNode(node("n1"));
+  addNode(node("n2"));
+  claims["default/solo"] = {{"spec", {{"accessModes", {"ReadWriteOncePod"}}}}};
+  claims["default/shared"] = {{"spec", {{"accessModes", {"ReadWriteOnce"}}}}};
+  auto using_ = [](const std::string& name, const std::string& claim) {
+    json p = pod(name);
+    p["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", claim}}}}};
+    return p;
+  };
+  EXPECT_TRUE(filter("VolumeRestrictions", using_("first", "solo"), "n1").empty());
+  addPod(onNode(using_("first", "solo"), "n1"));
+  addPod(onNode(using_("a", "shared"), "n1"));
+  const std::vector<std::string> conflict = {
+      "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access "
+      "mode"};
+  EXPECT_EQ(filter("VolumeRestrictions", using_("second", "solo"), "n2"), conflict);
+  EXPECT_TRUE(filter("VolumeRestrictions", using_("b", "shared"), "n2").empty());
+}
+
 TEST_F(FrameworkTest, VolumeBindingHonoursTheVolumesNodeAffinity) {
   addNode(node("n1", "4", "8Gi", {{"kubernetes.io/hostname", "n1"}}));
   addNode(node("n2", "4", "8Gi", {{"kubernetes.io/hostname", "n2"}}));
