@@ -470,6 +470,10 @@ Result<json> PodSyncer::syncPod(const json& pod) {
       runtime_.stopPodSandbox(view.sandboxId);
       view.sandboxReady = false;
     }
+    // Its persistent volumes are let go, as the kubelet unmounts a finished pod's volumes.
+    if (Status r = volumes_.releasePod(uid); !r.ok()) {
+      LOG_WARN("pod {}: releasing volumes: {}", podKey(pod), r.message());
+    }
     return statusFor(pod, view);
   }
 

@@ -238,8 +238,18 @@ Status VolumeManager::unpublishCsi(const std::string& uid) {
       return Status::Unavailable("cannot unpublish CSI volume " + handle + " at " + target + ": " +
                                  (s.ok() ? std::string("still mounted") : s.message()));
     }
+    fs::remove_all(entry.path(), ec);  // nothing mounted below it any more
   }
   return Status::Ok();
+}
+
+Status VolumeManager::releasePod(const std::string& podUid) {
+  {
+    std::lock_guard lock(mu_);
+    lastSetUp_.erase(podUid);
+    paths_.erase(podUid);
+  }
+  return unpublishCsi(podUid);
 }
 
 Status VolumeManager::addProjectedSource(const json& pod, const json& source, int defaultMode,

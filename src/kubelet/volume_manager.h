@@ -54,6 +54,9 @@ class VolumeManager {
   Result<std::vector<::runtime::v1::Mount>> mountsFor(const json& container,
                                                       const VolumePaths& volumes) const;
   Status tearDownPod(const std::string& podUid);
+  // A finished pod's volumes: CSI volumes unpublished (the pod directory, with its logs' and
+  // files' volumes, stays until the pod is deleted).
+  Status releasePod(const std::string& podUid);
 
   std::string podDir(const std::string& podUid) const { return root_ + "/pods/" + podUid; }
   // UIDs with a pod directory on disk (for orphan clean-up).

@@ -128,7 +128,8 @@ spec:
       - {name: db, image: minik8s/busybox:1.35, command: [sh, -c, "echo kept > /data/f; exec sleep 3600"], volumeMounts: [{name: data, mountPath: /data}]}
   volumeClaimTemplates:
   - metadata: {name: data}
-    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+    # No class: not the cluster's default one, so the claim waits for an administrator's volume.
+    spec: {storageClassName: "", accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 YAML
 wait_for 30 bash -c "kubectl describe pod db-0 | grep -q FailedScheduling"
 expect_contains "$(kubectl describe pod db-0)" 'pod has unbound immediate PersistentVolumeClaims'   "the pod waits for its claim"

@@ -6,7 +6,8 @@
 # deleted after its pod; the volume is then Released and kept (Retain); a claim of an unknown
 # class stays Pending with an Event saying why; bad input gets 422 with field paths. Dynamic
 # provisioning through the built-in CSI driver: a claim of the default class gets a volume that
-# pods on all three nodes share, grows, and is deleted with its data (reclaim Delete).
+# pods on all three nodes share, grows, and is deleted with its data (reclaim Delete); a
+# StatefulSet's claims follow its pods through deletion and scale-down.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -204,9 +205,10 @@ wait_for 60 bash -c "kubectl get pod dyn-2 -o jsonpath='{.status.phase}' | grep 
 dyn_pod dyn-3 node-3 "cat /data/log"
 wait_for 60 bash -c "kubectl get pod dyn-3 -o jsonpath='{.status.phase}' | grep -qx Succeeded"
 expect_eq "$(kubectl logs dyn-3 | tr '\n' ' ')" "from-node-1 from-node-2 " "one volume, written on node-1 and node-2, read on node-3"
-kubectl delete pod dyn-1 dyn-2 dyn-3 --wait=true --timeout=60s >/dev/null
+# Finished pods let their volumes go (their objects stay until deleted).
 wait_for 30 bash -c "! grep -q 'minik8s-e2e-stor/.*kubernetes.io~csi' /proc/mounts" ||
-  fail "no CSI mount left after the pods"
+  { fail "no CSI mount left after the pods finished"; grep 'kubernetes.io~csi' /proc/mounts; }
+kubectl delete pod dyn-1 dyn-2 dyn-3 --wait=true --timeout=60s >/dev/null
 kubectl patch pvc dynamic -p '{"spec":{"resources":{"requests":{"storage":"3Gi"}}}}' >/dev/null
 wait_for 30 bash -c "kubectl get pvc dynamic -o jsonpath='{.status.capacity.storage}' | grep -qx 3Gi" ||
   fail "the claim grew to 3Gi"
@@ -215,6 +217,41 @@ expect_eq "$voldir" "/tmp/minik8s-e2e-stor/volumes/$pv" "the volume's directory"
 kubectl delete pvc dynamic >/dev/null
 wait_for 30 bash -c "! kubectl get pv $pv >/dev/null 2>&1" || fail "reclaim Delete removes the volume"
 wait_for 10 bash -c "[[ ! -e $voldir ]]" || fail "reclaim Delete removes the data"
+
+step "a StatefulSet's claims from the default class follow its pods through deletion and scale-down"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: counter}
+spec:
+  selector: {matchLabels: {app: counter}}
+  serviceName: counter
+  replicas: 2
+  template:
+    metadata: {labels: {app: counter}}
+    spec:
+      terminationGracePeriodSeconds: 0
+      containers:
+      - {name: c, image: minik8s/busybox:1.35, command: [sh, -c, "hostname >> /data/starts; exec sleep 3600"], volumeMounts: [{name: data, mountPath: /data}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+YAML
+starts() { kubectl exec "$1" -- cat /data/starts 2>/dev/null | wc -l; }
+wait_for 90 bash -c "[[ \$(kubectl get pods -l app=counter -o jsonpath='{.items[*].status.phase}') == 'Running Running' ]]" ||
+  kubectl describe pod counter-0 counter-1
+expect_eq "$(kubectl get pvc data-counter-0 data-counter-1 -o jsonpath='{.items[*].status.phase}')" "Bound Bound" \
+  "one claim per ordinal, provisioned"
+kubectl delete pod counter-0 --wait=false >/dev/null
+wait_for 60 bash -c "[[ \$(kubectl exec counter-0 -- cat /data/starts 2>/dev/null | wc -l) == 2 ]]" ||
+  fail "counter-0 came back to its own data (2 starts recorded)"
+kubectl scale sts counter --replicas=1 >/dev/null
+wait_for 60 bash -c "! kubectl get pod counter-1 >/dev/null 2>&1"
+expect_eq "$(kubectl get pvc data-counter-1 -o jsonpath='{.status.phase}')" "Bound" "scale-down keeps the claim"
+kubectl scale sts counter --replicas=2 >/dev/null
+wait_for 60 bash -c "[[ \$(kubectl exec counter-1 -- cat /data/starts 2>/dev/null | wc -l) == 2 ]]" ||
+  fail "counter-1 came back to its own data after scale-up"
+kubectl delete sts counter --wait=false >/dev/null
 
 step "claims nothing can serve say why; bad input is refused with field paths"
 kubectl apply -f - >/dev/null <<'YAML'

@@ -258,6 +258,14 @@ TEST_F(VolumeTest, CsiVolumesArePublishedAndUnpublishedThroughTheDriver) {
   EXPECT_TRUE(
       std::filesystem::exists(root + "/pods/uid-c/volumes/kubernetes.io~csi/d/vol_data.json"));
 
+  // A finished pod lets its volume go at once; its directory stays until the pod is deleted.
+  ASSERT_TRUE(vm.releasePod("uid-c").ok());
+  EXPECT_FALSE(csi::isMountPoint(target));
+  EXPECT_TRUE(std::filesystem::exists(root + "/pods/uid-c"));
+  ASSERT_TRUE(vm.releasePod("uid-c").ok());  // twice is fine
+  ASSERT_TRUE(vm.setUpPod(pod).ok());        // (as a restarted setup would)
+  EXPECT_TRUE(csi::isMountPoint(target));
+
   // Tearing the pod down unmounts first: the volume's data survives the pod directory.
   ASSERT_TRUE(vm.tearDownPod("uid-c").ok());
   EXPECT_FALSE(csi::isMountPoint(target));
