@@ -16,6 +16,7 @@ PACKAGES=(
   buildah  # minik8s image build -t NAME DIR (Dockerfiles)
   dnsmasq-base  # cluster DNS: the binary only, no system service holding port 53
   nginx  # the Dns gateway (host/path forwarding), run by each agent in its node namespace
+  glusterfs-server glusterfs-client  # cluster up --storage gluster: one glusterd per node, FUSE mounts
 )
 
 missing=()
@@ -34,8 +35,9 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/d
   systemctl disable --now etcd >/dev/null 2>&1 || true
 fi
 # Likewise the packaged containerd and registry services: every minik8s node runs its own
-# containerd, and the cluster registry is started by minik8s.
-for svc in containerd docker-registry nginx; do
+# containerd, and the cluster registry is started by minik8s; with --storage gluster each node
+# runs its own glusterd.
+for svc in containerd docker-registry nginx glusterd; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi

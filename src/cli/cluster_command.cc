@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "cli/api_balancer.h"
+#include "cli/gluster_volume.h"
 #include "client/rest_client.h"
 #include "common/http_client.h"
 #include "common/logging.h"
@@ -48,6 +49,9 @@ struct ClusterFlags {
   std::vector<std::string> serverArgs;  // appended to the server's command line (tests)
   bool ha = false;  // 3 etcd members, `servers` API servers, a balancer for kubectl
   int servers = 2;  // API servers with --ha
+  // Where the CSI driver's volumes live: "dir" (a host directory) or "gluster" (a replicated
+  // GlusterFS volume served by the first nodes, FUSE-mounted on the host and in every node).
+  std::string storage = "dir";
 };
 
 // HA layout on the gateway address: etcd member i listens on 2379+2i (clients) and 2380+2i
@@ -145,6 +149,12 @@ struct Layout {
   std::string logDir() const { return dataDir + "/logs"; }
   // The built-in CSI driver's volumes, shared by the server and every node (one machine).
   std::string volumesDir() const { return dataDir + "/volumes"; }
+  bool gluster() const { return flags.storage == "gluster"; }
+  // A node's view of the volumes: the host's directory, or with gluster its own mount of the
+  // volume, made from inside its network namespace (its traffic leaves from the node).
+  std::string nodeVolumesDir(const std::string& node) const {
+    return gluster() ? nodeDir(node) + "/volumes" : volumesDir();
+  }
   std::string serverDir(int i = 0) const {
     return i == 0 ? dataDir + "/server" : fmt::format("{}/server-{}", dataDir, i);
   }
@@ -511,6 +521,80 @@ Result<json> nodeConfigExtras(const ClusterFlags& f) {
   return extras;
 }
 
+// ---- --storage gluster ----------------------------------------------------------------------
+
+std::vector<GlusterServer> glusterServers(const json& state) {
+  std::vector<GlusterServer> servers;
+  for (const auto& j : state.value("gluster", json::object()).value("servers", json::array()))
+    servers.push_back(GlusterServer::fromJson(j));
+  return servers;
+}
+
+void recordGluster(const Layout& l, json& state, const std::vector<GlusterServer>& servers) {
+  json list = json::array();
+  for (const auto& s : servers) list.push_back(s.toJson());
+  state["gluster"] = {{"volume", kGlusterVolumeName}, {"servers", list}};
+  writeState(l, state);
+}
+
+// The glusterd of the first min(3, nodes) nodes (those not running), the volume, and its mount
+// at volumesDir() for the server's CSI driver; before the control plane, which writes there.
+// The node namespaces are made here: glusterd runs inside them.
+Status startGlusterStorage(const Layout& l, json& state) {
+  if (Status s = checkGlusterInstalled(); !s.ok()) return s;
+  std::vector<GlusterServer> servers = glusterServers(state);
+  if (servers.empty())
+    for (int i = 1; i <= std::min(3, l.flags.nodes); ++i) {
+      GlusterServer s;
+      s.name = "node-" + std::to_string(i);
+      s.ip = l.ns->nodeIp(i);
+      s.netnsPath = l.ns->netnsPath(s.name);
+      s.dir = l.nodeDir(s.name) + "/gluster";
+      servers.push_back(s);
+    }
+  const auto t0 = Clock::now();
+  auto since = [t0] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  std::vector<GlusterServer*> stopped;
+  for (auto& s : servers) {
+    if (glusterdRunning(s)) continue;
+    if (Status a = l.ns->addNode(s.name, s.ip); !a.ok()) return a;
+    stopped.push_back(&s);
+  }
+  // A cluster brought down and up again finds its volume (and the data) in the node dirs.
+  const bool defined = glusterVolumeDefined(servers);
+  if (!stopped.empty()) {
+    std::cout << "  glusterfs: " << stopped.size() << " glusterd..." << std::flush;
+    Status s = startGlusterds(stopped, spawnDetached, !defined);
+    recordGluster(l, state, servers);
+    if (!s.ok()) return s;
+    std::cout << fmt::format(" answering ({:.1f} s), volume {}...", since(), kGlusterVolumeName)
+              << std::flush;
+    s = defined ? startGlusterVolume(servers.front()) : createGlusterVolume(servers);
+    if (!s.ok()) return s;
+    std::cout << fmt::format(" started with {} brick{} ({:.1f} s)\n", servers.size(),
+                             servers.size() > 1 ? "s" : "", since());
+  }
+  std::vector<std::string> ips;
+  for (const auto& s : servers) ips.push_back(s.ip);
+  Status m = mountGlusterVolume(ips, "", l.volumesDir(), l.logDir() + "/gluster-mount-host.log");
+  if (!m.ok()) return m;
+  std::cout << fmt::format("  glusterfs volume mounted at {} ({:.1f} s)\n", l.volumesDir(),
+                           since());
+  return Status::Ok();
+}
+
+// The node's own mount of the gluster volume, asking its own glusterd first when it has one.
+Status mountNodeVolumes(const Layout& l, const std::string& name, const std::string& ip) {
+  std::vector<std::string> ips;
+  for (const auto& s : glusterServers(readState(l)))
+    if (s.ip == ip)
+      ips.insert(ips.begin(), s.ip);
+    else
+      ips.push_back(s.ip);
+  return mountGlusterVolume(ips, l.ns->netnsPath(name), l.nodeVolumesDir(name),
+                            l.logDir() + "/gluster-mount-" + name + ".log");
+}
+
 Result<pid_t> startNode(const Layout& l, const std::string& name, const std::string& ip,
                         const json& extras = json::object()) {
   Status s = l.ns->addNode(name, ip);
@@ -540,10 +624,12 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
   // node.yaml is YAML; JSON is YAML too.
   std::ofstream(dir + "/node.yaml", std::ios::trunc) << config.dump(2) << "\n";
   ::chmod((dir + "/node.yaml").c_str(), 0600);
+  if (l.gluster())
+    if (Status m = mountNodeVolumes(l, name, ip); !m.ok()) return m;
   return spawnDetached({"nsenter", "--net=" + l.ns->netnsPath(name), "--", selfBinary(), "agent",
                         "--server", l.serverUrls(), "--ca-file", l.pkiDir() + "/ca.crt", "--config",
                         dir + "/node.yaml", "--data-dir", dir, "--registry", l.registry(),
-                        "--listen", ip + ":10250", "--csi-volumes-dir", l.volumesDir()},
+                        "--listen", ip + ":10250", "--csi-volumes-dir", l.nodeVolumesDir(name)},
                        l.logDir() + "/" + name + ".log");
 }
 
@@ -682,6 +768,9 @@ int down(const Layout& l) {
   }
   for (const auto& nsName : l.ns->existingNodeNamespaces())
     (void)l.ns->removeNode(nsName.substr(l.flags.prefix.size() + 1));
+  // After the pods: the glusterfs mounts, then glusterd, bricks and self-heal daemons by their
+  // recorded mount namespaces (also those of a run whose state was lost).
+  tearDownGluster(l.dataDir, glusterServers(state));
   stopProcess(state.value("balancerPid", 0), l.dataDir, std::chrono::seconds(2));
   for (const auto& pid : state.value("servers", json::array()))
     stopProcess(pid.get<pid_t>(), l.dataDir, std::chrono::seconds(10));
@@ -713,6 +802,9 @@ bool clusterRunning(const Layout& l, const json& state) {
     for (const auto& pid : state.value(group, json::array()))
       if (!ours(pid.get<pid_t>(), l.dataDir)) return false;
   if (l.flags.ha && !ours(state.value("balancerPid", 0), l.dataDir)) return false;
+  for (const auto& s : glusterServers(state))
+    if (!glusterdRunning(s)) return false;
+  if (state.contains("gluster") && !glusterMountAlive(l.volumesDir())) return false;
   return true;
 }
 
@@ -735,6 +827,7 @@ void applySavedSettings(ClusterFlags& f, const json& state) {
   f.networkBackend = state.value("networkBackend", f.networkBackend);
   f.datastore = state.value("datastore", f.datastore);
   f.ha = state.value("ha", f.ha);
+  f.storage = state.value("storage", std::string("dir"));
   f.servers = state.value("servers", json::array()).size() > 0
                   ? static_cast<int>(state["servers"].size())
                   : f.servers;
@@ -760,6 +853,15 @@ int status(const Layout& l) {
     line(fmt::format("etcd m{}", i), state["etcd"][i].get<pid_t>(), l.etcdClientUrl(i));
   if (l.flags.ha) line("api balancer", state.value("balancerPid", 0), l.apiUrl());
   line("registry", state.value("registryPid", 0), l.registry());
+  std::cout << fmt::format(
+      "{:<16} {}\n", "storage",
+      l.gluster() ? fmt::format("gluster volume {} at {} ({})", kGlusterVolumeName, l.volumesDir(),
+                                glusterMountAlive(l.volumesDir()) ? "mounted" : "not mounted")
+                  : "dir " + l.volumesDir());
+  for (const auto& s : glusterServers(state))
+    std::cout << fmt::format("{:<16} {:<8} pid {:<8} {} {}\n", "glusterd " + s.name,
+                             glusterdRunning(s) ? "running" : "stopped", s.pid, s.ip,
+                             s.mntns.empty() ? "" : s.mntns.back());
   client::RestClient rest(adminClientConfig(l));
   auto nodes = nodeStates(rest);
   for (const auto& n : state.value("nodes", json::array())) {
@@ -781,6 +883,18 @@ int resume(const Layout& l, json& state, Clock::time_point t0) {
   if (!s.ok()) {
     std::cerr << "cannot set up the underlay: " << s.message() << "\n";
     return 1;
+  }
+  if (l.gluster()) {
+    // Restarts a stopped glusterd (it restarts its brick) and remounts dead mounts, so agents
+    // that kept running find their volumes again.
+    s = startGlusterStorage(l, state);
+    for (const auto& n : state["nodes"])
+      if (s.ok()) s = mountNodeVolumes(l, n.value("name", ""), n.value("ip", ""));
+    if (!s.ok()) {
+      std::cerr << "cannot resume the glusterfs storage: " << s.message()
+                << "\n(minik8s cluster down, then up, starts it afresh)\n";
+      return 1;
+    }
   }
   if (!ours(state.value("registryPid", 0), l.dataDir)) {
     auto registry = startRegistry(l, state);
@@ -829,12 +943,18 @@ int up(const Layout& l) {
     std::cout << "cleaning up what an earlier run left behind\n";
     down(l);
   }
+  if (l.gluster()) {
+    if (Status g = checkGlusterInstalled(); !g.ok()) {
+      std::cerr << g.message() << "\n";
+      return 1;
+    }
+  }
   std::error_code ec;
   fs::create_directories(l.logDir(), ec);
   fs::create_directories(l.serverDir(), ec);
   std::cout << fmt::format(
-      "starting a {}-node minik8s cluster in {} (underlay {}, {}{})\n", l.flags.nodes, l.dataDir,
-      l.flags.underlay, l.flags.networkBackend,
+      "starting a {}-node minik8s cluster in {} (underlay {}, {}, storage {}{})\n", l.flags.nodes,
+      l.dataDir, l.flags.underlay, l.flags.networkBackend, l.flags.storage,
       l.flags.ha ? fmt::format(", HA: {} servers on 3 etcd members", l.serverCount()) : "");
   Status s = l.ns->setUpUnderlay();
   if (!s.ok()) {
@@ -849,8 +969,15 @@ int up(const Layout& l) {
            {"nodes", json::array()},
            {"datastore", l.flags.datastore},
            {"serverArgs", l.flags.serverArgs},
-           {"ha", l.flags.ha}};
+           {"ha", l.flags.ha},
+           {"storage", l.flags.storage}};
   writeState(l, state);
+  if (l.gluster()) {
+    if (Status g = startGlusterStorage(l, state); !g.ok()) {
+      std::cerr << "\n--storage gluster: " << g.message() << "\n";
+      return 1;
+    }
+  }
   auto registry = startRegistry(l, state);
   if (!registry.ok()) {
     std::cerr << "\n" << registry.status().message() << "\n";
@@ -933,6 +1060,12 @@ int addNode(const Layout& l) {
 
 int removeNode(const Layout& l) {
   json state = readState(l);
+  for (const auto& s : glusterServers(state))
+    if (s.name == l.flags.nodeName) {
+      std::cerr << "node " << s.name << " holds a brick of the glusterfs volume; removing it is "
+                << "not supported (the other nodes can be removed)\n";
+      return 1;
+    }
   json kept = json::array();
   bool found = false;
   for (const auto& n : state.value("nodes", json::array())) {
@@ -1020,6 +1153,12 @@ void addClusterCommand(CLI::App& app) {
                   "HA control plane: 3 etcd members, --servers API servers, a balancer on "
                   "--api-port for kubectl");
   upCmd->add_option("--servers", f->servers, "API servers with --ha")->capture_default_str();
+  upCmd
+      ->add_option("--storage", f->storage,
+                   "Where CSI volumes live: dir (a host directory) or gluster (a replica-3 "
+                   "GlusterFS volume on the first nodes, mounted on every node)")
+      ->check(CLI::IsMember({"dir", "gluster"}))
+      ->capture_default_str();
   upCmd->callback([f] { std::exit(runCluster("up", *f)); });
   auto* downCmd = cluster->add_subcommand("down", "Stop the cluster and remove what it created");
   common(downCmd);
