@@ -86,6 +86,8 @@ in_root_kubectl() { chroot "$ROOT" env HOME=/tmp kubectl --kubeconfig "$kc" "$@"
 wait_for 30 in_root_kubectl get --raw /readyz
 expect_eq "$(in_root_kubectl get --raw /readyz 2>&1)" "ok" "server ready on the configured port"
 expect_contains "$(in_root_kubectl get namespaces 2>&1)" "kube-system" "kubectl against it"
+# The server logs its address just after writing the kubeconfig kubectl used: wait for the line.
+wait_for 10 grep -q "127.0.0.1:$port" "$E2E_DIR/server.log"
 expect_contains "$(cat "$E2E_DIR/server.log")" "127.0.0.1:$port" "listen came from the file"
 
 step "a bad key in the config file is a clear error"
