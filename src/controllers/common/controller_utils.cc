@@ -1,5 +1,6 @@
 #include "controllers/common/controller_utils.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/logging.h"
@@ -38,6 +39,11 @@ json ownerRefsWithout(const json& obj, const std::string& uid) {
 bool isTerminating(const json& obj) {
   return obj.contains("metadata") && obj["metadata"].contains("deletionTimestamp") &&
          !obj["metadata"]["deletionTimestamp"].is_null();
+}
+
+bool hasFinalizer(const json& obj, const std::string& finalizer) {
+  const json fs = obj.value("/metadata/finalizers"_json_pointer, json::array());
+  return fs.is_array() && std::find(fs.begin(), fs.end(), json(finalizer)) != fs.end();
 }
 
 bool isPodActive(const json& pod) {

@@ -30,6 +30,8 @@ json makeControllerRef(const json& owner);
 json ownerRefsWithout(const json& obj, const std::string& uid);
 
 bool isTerminating(const json& obj);
+// Whether metadata.finalizers holds `finalizer`.
+bool hasFinalizer(const json& obj, const std::string& finalizer);
 // Not terminal (Succeeded/Failed) and not being deleted: counts towards replicas.
 bool isPodActive(const json& pod);
 bool isPodReady(const json& pod);

@@ -18,11 +18,6 @@ json ownerRefs(const json& o) {
   return r.is_array() ? r : json::array();
 }
 
-bool hasFinalizer(const json& o, const std::string& f) {
-  const json fs = o.value("/metadata/finalizers"_json_pointer, json::array());
-  return fs.is_array() && std::find(fs.begin(), fs.end(), json(f)) != fs.end();
-}
-
 }  // namespace
 
 GcDecision decideForDependent(const json& obj,

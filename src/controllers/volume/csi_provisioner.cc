@@ -73,7 +73,7 @@ Status CsiProvisioner::sync(const std::string& key) {
 }
 
 Status CsiProvisioner::syncClaim(const json& claim) {
-  if (claim.contains("/metadata/deletionTimestamp"_json_pointer)) return Status::Ok();
+  if (isTerminating(claim)) return Status::Ok();
   auto cls = classes_.get(api::claimClassOf(claim));
   const std::string volumeName = stringAt(claim, "/spec/volumeName"_json_pointer);
   if (!volumeName.empty()) {
@@ -204,7 +204,7 @@ Status CsiProvisioner::syncVolume(const json& volume) {
   }
   if (stringAt(volume, "/status/phase"_json_pointer) != "Released" ||
       stringAt(volume, "/spec/persistentVolumeReclaimPolicy"_json_pointer) != "Delete" ||
-      volume.contains("/metadata/deletionTimestamp"_json_pointer)) {
+      isTerminating(volume)) {
     return Status::Ok();
   }
   Status s =

@@ -111,7 +111,7 @@ Status PersistentVolumeController::sync(const std::string& key) {
 Status PersistentVolumeController::syncClaim(const std::string& ns, const std::string& name) {
   auto claim = claims_.get(ns + "/" + name);
   if (!claim) return Status::Ok();
-  if (claim->contains("/metadata/deletionTimestamp"_json_pointer)) return Status::Ok();
+  if (isTerminating(*claim)) return Status::Ok();
   if (api::annotationValue(*claim, api::kAnnBindCompleted).empty()) return syncUnboundClaim(*claim);
   return syncBoundClaim(*claim);
 }

@@ -15,11 +15,6 @@ using api::stringAt;
 
 namespace {
 
-bool hasFinalizer(const json& obj, const std::string& f) {
-  const json list = obj.value("metadata", json::object()).value("finalizers", json::array());
-  return std::find(list.begin(), list.end(), json(f)) != list.end();
-}
-
 // `obj` with the finalizer added or removed.
 json withFinalizer(json obj, const std::string& f, bool present) {
   json list = obj["metadata"].value("finalizers", json::array());
@@ -93,7 +88,7 @@ bool VolumeProtectionController::claimUsed(const std::string& claim,
 Status VolumeProtectionController::syncClaim(const std::string& ns, const std::string& name) {
   auto claim = claims_.get(ns + "/" + name);
   if (!claim) return Status::Ok();
-  const bool deleting = claim->contains("/metadata/deletionTimestamp"_json_pointer);
+  const bool deleting = isTerminating(*claim);
   const bool has = hasFinalizer(*claim, api::kPvcProtectionFinalizer);
   if (!deleting) {
     if (has) return Status::Ok();
@@ -117,7 +112,7 @@ Status VolumeProtectionController::syncClaim(const std::string& ns, const std::s
 Status VolumeProtectionController::syncVolume(const std::string& name) {
   auto volume = volumes_.get(name);
   if (!volume) return Status::Ok();
-  const bool deleting = volume->contains("/metadata/deletionTimestamp"_json_pointer);
+  const bool deleting = isTerminating(*volume);
   const bool has = hasFinalizer(*volume, api::kPvProtectionFinalizer);
   if (!deleting) {
     if (has) return Status::Ok();
