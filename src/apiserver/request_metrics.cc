@@ -79,7 +79,11 @@ void RequestMetricsWriter::trackInflight(int delta) {
   (readOnly ? m.inflightReadOnly : m.inflightMutating).inc(delta);
 }
 
-RequestMetricsWriter::~RequestMetricsWriter() {
+RequestMetricsWriter::~RequestMetricsWriter() { record(); }
+
+void RequestMetricsWriter::record() {
+  if (recorded_) return;
+  recorded_ = true;
   ApiServerMetrics& m = apiServerMetrics();
   if (inflightCounted_) trackInflight(-1);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -118,6 +122,7 @@ std::string_view RequestMetricsWriter::scope() const {
 
 void RequestMetricsWriter::send(http::Response response) {
   code_ = response.status;
+  record();
   inner_.send(std::move(response));
 }
 

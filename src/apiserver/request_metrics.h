@@ -36,7 +36,10 @@ class RequestMetricsWriter : public http::ResponseWriter {
   void send(http::Response response) override;
   bool beginStream(int status, std::vector<std::pair<std::string, std::string>> headers) override;
   bool write(std::string_view chunk) override { return inner_.write(chunk); }
-  void end() override { inner_.end(); }
+  void end() override {
+    record();
+    inner_.end();
+  }
   bool clientGone() override { return inner_.clientGone(); }
   std::unique_ptr<http::Stream> takeStream() override;
 
@@ -44,6 +47,9 @@ class RequestMetricsWriter : public http::ResponseWriter {
   std::string_view reportedVerb() const;
   std::string_view scope() const;
   void trackInflight(int delta);
+  // Counts the request once: before the last byte goes out, so that a client that reads the
+  // answer and then scrapes /metrics finds it counted.
+  void record();
 
   const http::Request& req_;
   http::ResponseWriter& inner_;
@@ -51,6 +57,7 @@ class RequestMetricsWriter : public http::ResponseWriter {
   std::chrono::steady_clock::time_point start_;
   int code_ = 0;
   bool inflightCounted_ = false;
+  bool recorded_ = false;
 };
 
 }  // namespace minik8s::apiserver

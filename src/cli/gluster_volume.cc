@@ -308,29 +308,38 @@ void tearDownGluster(const std::string& dataDir, const std::vector<GlusterServer
       if (!ns.empty()) namespaces[ns] = libDir(node.path().string() + "/gluster");
   }
   if (namespaces.empty()) return;
-  std::map<pid_t, std::string> pids;  // -> its namespace (checked again before SIGKILL)
-  for (const auto& e : fs::directory_iterator("/proc", ec)) {
-    const std::string n = e.path().filename().string();
-    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
-    const pid_t pid = std::stoi(n);
-    const std::string ns = mountNamespaceOf(pid);
-    auto it = namespaces.find(ns);
-    if (it != namespaces.end() && processAlive(pid) && glusterStateIs(pid, it->second))
-      pids[pid] = ns;
-  }
-  for (const auto& [p, ns] : pids) ::kill(p, SIGTERM);
-  auto stillThere = [&](pid_t p, const std::string& ns) {
-    return processAlive(p) && mountNamespaceOf(p) == ns;
+  auto ours = [&] {
+    std::map<pid_t, std::string> pids;  // -> its namespace (checked again before SIGKILL)
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+      const std::string n = e.path().filename().string();
+      if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
+      const pid_t pid = std::stoi(n);
+      const std::string ns = mountNamespaceOf(pid);
+      auto it = namespaces.find(ns);
+      if (it != namespaces.end() && processAlive(pid) && glusterStateIs(pid, it->second))
+        pids[pid] = ns;
+    }
+    return pids;
   };
-  auto allGone = [&] {
-    for (const auto& [p, ns] : pids)
-      if (stillThere(p, ns)) return false;
-    return true;
-  };
-  if (!waitUntil(std::chrono::seconds(5), allGone)) {
-    for (const auto& [p, ns] : pids)
-      if (stillThere(p, ns)) ::kill(p, SIGKILL);
-    waitUntil(std::chrono::seconds(2), allGone);
+  // Rounds: glusterd may start a helper (a brick, the self-heal daemon) while it is being
+  // stopped; a later scan finds what the first one could not see.
+  for (int round = 0; round < 4; ++round) {
+    const auto pids = ours();
+    if (pids.empty()) return;
+    for (const auto& [p, ns] : pids) ::kill(p, SIGTERM);
+    auto stillThere = [&](pid_t p, const std::string& ns) {
+      return processAlive(p) && mountNamespaceOf(p) == ns;
+    };
+    auto allGone = [&] {
+      for (const auto& [p, ns] : pids)
+        if (stillThere(p, ns)) return false;
+      return true;
+    };
+    if (!waitUntil(std::chrono::seconds(round == 0 ? 5 : 2), allGone)) {
+      for (const auto& [p, ns] : pids)
+        if (stillThere(p, ns)) ::kill(p, SIGKILL);
+      waitUntil(std::chrono::seconds(2), allGone);
+    }
   }
 }
 

@@ -87,7 +87,9 @@ others=$(for p in $(live_gluster | grep -vxF "$(in_our_ns)"); do
   tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -qF "$CL_DIR/" || echo "$p"; done)
 cluster_cmd down --purge >/dev/null 2>&1
 expect_eq "$(grep -c "$CL_DIR" /proc/mounts)" "0" "no mount under the data dir"
-expect_eq "$(in_our_ns | tr '\n' ' ')" "" "no process in the cluster's glusterd namespaces"
+left=$(in_our_ns)
+expect_eq "$(tr '\n' ' ' <<<"$left" | sed 's/ $//')" "" "no process in the cluster's glusterd namespaces"
+[[ -z "$left" ]] || ps -o pid,ppid,stat,lstart,args -p "$(paste -sd, <<<"$left")" >&2 || true
 expect_eq "$(pgrep -f "$CL_DIR" | tr '\n' ' ')" "" "no process mentioning the data dir"
 for p in $others; do live_gluster | grep -qx "$p" || fail "gluster process $p of another cluster ended"; done
 

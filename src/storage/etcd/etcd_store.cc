@@ -21,6 +21,8 @@ namespace pb = ::etcdserverpb;
 namespace {
 
 constexpr auto kCallTimeout = std::chrono::seconds(30);
+// How long a call waits for the members to agree on a leader again.
+constexpr auto kElectionWait = std::chrono::seconds(10);
 
 // etcd wants a non-empty key; "\0" as key or range end means "from the very first key" /
 // "to the very end".
@@ -190,23 +192,36 @@ struct EtcdStore::Impl {
   // Shared with watch streams, which may outlive the store.
   std::shared_ptr<std::atomic<int64_t>> compacted = std::make_shared<std::atomic<int64_t>>(0);
 
-  // Runs one unary KV call, trying the endpoints in order while they are unreachable.
+  // Runs one unary KV call, trying the endpoints in order while they are unreachable. While
+  // the members that answer say UNAVAILABLE ("etcdserver: leader changed", "no leader": an
+  // election after a member died takes a second or two) it tries again with a growing pause, as
+  // etcd's clientv3 retries; when no member answers at all it fails at once.
+  // Our writes are transactions guarded by a revision compare, so one that did apply before the
+  // error comes back as a conflict, never as a second write.
   template <typename Call>
   grpc::Status callKv(Call&& call) {
     const size_t n = endpoints.size();
-    const size_t first = preferred.load();
+    const auto giveUp = std::chrono::steady_clock::now() + kElectionWait;
+    auto pause = std::chrono::milliseconds(50);
     grpc::Status last;
-    for (size_t i = 0; i < n; ++i) {
-      size_t idx = (first + i) % n;
-      grpc::ClientContext ctx;
-      ctx.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
-      last = call(*endpoints[idx].kv, &ctx);
-      if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
-        preferred.store(idx);
-        return last;
+    while (true) {
+      const size_t first = preferred.load();
+      bool electing = false;
+      for (size_t i = 0; i < n; ++i) {
+        size_t idx = (first + i) % n;
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() + kCallTimeout);
+        last = call(*endpoints[idx].kv, &ctx);
+        if (last.error_code() != grpc::StatusCode::UNAVAILABLE) {
+          preferred.store(idx);
+          return last;
+        }
+        electing = electing || last.error_message().rfind("etcdserver:", 0) == 0;
       }
+      if (!electing || std::chrono::steady_clock::now() + pause > giveUp) return last;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(800));
     }
-    return last;
   }
 
   Result<pb::TxnResponse> txn(const pb::TxnRequest& req, const std::string& what) {
