@@ -182,6 +182,12 @@ void FakeRuntime::setContainerStats(const std::string& containerId, uint64_t usa
   stats.mutable_memory()->mutable_rss_bytes()->set_value(workingSetBytes);
 }
 
+void FakeRuntime::setSandboxPid(const std::string& podSandboxId, int pid) {
+  std::lock_guard lock(mu_);
+  auto it = sandboxes_.find(podSandboxId);
+  if (it != sandboxes_.end()) it->second.pid = pid;
+}
+
 void FakeRuntime::injectError(const std::string& method, Status error, int times) {
   std::lock_guard lock(mu_);
   for (int i = 0; i < times; ++i) injected_[method].push_back(error);
@@ -320,6 +326,25 @@ Result<v1::PodSandboxStatus> FakeRuntime::podSandboxStatus(const std::string& po
   auto it = sandboxes_.find(podSandboxId);
   if (it == sandboxes_.end()) return notFound("sandbox", podSandboxId);
   return it->second.status;
+}
+
+Result<v1::PodSandboxStatusResponse> FakeRuntime::podSandboxStatusVerbose(
+    const std::string& podSandboxId) {
+  std::lock_guard lock(mu_);
+  if (Status s = enter("PodSandboxStatus", podSandboxId); !s.ok()) return s;
+  auto it = sandboxes_.find(podSandboxId);
+  if (it == sandboxes_.end()) return notFound("sandbox", podSandboxId);
+  const Sandbox& sandbox = it->second;
+  v1::PodSandboxStatusResponse response;
+  *response.mutable_status() = sandbox.status;
+  // The fields of containerd's sandbox info the kubelet reads (config in Go's JSON field names).
+  json info = {
+      {"pid", sandbox.pid},
+      {"processStatus", sandbox.status.state() == v1::SANDBOX_READY ? "running" : "stopped"},
+      {"image", "registry.k8s.io/pause:3.9"},
+      {"config", {{"linux", {{"cgroup_parent", sandbox.config.linux().cgroup_parent()}}}}}};
+  (*response.mutable_info())["info"] = info.dump();
+  return response;
 }
 
 Result<std::vector<v1::PodSandbox>> FakeRuntime::listPodSandbox(

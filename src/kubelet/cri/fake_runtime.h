@@ -58,6 +58,10 @@ class FakeRuntime : public RuntimeService, public ImageService {
   // Stats reported for a container (attributes are filled in by the fake).
   void setContainerStats(const std::string& containerId, uint64_t usageCoreNanoSeconds,
                          uint64_t usageNanoCores, uint64_t workingSetBytes);
+  // The pause process of a sandbox as containerd's verbose PodSandboxStatus reports it
+  // (info["info"]: {"pid", "processStatus", "image", "config": {"linux": {"cgroup_parent"}}});
+  // 0 (the default) reads as no process.
+  void setSandboxPid(const std::string& podSandboxId, int pid);
   // The next `times` calls of `method` (CRI name, e.g. "StartContainer") fail with `error`.
   void injectError(const std::string& method, Status error, int times = 1);
   // The pod IP the next non-hostNetwork sandboxes get; default 10.88.0.<n>.
@@ -82,6 +86,8 @@ class FakeRuntime : public RuntimeService, public ImageService {
   Status stopPodSandbox(const std::string& podSandboxId) override;
   Status removePodSandbox(const std::string& podSandboxId) override;
   Result<v1::PodSandboxStatus> podSandboxStatus(const std::string& podSandboxId) override;
+  Result<v1::PodSandboxStatusResponse> podSandboxStatusVerbose(
+      const std::string& podSandboxId) override;
   Result<std::vector<v1::PodSandbox>> listPodSandbox(
       const v1::PodSandboxFilter& filter = {}) override;
   Result<std::string> createContainer(const std::string& podSandboxId,
@@ -122,6 +128,7 @@ class FakeRuntime : public RuntimeService, public ImageService {
   struct Sandbox {
     v1::PodSandboxConfig config;
     v1::PodSandboxStatus status;
+    int pid = 0;
   };
   struct ContainerRecord {
     std::string sandboxId;

@@ -169,6 +169,18 @@ Result<v1::PodSandboxStatus> GrpcRuntime::podSandboxStatus(const std::string& po
   return std::move(*response.mutable_status());
 }
 
+Result<v1::PodSandboxStatusResponse> GrpcRuntime::podSandboxStatusVerbose(
+    const std::string& podSandboxId) {
+  v1::PodSandboxStatusRequest request;
+  request.set_pod_sandbox_id(podSandboxId);
+  request.set_verbose(true);
+  v1::PodSandboxStatusResponse response;
+  Status s = call(runtime_.get(), &v1::RuntimeService::Stub::PodSandboxStatus, "PodSandboxStatus",
+                  request, &response, options_.callTimeout);
+  if (!s.ok()) return s;
+  return response;
+}
+
 Result<std::vector<v1::PodSandbox>> GrpcRuntime::listPodSandbox(
     const v1::PodSandboxFilter& filter) {
   v1::ListPodSandboxRequest request;

@@ -48,6 +48,8 @@ class GrpcRuntime : public RuntimeService, public ImageService {
   Status stopPodSandbox(const std::string& podSandboxId) override;
   Status removePodSandbox(const std::string& podSandboxId) override;
   Result<v1::PodSandboxStatus> podSandboxStatus(const std::string& podSandboxId) override;
+  Result<v1::PodSandboxStatusResponse> podSandboxStatusVerbose(
+      const std::string& podSandboxId) override;
   Result<std::vector<v1::PodSandbox>> listPodSandbox(
       const v1::PodSandboxFilter& filter = {}) override;
   Result<std::string> createContainer(const std::string& podSandboxId,

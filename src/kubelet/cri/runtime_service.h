@@ -28,6 +28,11 @@ class RuntimeService {
   virtual Status stopPodSandbox(const std::string& podSandboxId) = 0;
   virtual Status removePodSandbox(const std::string& podSandboxId) = 0;
   virtual Result<v1::PodSandboxStatus> podSandboxStatus(const std::string& podSandboxId) = 0;
+  // PodSandboxStatus with verbose set: the status and the runtime's own details. containerd puts
+  // a JSON object under info["info"]: "pid" (of the pause process, in the runtime's pid
+  // namespace), "image" (the pause image), "config" (the PodSandboxConfig), ...
+  virtual Result<v1::PodSandboxStatusResponse> podSandboxStatusVerbose(
+      const std::string& podSandboxId) = 0;
   virtual Result<std::vector<v1::PodSandbox>> listPodSandbox(
       const v1::PodSandboxFilter& filter = {}) = 0;
 

@@ -10,6 +10,7 @@
 #include "kubelet/server/container_log.h"
 #include "kubelet/server/exec_session.h"
 #include "kubelet/server/port_forward.h"
+#include "kubelet/server/prometheus_stats.h"
 
 namespace minik8s::kubelet::server {
 
@@ -114,6 +115,11 @@ void AgentServer::handle(const http::Request& req, http::ResponseWriter& w) {
       return w.send(http::Response::error(Status::MethodNotAllowed("use GET")));
     return w.send(metrics::metricsResponse(metrics::defaultRegistry()));
   }
+  if (req.path == "/metrics/cadvisor" || req.path == "/metrics/resource") {
+    if (req.method != "GET")
+      return w.send(http::Response::error(Status::MethodNotAllowed("use GET")));
+    return serveStatsMetrics(w, req.path == "/metrics/cadvisor");
+  }
   if (req.path == "/stats/summary" || req.path == "/stats/summary/") {
     auto s = stats_.summary();
     if (!s.ok()) return w.send(http::Response::error(s.status()));
@@ -134,6 +140,18 @@ void AgentServer::handle(const http::Request& req, http::ResponseWriter& w) {
     return servePortForward(req, w, parts[1], parts[2]);
   }
   w.send(http::Response::error(Status::NotFoundMessage("404 page not found: " + req.path)));
+}
+
+void AgentServer::serveStatsMetrics(http::ResponseWriter& w, bool cadvisor) {
+  // A failed summary is a scrape error inside a 200 answer, as the kubelet reports it.
+  auto summary = stats_.summary();
+  if (!summary.ok())
+    LOG_WARN("stats for {}: {}", cadvisor ? "cadvisor" : "resource metrics",
+             summary.status().toString());
+  http::Response r;
+  r.headers = {{"Content-Type", metrics::kExpositionContentType}};
+  r.body = cadvisor ? renderCadvisorMetrics(summary) : renderResourceMetrics(summary);
+  w.send(std::move(r));
 }
 
 void AgentServer::serveLogs(const http::Request& req, http::ResponseWriter& w,

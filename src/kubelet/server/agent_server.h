@@ -15,6 +15,12 @@
 //   GET /metrics                                        Prometheus text
 //   (metrics::defaultRegistry():
 //                                                       kubelet_*, workqueue_*, process_*)
+//   GET /metrics/cadvisor                               Prometheus text, cAdvisor's container_*
+//                                                       and machine_* (see prometheus_stats.h)
+//   GET /metrics/resource                               Prometheus text, the kubelet's resource
+//                                                       metrics (node_/pod_/container_ cpu, memory)
+//   The three /metrics endpoints answer 405 to other methods than GET; the last two read one
+//   StatsProvider::summary() per scrape and report a failed one as a scrape error gauge.
 //
 // It finds containers through PodLookup, runs commands through ExecBackend and reads usage from
 // StatsProvider and attaches and forwards ports through StreamingRuntime (optional: without it
@@ -67,6 +73,7 @@ class AgentServer {
  private:
   // OK, or 401 (no verified certificate) / 403 (an identity not allowed) when TLS is on.
   Status authorize(const http::Request& req) const;
+  void serveStatsMetrics(http::ResponseWriter& w, bool cadvisor);
   void serveLogs(const http::Request& req, http::ResponseWriter& w, const std::string& ns,
                  const std::string& pod, const std::string& container);
   void serveExec(const http::Request& req, http::ResponseWriter& w, const std::string& ns,

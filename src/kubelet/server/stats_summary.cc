@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -26,8 +27,31 @@ void addUsage(json& out, const UsageSample& u) {
   if (u.usageCoreNanoSeconds) cpu["usageCoreNanoSeconds"] = *u.usageCoreNanoSeconds;
   json mem = {{"time", formatNano(u.time)}};
   if (u.workingSetBytes) mem["workingSetBytes"] = *u.workingSetBytes;
+  if (u.usageBytes) mem["usageBytes"] = *u.usageBytes;
+  if (u.rssBytes) mem["rssBytes"] = *u.rssBytes;
   out["cpu"] = cpu;
   out["memory"] = mem;
+}
+
+json interfaceToJson(const InterfaceUsage& i) {
+  return {{"name", i.name},
+          {"rxBytes", i.rxBytes},
+          {"rxErrors", i.rxErrors},
+          {"txBytes", i.txBytes},
+          {"txErrors", i.txErrors}};
+}
+
+// The kubelet's NetworkStats: the default interface (eth0) inline, every interface listed.
+void addNetwork(json& out, const std::optional<NetworkUsage>& n) {
+  if (!n) return;
+  json net = {{"time", formatNano(n->time)}};
+  json interfaces = json::array();
+  for (const auto& i : n->interfaces) {
+    if (i.name == "eth0") net.update(interfaceToJson(i));
+    interfaces.push_back(interfaceToJson(i));
+  }
+  net["interfaces"] = interfaces;
+  out["network"] = net;
 }
 
 template <typename T>
@@ -42,27 +66,47 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+bool ignoredDevice(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view prefix : {"lo", "veth", "docker", "nerdctl"}) {
+    if (lower.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+UsageSample podTotal(const PodUsage& pod) {
+  UsageSample total;
+  for (const auto& c : pod.containers) {
+    total.time = std::max(total.time, c.usage.time);
+    addOpt(total.usageCoreNanoSeconds, c.usage.usageCoreNanoSeconds);
+    addOpt(total.usageNanoCores, c.usage.usageNanoCores);
+    addOpt(total.workingSetBytes, c.usage.workingSetBytes);
+    addOpt(total.usageBytes, c.usage.usageBytes);
+    addOpt(total.rssBytes, c.usage.rssBytes);
+  }
+  return total;
+}
 
 json summaryToJson(const StatsSummary& summary) {
   json node = {{"nodeName", summary.nodeName}};
   addUsage(node, summary.node);
+  addNetwork(node, summary.nodeNetwork);
   json pods = json::array();
   for (const auto& p : summary.pods) {
     json pod = {{"podRef", {{"name", p.name}, {"namespace", p.namespaceName}, {"uid", p.uid}}}};
     json containers = json::array();
-    UsageSample total;
     for (const auto& c : p.containers) {
       json cj = {{"name", c.name}};
+      if (c.startTime) cj["startTime"] = formatRfc3339(*c.startTime);
       addUsage(cj, c.usage);
       containers.push_back(cj);
-      total.time = std::max(total.time, c.usage.time);
-      addOpt(total.usageCoreNanoSeconds, c.usage.usageCoreNanoSeconds);
-      addOpt(total.usageNanoCores, c.usage.usageNanoCores);
-      addOpt(total.workingSetBytes, c.usage.workingSetBytes);
     }
     pod["containers"] = containers;
-    addUsage(pod, total);
+    addUsage(pod, podTotal(p));
+    addNetwork(pod, p.network);
     pods.push_back(pod);
   }
   return {{"node", node}, {"pods", pods}};
@@ -102,6 +146,48 @@ UsageSample readNodeStats(Clock::time_point now) {
   s.usageCoreNanoSeconds = parseProcStatCpu(readFile("/proc/stat"), ::sysconf(_SC_CLK_TCK));
   s.workingSetBytes = parseMeminfoWorkingSet(readFile("/proc/meminfo"));
   return s;
+}
+
+Result<std::vector<InterfaceUsage>> parseProcNetDev(const std::string& netDev) {
+  std::istringstream in(netDev);
+  std::string line;
+  for (int header = 0; header < 2; ++header) {
+    if (!std::getline(in, line)) return Status::BadRequest("net/dev: missing header lines");
+  }
+  std::vector<InterfaceUsage> out;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    // "  eth0: 1234 ..." (the counters may touch the colon when they are wide).
+    size_t colon = line.find(':');
+    if (colon == std::string::npos) {
+      return Status::BadRequest("net/dev: no interface name in line \"" + line + "\"");
+    }
+    std::istringstream fields(line.substr(colon + 1));
+    uint64_t v[16];
+    int n = 0;
+    while (n < 16 && fields >> v[n]) ++n;
+    std::string extra;
+    if (n != 16 || (fields >> extra)) {
+      return Status::BadRequest("net/dev: expected 16 counters in line \"" + line + "\"");
+    }
+    std::string name = line.substr(0, colon);
+    name.erase(0, name.find_first_not_of(' '));
+    if (ignoredDevice(name)) continue;
+    // receive: bytes packets errs drop fifo frame compressed multicast; transmit: bytes packets
+    // errs drop fifo colls carrier compressed.
+    out.push_back({name, v[0], v[1], v[2], v[3], v[8], v[9], v[10], v[11]});
+  }
+  return out;
+}
+
+Result<NetworkUsage> readNetworkStats(const std::string& netDevPath, Clock::time_point now) {
+  std::ifstream in(netDevPath);
+  if (!in) return Status::NotFoundMessage("cannot read " + netDevPath);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto interfaces = parseProcNetDev(ss.str());
+  if (!interfaces.ok()) return interfaces.status();
+  return NetworkUsage{now, std::move(*interfaces)};
 }
 
 }  // namespace minik8s::kubelet::server
