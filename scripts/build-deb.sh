@@ -54,6 +54,11 @@ for recipe in "$root"/images/*/image.yaml; do  # each recipe with the files kept
   mkdir -p "$pkg/usr/share/minik8s/images/$name"
   install -m 0644 "$(dirname "$recipe")"/* "$pkg/usr/share/minik8s/images/$name/"
 done
+for dir in "$root"/addons/*/; do  # manifests `cluster up` applies (addons/<name>/*.yaml)
+  name=$(basename "$dir")
+  mkdir -p "$pkg/usr/share/minik8s/addons/$name"
+  install -m 0644 "$dir"*.yaml "$pkg/usr/share/minik8s/addons/$name/"
+done
 install -m 0644 "$root/README.md" "$root/docs/multi-machine.md" "$pkg/usr/share/doc/minik8s/"
 install -m 0755 "$root"/packaging/deb/{postinst,prerm,postrm} "$pkg/DEBIAN/"
 printf 'minik8s\n\nFiles: *\nLicense: see the source repository\n' \

@@ -11,12 +11,13 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
   clang libclang-rt-14-dev  # libFuzzer targets (tests/fuzz)
   # run and test
-  etcd-server etcd-client python3 python3-kubernetes curl iproute2 procps bc
+  etcd-server etcd-client python3 python3-kubernetes curl jq iproute2 procps bc
   containerd runc containernetworking-plugins docker-registry busybox-static iptables
   buildah  # minik8s image build -t NAME DIR (Dockerfiles)
   dnsmasq-base  # cluster DNS: the binary only, no system service holding port 53
   nginx  # the Dns gateway (host/path forwarding), run by each agent in its node namespace
   glusterfs-server glusterfs-client  # cluster up --storage gluster: one glusterd per node, FUSE mounts
+  prometheus prometheus-node-exporter python3-prometheus-client  # the monitoring addon's images
 )
 
 missing=()
@@ -36,8 +37,8 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/d
 fi
 # Likewise the packaged containerd and registry services: every minik8s node runs its own
 # containerd, and the cluster registry is started by minik8s; with --storage gluster each node
-# runs its own glusterd.
-for svc in containerd docker-registry nginx glusterd; do
+# runs its own glusterd; Prometheus and the node exporter run in the cluster (addons/monitoring).
+for svc in containerd docker-registry nginx glusterd prometheus prometheus-node-exporter; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi

@@ -9,8 +9,10 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc)"
 cd build
-rc=0
-ctest --output-on-failure -j 2 --timeout 900 | tee Testing/ctest-output.txt || rc=$?
+mkdir -p Testing
+set +e
+ctest --output-on-failure -j 2 --timeout 900 | tee Testing/ctest-output.txt
+rc=${PIPESTATUS[0]}
 if [[ $rc -ne 0 ]]; then
   # The tail of a long log is all some readers keep: repeat each failed test's own failure lines
   # (a gtest assertion, an e2e FAIL:) and then the summary line.

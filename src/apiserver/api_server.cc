@@ -414,6 +414,10 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& writer) {
     return w.send(metrics::metricsResponse(metrics::defaultRegistry()));
   }
   if (p.rfind("/apis/metrics.k8s.io", 0) == 0 && metrics_.handle(req, w)) return;
+  for (const auto& [prefix, handler] : options_.nonResourceHandlers) {
+    if (p.rfind(prefix, 0) == 0 && (p.size() == prefix.size() || p[prefix.size()] == '/'))
+      return handler(req, w);
+  }
   if (p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/") {
     const bool legacy = p.rfind("/api/", 0) == 0 || p == "/api";
     if (wantsAggregatedDiscovery(accept)) {

@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -54,6 +56,11 @@ struct ApiServerOptions {
   std::string caPem;
   // How logs, exec and metrics reach the agents (TLS with the kubelet-client certificate).
   NodeProxyOptions nodeProxy;
+  // Non-resource paths other rooms serve through this server, by path prefix (e.g.
+  // "/monitoring/sd" -> Prometheus service discovery). They run after authentication and RBAC
+  // on the non-resource URL, like /metrics; the handler must be thread-safe.
+  std::map<std::string, std::function<void(const http::Request&, http::ResponseWriter&)>>
+      nonResourceHandlers;
 };
 
 class ApiServer {

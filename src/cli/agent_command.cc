@@ -18,6 +18,7 @@
 #include "api/quantity.h"
 #include "cli/flags_file.h"
 #include "client/rest_client.h"
+#include "common/file_util.h"
 #include "common/logging.h"
 #include "common/strings.h"
 #include "common/yaml_json.h"
@@ -101,11 +102,9 @@ const std::set<std::string> kNodeConfigKeys = {
 // clusterDomain, maxPods, cgroupRoot.
 Status applyConfigFile(const std::string& path, kubelet::KubeletOptions& o,
                        NodeConfigExtras& extras) {
-  std::ifstream in(path);
-  if (!in) return Status::BadRequest("cannot read config file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto doc = parseYaml(text.str());
+  auto text = readFile(path);
+  if (!text.ok()) return Status::BadRequest("config file: " + text.status().message());
+  auto doc = parseYaml(*text);
   if (!doc.ok()) return doc.status();
   const json& c = *doc;
   if (!c.is_object()) return Status::BadRequest(path + ": expected a mapping");

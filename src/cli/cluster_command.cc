@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/addons.h"
 #include "cli/api_balancer.h"
 #include "cli/gluster_volume.h"
 #include "client/rest_client.h"
@@ -52,6 +53,8 @@ struct ClusterFlags {
   // Where the CSI driver's volumes live: "dir" (a host directory) or "gluster" (a replicated
   // GlusterFS volume served by the first nodes, FUSE-mounted on the host and in every node).
   std::string storage = "dir";
+  // Prometheus and the node exporter (addons/monitoring) applied once the nodes are Ready.
+  bool monitoring = true;
 };
 
 // HA layout on the gateway address: etcd member i listens on 2379+2i (clients) and 2380+2i
@@ -678,6 +681,37 @@ bool waitNodesReady(const Layout& l, const std::vector<std::string>& names, Cloc
   return all;
 }
 
+// ---- monitoring (addons/monitoring) -----------------------------------------------------------
+
+constexpr const char* kMonitoringNamespace = "monitoring";
+constexpr int kPrometheusNodePort = 30090;
+
+// Prometheus' NodePort on the first node (any node answers).
+std::string prometheusUrl(const Layout& l, const json& state) {
+  const json nodes = state.value("nodes", json::array());
+  const std::string ip = nodes.empty() ? l.ns->nodeIp(1) : nodes[0].value("ip", "");
+  return fmt::format("http://{}:{}", ip, kPrometheusNodePort);
+}
+
+// Applies the monitoring addon when the cluster has it; does not wait for Prometheus to be ready
+// (its image pull and start go on while the user starts working).
+bool startMonitoring(const Layout& l, const json& state) {
+  if (!state.value("monitoring", false)) return true;
+  auto files = addonManifests("monitoring");
+  Status s = files.ok() ? Status::Ok() : files.status();
+  if (s.ok()) {
+    client::RestClient rest(adminClientConfig(l));
+    s = applyManifests(rest, *files);
+  }
+  if (!s.ok()) {
+    std::cerr << "monitoring: " << s.message() << "\n(--no-monitoring starts without it)\n";
+    return false;
+  }
+  std::cout << fmt::format("  monitoring: Prometheus on {} (starting in namespace {})\n",
+                           prometheusUrl(l, state), kMonitoringNamespace);
+  return true;
+}
+
 // Stops every pod sandbox of a node through its containerd, so no container outlives the node.
 void removeContainers(const std::string& nodeDir) {
   const std::string sock = nodeDir + "/containerd/containerd.sock";
@@ -871,6 +905,12 @@ int status(const Layout& l) {
          fmt::format("{} netns {} node {}", n.value("ip", ""), l.ns->netnsName(name),
                      it == nodes.end() ? "unknown" : it->second.first));
   }
+  if (state.value("monitoring", false)) {
+    auto deploy = rest.get(client::resources::kDeployments, kMonitoringNamespace, "prometheus");
+    const int ready = deploy.ok() ? deploy->value("/status/readyReplicas"_json_pointer, 0) : 0;
+    std::cout << fmt::format("{:<16} {:<8} {}\n", "prometheus", ready > 0 ? "ready" : "starting",
+                             prometheusUrl(l, state));
+  }
   std::cout << "KUBECONFIG=" << l.kubeconfig() << "\n";
   return clusterRunning(l, state) ? 0 : 1;
 }
@@ -970,7 +1010,8 @@ int up(const Layout& l) {
            {"datastore", l.flags.datastore},
            {"serverArgs", l.flags.serverArgs},
            {"ha", l.flags.ha},
-           {"storage", l.flags.storage}};
+           {"storage", l.flags.storage},
+           {"monitoring", l.flags.monitoring}};
   writeState(l, state);
   if (l.gluster()) {
     if (Status g = startGlusterStorage(l, state); !g.ok()) {
@@ -1009,6 +1050,7 @@ int up(const Layout& l) {
               << " s; see the logs in " << l.logDir() << "\n";
     return 1;
   }
+  if (!startMonitoring(l, state)) return 1;
   std::cout << fmt::format(
       "minik8s is up: {} nodes Ready in {:.1f} s.\n  export KUBECONFIG={}\n  kubectl get nodes -o "
       "wide\n  minik8s cluster status|down --data-dir {}\n",
@@ -1149,6 +1191,9 @@ void addClusterCommand(CLI::App& app) {
       ->capture_default_str();
   upCmd->add_option("--server-arg", f->serverArgs,
                     "Extra server flag, repeatable (--server-arg=--log-level=debug)");
+  upCmd->add_flag("--monitoring,!--no-monitoring", f->monitoring,
+                  "Run Prometheus and a node exporter on every node (namespace monitoring; on by "
+                  "default, kept from the first up)");
   upCmd->add_flag("--ha", f->ha,
                   "HA control plane: 3 etcd members, --servers API servers, a balancer on "
                   "--api-port for kubectl");

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/file_util.h"
 #include "common/yaml_json.h"
 
 namespace minik8s::cli {
@@ -23,11 +24,9 @@ Result<std::string> scalarText(const json& v, const std::string& where) {
 
 Status applyFlagsFile(CLI::App& cmd, const std::string& path,
                       const std::set<std::string>& otherKeys) {
-  std::ifstream in(path);
-  if (!in) return Status::BadRequest("cannot read config file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto docs = parseYamlDocuments(text.str());
+  auto text = readFile(path);
+  if (!text.ok()) return Status::BadRequest("config file: " + text.status().message());
+  auto docs = parseYamlDocuments(*text);
   if (!docs.ok()) return Status::BadRequest(path + ": " + docs.status().message());
   if (docs->size() > 1) return Status::BadRequest(path + ": expected one YAML document");
   if (docs->empty() || docs->front().is_null()) return Status::Ok();  // nothing to set

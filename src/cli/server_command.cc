@@ -30,12 +30,16 @@
 #include "common/logging.h"
 #include "controllers/manager/controller_manager.h"
 #include "csi/directory_driver.h"
+#include "monitoring/discovery_service.h"
 #include "scheduler/scheduler.h"
 #include "storage/store.h"
 
 namespace minik8s::cli {
 
 namespace {
+
+// Where the API server serves Prometheus' HTTP service discovery (monitoring/).
+constexpr const char* kServiceDiscoveryPath = "/monitoring/sd";
 
 struct ServerFlags {
   std::string configFile;
@@ -236,6 +240,14 @@ int runServer(const ServerFlags& f) {
   agentTls.certPem = pki->kubeletClient.certPem;
   agentTls.keyPem = pki->kubeletClient.keyPem;
   opts.nodeProxy.agentTls = agentTls;
+  // Prometheus' service discovery (monitoring/): mounted now, answering once its informers, which
+  // need this server listening, have started below.
+  auto discovery = std::make_shared<std::atomic<std::shared_ptr<monitoring::DiscoveryService>>>();
+  opts.nonResourceHandlers[kServiceDiscoveryPath] = [discovery](const http::Request& req,
+                                                                http::ResponseWriter& w) {
+    if (auto d = discovery->load()) return d->serve(req, w);
+    w.send(http::Response::error(Status::Unavailable("service discovery is starting")));
+  };
   apiserver::ApiServer api(**store, scheme_, opts);
   s = api.start();
   if (!s.ok()) {
@@ -263,6 +275,15 @@ int runServer(const ServerFlags& f) {
   }
   client::RestClient schedulerRest(*schedulerConfig);
   client::RestClient rest(*controllersConfig);
+  auto monitoringConfig = loopbackConfig(selfUrl, *pki, "system:minik8s-monitoring", *adminToken);
+  if (!monitoringConfig.ok()) {
+    LOG_ERROR("cannot issue the service discovery's certificate");
+    return 1;
+  }
+  auto discoveryService =
+      std::make_shared<monitoring::DiscoveryService>(*monitoringConfig, kServiceDiscoveryPath);
+  discoveryService->start();
+  discovery->store(discoveryService);
   // With --leader-elect (the default) each runs only while this server holds its Lease, so
   // several servers on one datastore never both schedule or reconcile. The identity is stable
   // across restarts so a restarted server takes its Lease back at once.
@@ -361,6 +382,7 @@ int runServer(const ServerFlags& f) {
   for (auto& e : electors) e->stop();  // stops what they started and releases the Leases
   if (cm) cm->stop();
   if (sched) sched->stop();
+  discoveryService->stop();
   server.stop();
   ready = nullptr;
   api.stop();

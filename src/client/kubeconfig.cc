@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/base64.h"
+#include "common/file_util.h"
 #include "common/yaml_json.h"
 
 namespace minik8s::client {
@@ -12,12 +13,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-Result<std::string> readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFoundMessage("kubeconfig: cannot read " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+Result<std::string> readKubeconfigFile(const fs::path& path) {
+  auto text = readFile(path.string());
+  if (!text.ok()) return Status::NotFoundMessage("kubeconfig: " + text.status().message());
+  return text;
 }
 
 // The entry named `name` of a kubeconfig list ("clusters", "users", "contexts"), its inner object.
@@ -47,13 +46,13 @@ Result<std::string> pemFrom(const json& obj, const std::string& key, const fs::p
   std::string file = obj.value(key, "");
   if (file.empty()) return std::string();
   fs::path p(file);
-  return readFile(p.is_absolute() ? p : dir / p);
+  return readKubeconfigFile(p.is_absolute() ? p : dir / p);
 }
 
 }  // namespace
 
 Result<ClientConfig> loadKubeconfig(const std::string& path, const std::string& context) {
-  auto text = readFile(path);
+  auto text = readKubeconfigFile(path);
   if (!text.ok()) return text.status();
   auto parsed = parseYaml(*text);
   if (!parsed.ok() || !parsed->is_object()) {
@@ -101,7 +100,7 @@ Result<ClientConfig> loadKubeconfig(const std::string& path, const std::string& 
       const std::string tokenFile = user->value("tokenFile", "");
       if (out.bearerToken.empty() && !tokenFile.empty()) {
         fs::path p(tokenFile);
-        auto token = readFile(p.is_absolute() ? p : dir / p);
+        auto token = readKubeconfigFile(p.is_absolute() ? p : dir / p);
         if (!token.ok()) return token.status();
         out.bearerToken = *token;
         while (!out.bearerToken.empty() &&

@@ -141,6 +141,8 @@ start_cluster() {
   # Keep the script's exit status for cleanup (it reports failures by it).
   trap 'rc=$?; cluster_down_quiet; (exit $rc); cleanup' EXIT
   local start=$SECONDS
+  # Prometheus and the node exporter only where a test asks for them (--monitoring).
+  [[ " $* " == *" --monitoring "* ]] || set -- "$@" --no-monitoring
   if ! "$MINIK8S_BIN" cluster up "${CL_ARGS[@]}" --nodes "$nodes" --timeout 240 "$@"; then
     tail -n 30 "$CL_DIR"/logs/*.log
     return 1

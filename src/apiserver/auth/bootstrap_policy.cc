@@ -207,8 +207,13 @@ std::vector<json> bootstrapClusterRoles() {
   // Kubernetes' role for scrapers (bound to group system:monitoring).
   roles.push_back(clusterRole(
       "system:monitoring",
-      json::array({urlRule({"get"}, {"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics",
-                                     "/metrics/slis", "/readyz", "/readyz/*"})})));
+      json::array({urlRule(
+          {"get"}, {"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis",
+                    "/readyz", "/readyz/*", "/monitoring/sd", "/monitoring/sd/*"})})));
+  // minik8s' Prometheus service discovery (monitoring/discovery_service.h) watches these.
+  roles.push_back(clusterRole("system:minik8s-monitoring",
+                              json::array({rule({"get", "list", "watch"}, {""},
+                                                {"nodes", "pods", "services", "endpoints"})})));
   roles.push_back(clusterRole("system:kube-scheduler", schedulerRules()));
   // The controllers of minik8s run as one user; Kubernetes splits them per controller.
   roles.push_back(clusterRole("system:kube-controller-manager",
@@ -230,6 +235,8 @@ std::vector<json> bootstrapClusterRoleBindings() {
               json::array({subject("Group", kBootstrappersGroup)})),
       binding("system:monitoring", "system:monitoring",
               json::array({subject("Group", "system:monitoring")})),
+      binding("system:minik8s-monitoring", "system:minik8s-monitoring",
+              json::array({subject("User", "system:minik8s-monitoring")})),
       binding("system:kube-scheduler", "system:kube-scheduler",
               json::array({subject("User", "system:kube-scheduler")})),
       binding("system:kube-controller-manager", "system:kube-controller-manager",

@@ -1,0 +1,96 @@
+#include "cli/addons.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "api/object_meta.h"
+#include "api/scheme.h"
+#include "common/file_util.h"
+#include "common/yaml_json.h"
+
+namespace minik8s::cli {
+
+namespace fs = std::filesystem;
+
+std::string defaultAddonsDir() {
+  if (const char* env = std::getenv("MINIK8S_ADDONS_DIR")) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  for (const fs::path& candidate :
+       {exe.parent_path() / "../../addons", exe.parent_path() / "../share/minik8s/addons",
+        fs::path("addons")}) {
+    if (fs::is_directory(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
+  }
+  return "addons";
+}
+
+Result<std::vector<std::string>> addonManifests(const std::string& name) {
+  const fs::path dir = fs::path(defaultAddonsDir()) / name;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string ext = e.path().extension().string();
+    if (e.is_regular_file(ec) && (ext == ".yaml" || ext == ".yml"))
+      files.push_back(e.path().string());
+  }
+  if (files.empty()) {
+    return Status::NotFoundMessage("no manifests (*.yaml) of the " + name + " addon under " +
+                                   dir.string() + " (set MINIK8S_ADDONS_DIR)");
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+namespace {
+
+// Server-side apply of one object: PATCH with an apply patch to the object's own URL.
+Status applyObject(client::RestClient& rest, const json& obj) {
+  const std::string apiVersion = api::stringAt(obj, "/apiVersion"_json_pointer);
+  const std::string kind = api::stringAt(obj, "/kind"_json_pointer);
+  const size_t slash = apiVersion.find('/');
+  const std::string group = slash == std::string::npos ? "" : apiVersion.substr(0, slash);
+  const std::string version =
+      slash == std::string::npos ? apiVersion : apiVersion.substr(slash + 1);
+  const api::ResourceInfo* info = api::Scheme::builtin().byKind(group, version, kind);
+  if (!info) return Status::BadRequest("no resource for " + apiVersion + " " + kind);
+  const std::string name = api::nameOf(obj);
+  std::string ns = info->namespaced ? api::namespaceOf(obj) : "";
+  if (info->namespaced && ns.empty()) ns = "default";
+  if (name.empty()) return Status::BadRequest(kind + " without metadata.name");
+  client::Resource r{info->group, info->version, info->plural, info->namespaced};
+  auto out = rest.request("PATCH", r.path(ns, name) + "?fieldManager=minik8s-addons&force=true",
+                          obj.dump(), "application/apply-patch+yaml");
+  return out.ok() ? Status::Ok() : out.status();
+}
+
+}  // namespace
+
+Status applyManifests(client::RestClient& rest, const std::vector<std::string>& files) {
+  std::vector<std::pair<std::string, json>> objects;  // (file, object)
+  for (const auto& file : files) {
+    auto text = readFile(file);
+    if (!text.ok()) return text.status();
+    auto docs = parseYamlDocuments(*text);
+    if (!docs.ok()) return Status::BadRequest(file + ": " + docs.status().message());
+    for (auto& obj : *docs) {
+      if (obj.is_null()) continue;  // an empty document (a trailing ---)
+      if (!obj.is_object()) return Status::BadRequest(file + ": a document is not an object");
+      objects.emplace_back(file, std::move(obj));
+    }
+  }
+  // Namespaces first (as Helm orders kinds), so a file may use one another file creates.
+  std::stable_partition(objects.begin(), objects.end(), [](const auto& o) {
+    return api::stringAt(o.second, "/kind"_json_pointer) == "Namespace";
+  });
+  for (const auto& [file, obj] : objects) {
+    if (Status s = applyObject(rest, obj); !s.ok()) {
+      return Status(s.code(), s.reason(),
+                    file + ": " + api::stringAt(obj, "/kind"_json_pointer) + " " +
+                        api::nameOf(obj) + ": " + s.message());
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace minik8s::cli
