@@ -18,6 +18,7 @@ PACKAGES=(
   nginx  # the Dns gateway (host/path forwarding), run by each agent in its node namespace
   glusterfs-server glusterfs-client  # cluster up --storage gluster: one glusterd per node, FUSE mounts
   prometheus prometheus-node-exporter python3-prometheus-client  # the monitoring addon's images
+  libjs-chart.js chromium  # the monitoring dashboard (Chart.js) and its headless-browser test
 )
 
 missing=()

@@ -414,7 +414,7 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& writer) {
     return w.send(metrics::metricsResponse(metrics::defaultRegistry()));
   }
   if (p.rfind("/apis/metrics.k8s.io", 0) == 0 && metrics_.handle(req, w)) return;
-  for (const auto& [prefix, handler] : options_.nonResourceHandlers) {
+  for (const auto& [prefix, handler] : options_.pathHandlers) {
     if (p.rfind(prefix, 0) == 0 && (p.size() == prefix.size() || p[prefix.size()] == '/'))
       return handler(req, w);
   }

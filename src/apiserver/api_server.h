@@ -56,11 +56,12 @@ struct ApiServerOptions {
   std::string caPem;
   // How logs, exec and metrics reach the agents (TLS with the kubelet-client certificate).
   NodeProxyOptions nodeProxy;
-  // Non-resource paths other rooms serve through this server, by path prefix (e.g.
-  // "/monitoring/sd" -> Prometheus service discovery). They run after authentication and RBAC
-  // on the non-resource URL, like /metrics; the handler must be thread-safe.
+  // Paths other rooms serve through this server, by prefix, after authentication and
+  // authorization: non-resource URLs ("/monitoring/sd": RBAC on the URL, like /metrics) and API
+  // groups served elsewhere ("/apis/custom.metrics.k8s.io": RBAC on the group's resources, as
+  // for an aggregated API). The handler must be thread-safe.
   std::map<std::string, std::function<void(const http::Request&, http::ResponseWriter&)>>
-      nonResourceHandlers;
+      pathHandlers;
 };
 
 class ApiServer {

@@ -1,11 +1,11 @@
 #include "cli/addons.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include "api/object_meta.h"
 #include "api/scheme.h"
+#include "cli/install_paths.h"
 #include "common/file_util.h"
 #include "common/yaml_json.h"
 
@@ -13,17 +13,7 @@ namespace minik8s::cli {
 
 namespace fs = std::filesystem;
 
-std::string defaultAddonsDir() {
-  if (const char* env = std::getenv("MINIK8S_ADDONS_DIR")) return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  for (const fs::path& candidate :
-       {exe.parent_path() / "../../addons", exe.parent_path() / "../share/minik8s/addons",
-        fs::path("addons")}) {
-    if (fs::is_directory(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
-  }
-  return "addons";
-}
+std::string defaultAddonsDir() { return installedDataDir("addons", "MINIK8S_ADDONS_DIR"); }
 
 Result<std::vector<std::string>> addonManifests(const std::string& name) {
   const fs::path dir = fs::path(defaultAddonsDir()) / name;

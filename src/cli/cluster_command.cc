@@ -685,12 +685,13 @@ bool waitNodesReady(const Layout& l, const std::vector<std::string>& names, Cloc
 
 constexpr const char* kMonitoringNamespace = "monitoring";
 constexpr int kPrometheusNodePort = 30090;
+constexpr int kDashboardNodePort = 30091;
 
-// Prometheus' NodePort on the first node (any node answers).
-std::string prometheusUrl(const Layout& l, const json& state) {
+// A NodePort of the monitoring addon on the first node (any node answers).
+std::string monitoringUrl(const Layout& l, const json& state, int nodePort) {
   const json nodes = state.value("nodes", json::array());
   const std::string ip = nodes.empty() ? l.ns->nodeIp(1) : nodes[0].value("ip", "");
-  return fmt::format("http://{}:{}", ip, kPrometheusNodePort);
+  return fmt::format("http://{}:{}", ip, nodePort);
 }
 
 // Applies the monitoring addon when the cluster has it; does not wait for Prometheus to be ready
@@ -707,8 +708,10 @@ bool startMonitoring(const Layout& l, const json& state) {
     std::cerr << "monitoring: " << s.message() << "\n(--no-monitoring starts without it)\n";
     return false;
   }
-  std::cout << fmt::format("  monitoring: Prometheus on {} (starting in namespace {})\n",
-                           prometheusUrl(l, state), kMonitoringNamespace);
+  std::cout << fmt::format(
+      "  monitoring (namespace {}, starting): Prometheus on {}, dashboard on {}\n",
+      kMonitoringNamespace, monitoringUrl(l, state, kPrometheusNodePort),
+      monitoringUrl(l, state, kDashboardNodePort));
   return true;
 }
 
@@ -906,10 +909,13 @@ int status(const Layout& l) {
                      it == nodes.end() ? "unknown" : it->second.first));
   }
   if (state.value("monitoring", false)) {
-    auto deploy = rest.get(client::resources::kDeployments, kMonitoringNamespace, "prometheus");
-    const int ready = deploy.ok() ? deploy->value("/status/readyReplicas"_json_pointer, 0) : 0;
-    std::cout << fmt::format("{:<16} {:<8} {}\n", "prometheus", ready > 0 ? "ready" : "starting",
-                             prometheusUrl(l, state));
+    for (const auto& [name, port] :
+         {std::pair{"prometheus", kPrometheusNodePort}, {"dashboard", kDashboardNodePort}}) {
+      auto deploy = rest.get(client::resources::kDeployments, kMonitoringNamespace, name);
+      const int ready = deploy.ok() ? deploy->value("/status/readyReplicas"_json_pointer, 0) : 0;
+      std::cout << fmt::format("{:<16} {:<8} {}\n", name, ready > 0 ? "ready" : "starting",
+                               monitoringUrl(l, state, port));
+    }
   }
   std::cout << "KUBECONFIG=" << l.kubeconfig() << "\n";
   return clusterRunning(l, state) ? 0 : 1;

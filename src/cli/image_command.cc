@@ -10,6 +10,7 @@
 
 #include "cli/dockerfile_build.h"
 #include "cli/flags_file.h"
+#include "cli/install_paths.h"
 #include "common/logging.h"
 #include "fmt/format.h"
 #include "kubelet/images/image_recipe.h"
@@ -30,17 +31,7 @@ namespace rt = kubelet::runtime;
 }
 
 // images/ next to the binary's source tree (build/bin/minik8s) or an installed share dir.
-std::string defaultRecipesDir() {
-  if (const char* env = std::getenv("MINIK8S_IMAGES_DIR")) return env;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  for (const fs::path& candidate :
-       {exe.parent_path() / "../../images", exe.parent_path() / "../share/minik8s/images",
-        fs::path("images")}) {
-    if (fs::is_directory(candidate, ec)) return fs::weakly_canonical(candidate, ec).string();
-  }
-  return "images";
-}
+std::string defaultRecipesDir() { return installedDataDir("images", "MINIK8S_IMAGES_DIR"); }
 
 // Builds one recipe into <outputDir>/<recipe's directory name>.tar; returns the archive path.
 std::string buildRecipe(const std::string& recipe, const std::string& outputDir) {

@@ -30,6 +30,7 @@
 #include "common/logging.h"
 #include "controllers/manager/controller_manager.h"
 #include "csi/directory_driver.h"
+#include "monitoring/custom_metrics_api.h"
 #include "monitoring/discovery_service.h"
 #include "scheduler/scheduler.h"
 #include "storage/store.h"
@@ -48,6 +49,9 @@ struct ServerFlags {
   std::string datastore;  // default: sqlite in the data dir
   std::string advertise;  // host clients use; default 127.0.0.1
   std::string logLevel = "info";
+  // Where the custom metrics API queries Prometheus; default: the NodePort of Service
+  // monitoring/prometheus on a Ready node (the monitoring addon).
+  std::string prometheusUrl;
   std::string schedulerPolicy = "default";
   std::string serviceClusterIPRange = "10.96.0.0/16";
   std::string token;  // node join token; default: <data-dir>/token, created at first start
@@ -240,14 +244,27 @@ int runServer(const ServerFlags& f) {
   agentTls.certPem = pki->kubeletClient.certPem;
   agentTls.keyPem = pki->kubeletClient.keyPem;
   opts.nodeProxy.agentTls = agentTls;
-  // Prometheus' service discovery (monitoring/): mounted now, answering once its informers, which
-  // need this server listening, have started below.
-  auto discovery = std::make_shared<std::atomic<std::shared_ptr<monitoring::DiscoveryService>>>();
-  opts.nonResourceHandlers[kServiceDiscoveryPath] = [discovery](const http::Request& req,
-                                                                http::ResponseWriter& w) {
-    if (auto d = discovery->load()) return d->serve(req, w);
-    w.send(http::Response::error(Status::Unavailable("service discovery is starting")));
+  // Prometheus' service discovery and the custom metrics API (monitoring/): mounted now,
+  // answering once their informers, which need this server listening, have started below.
+  struct Monitoring {
+    std::shared_ptr<monitoring::ClusterCache> cache;
+    std::unique_ptr<monitoring::DiscoveryService> discovery;
+    std::unique_ptr<monitoring::CustomMetricsApi> customMetrics;
   };
+  auto monitoringSlot = std::make_shared<std::atomic<std::shared_ptr<Monitoring>>>();
+  const auto starting = [](http::ResponseWriter& w) {
+    w.send(http::Response::error(Status::Unavailable("monitoring is starting")));
+  };
+  opts.pathHandlers[kServiceDiscoveryPath] = [monitoringSlot, starting](const http::Request& req,
+                                                                        http::ResponseWriter& w) {
+    if (auto m = monitoringSlot->load()) return m->discovery->serve(req, w);
+    starting(w);
+  };
+  opts.pathHandlers[monitoring::CustomMetricsApi::kPrefix] =
+      [monitoringSlot, starting](const http::Request& req, http::ResponseWriter& w) {
+        if (auto m = monitoringSlot->load()) return m->customMetrics->serve(req, w);
+        starting(w);
+      };
   apiserver::ApiServer api(**store, scheme_, opts);
   s = api.start();
   if (!s.ok()) {
@@ -280,10 +297,23 @@ int runServer(const ServerFlags& f) {
     LOG_ERROR("cannot issue the service discovery's certificate");
     return 1;
   }
-  auto discoveryService =
-      std::make_shared<monitoring::DiscoveryService>(*monitoringConfig, kServiceDiscoveryPath);
-  discoveryService->start();
-  discovery->store(discoveryService);
+  auto monitoringParts = std::make_shared<Monitoring>();
+  monitoringParts->cache = std::make_shared<monitoring::ClusterCache>(*monitoringConfig);
+  monitoringParts->discovery =
+      std::make_unique<monitoring::DiscoveryService>(monitoringParts->cache, kServiceDiscoveryPath);
+  std::weak_ptr<const monitoring::ClusterCache> weakCache = monitoringParts->cache;
+  std::string prometheusUrl = f.prometheusUrl;
+  auto prometheus = std::make_shared<monitoring::HttpPrometheusClient>(
+      [weakCache, prometheusUrl]() -> Result<std::string> {
+        if (!prometheusUrl.empty()) return prometheusUrl;
+        auto cache = weakCache.lock();
+        if (!cache) return Status::Unavailable("shutting down");
+        return monitoring::prometheusUrlFromCluster(*cache);
+      });
+  monitoringParts->customMetrics =
+      std::make_unique<monitoring::CustomMetricsApi>(monitoringParts->cache, prometheus);
+  monitoringParts->cache->start();
+  monitoringSlot->store(monitoringParts);
   // With --leader-elect (the default) each runs only while this server holds its Lease, so
   // several servers on one datastore never both schedule or reconcile. The identity is stable
   // across restarts so a restarted server takes its Lease back at once.
@@ -382,7 +412,7 @@ int runServer(const ServerFlags& f) {
   for (auto& e : electors) e->stop();  // stops what they started and releases the Leases
   if (cm) cm->stop();
   if (sched) sched->stop();
-  discoveryService->stop();
+  monitoringParts->cache->stop();
   server.stop();
   ready = nullptr;
   api.stop();
@@ -423,6 +453,9 @@ void addServerCommand(CLI::App& app) {
   cmd->add_option("--disable-admission-plugins", flags->disableAdmissionPlugins,
                   "Admission plugins to turn off, comma-separated")
       ->delimiter(',');
+  cmd->add_option("--prometheus-url", flags->prometheusUrl,
+                  "Prometheus for the custom metrics API (custom.metrics.k8s.io); default: "
+                  "Service monitoring/prometheus's NodePort");
   cmd->add_option("--csi-volumes-dir", flags->csiVolumesDir,
                   "Run the built-in CSI driver dir.csi.minik8s.io with its volumes in this "
                   "directory (on a filesystem every node mounts at the same path), and create "

@@ -5,24 +5,6 @@
 
 namespace minik8s::monitoring {
 
-DiscoveryService::DiscoveryService(const client::ClientConfig& config, std::string prefix)
-    : prefix_(std::move(prefix)),
-      client_(config),
-      nodes_(client_, client::resources::kNodes),
-      pods_(client_, client::resources::kPods),
-      services_(client_, client::resources::kServices),
-      endpoints_(client_, client::resources::kEndpoints) {}
-
-DiscoveryService::~DiscoveryService() { stop(); }
-
-void DiscoveryService::start() {
-  for (auto* i : {&nodes_, &pods_, &services_, &endpoints_}) i->start();
-}
-
-void DiscoveryService::stop() {
-  for (auto* i : {&nodes_, &pods_, &services_, &endpoints_}) i->stop();
-}
-
 void DiscoveryService::serve(const http::Request& req, http::ResponseWriter& w) const {
   if (req.method != "GET" && req.method != "HEAD") {
     return w.send(http::Response::error(Status::MethodNotAllowed("service discovery: use GET")));
@@ -32,27 +14,25 @@ void DiscoveryService::serve(const http::Request& req, http::ResponseWriter& w) 
   while (!role.empty() && role.back() == '/') role.pop_back();
   auto r = parseSdRole(role);
   if (!r.ok()) return w.send(http::Response::error(r.status()));
-  for (const auto* i : {&nodes_, &pods_, &services_, &endpoints_}) {
-    if (!i->hasSynced()) {
-      return w.send(http::Response::error(
-          Status::Unavailable("service discovery: the cluster's objects are still loading")));
-    }
+  if (!cache_->synced()) {
+    return w.send(http::Response::error(
+        Status::Unavailable("service discovery: the cluster's objects are still loading")));
   }
   ClusterObjects objects;
   switch (*r) {
     case SdRole::kNode:
-      objects.nodes = nodes_.list();
+      objects.nodes = cache_->nodes();
       break;
     case SdRole::kPod:
-      objects.pods = pods_.list();
+      objects.pods = cache_->pods();
       break;
     case SdRole::kService:
-      objects.services = services_.list();
+      objects.services = cache_->services();
       break;
     case SdRole::kEndpoints:
-      objects.endpoints = endpoints_.list();
-      objects.services = services_.list();
-      objects.pods = pods_.list();
+      objects.endpoints = cache_->endpoints();
+      objects.services = cache_->services();
+      objects.pods = cache_->pods();
       break;
   }
   // kubernetes_sd's namespaces.names, as repeated or comma-separated parameters.

@@ -9,7 +9,10 @@
 # 3. An application's own metrics (examples/monitoring): its series are queryable without touching
 #    Prometheus' configuration; a pod with a wrong metrics port is a down target with the error;
 #    deleting the app removes its targets.
-# 4. A node that joins is scraped; a node that leaves is no longer a target.
+#    An HPA on the app's own request rate (custom.metrics.k8s.io served from Prometheus) scales it.
+# 4. The dashboard (minik8s/dashboard on NodePort 30091): every page renders with data in headless
+#    Chromium, a broken query shows its error on the chart; screenshots in tests/artifacts.
+# 5. A node that joins is scraped; a node that leaves is no longer a target.
 # Prints: pod Ready -> first sample, delete -> target gone, node join -> first sample.
 source "$(dirname "$0")/lib.sh"
 set +e
@@ -82,12 +85,75 @@ expect_eq "$(query 'app_requests_total{path="/hello"}' | jq -r '.data.result[0].
   "default metrics-app true" "namespace, app and node labels"
 expect_eq "$(series 'app_request_duration_seconds_bucket{path="/hello",le="+Inf"}')" "2" "the histogram, per pod"
 
+step "the dashboard: every page renders with data in headless Chromium (screenshots kept)"
+DASH=http://172.29.125.2:30091
+ART=${E2E_ARTIFACTS:-$PWD/artifacts}/monitoring
+mkdir -p "$ART" && rm -f "$ART"/*.png
+wait_for 60 curl -sf "$DASH/healthz" || kubectl get pods -n monitoring
+expect_contains "$(cluster_cmd status)" "dashboard        ready    $DASH" "cluster status prints the dashboard's URL"
+browse() {
+  timeout 90 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --virtual-time-budget=20000 "$@" 2>/dev/null
+}
+# One "state points" line per panel, in the dashboard's order.
+panels() { grep -o 'data-state="[a-z]*" data-points="[0-9]*"' | sed -E 's/data-state="([a-z]*)" data-points="([0-9]*)"/\1 \2/'; }
+for d in cluster nodes pods application control-plane; do
+  states=$(browse --dump-dom "$DASH/#$d" | panels)
+  expect_eq "$(grep -vc '^ok ' <<<"$states")" "0" "dashboard $d: no panel failed ($(tr '\n' ',' <<<"$states"))"
+  expect_eq "$(awk '$2 > 0' <<<"$states" | wc -l | awk '{print ($1 > 0)}')" "1" "dashboard $d has data"
+  browse --window-size=1400,1200 --screenshot="$ART/$d.png" "$DASH/#$d"
+  [[ -s "$ART/$d.png" ]] || fail "screenshot of dashboard $d"
+done
+app=$(browse --dump-dom "$DASH/#application" | panels)
+expect_eq "$(head -n 2 <<<"$app" | awk '$1 == "ok" && $2 > 0' | wc -l)" "2" \
+  "the app's request rate and latency charts have points"
+expect_eq "$(browse --dump-dom "$DASH/#cluster" | panels | sed -n 5p | cut -d' ' -f2)" "2" "the nodes table: 2 nodes"
+bad=$(browse --dump-dom "$DASH/#query=rate(app_requests_total")
+expect_contains "$(panels <<<"$bad")" "error 0" "a broken query: the panel says error"
+expect_contains "$bad" "parse error" "and shows Prometheus' message"
+expect_contains "$bad" 'id="title">Query<' "the page itself renders"
+echo "screenshots: $(ls "$ART"/*.png | tr '\n' ' ')"
+
+step "an HPA scales the app on its own request rate (custom.metrics.k8s.io from Prometheus)"
+cm=/apis/custom.metrics.k8s.io/v1beta2/namespaces/default
+expect_eq "$(kubectl get --raw "$cm/pods/*/app_requests?labelSelector=app%3Dmetrics-app" |
+  jq -r '.items | map(.describedObject.name) | length')" "2" "the rate of each of the 2 pods"
+expect_eq "$(kubectl get --raw "$cm/deployments/metrics-app/app_requests" | jq -r .describedObject.kind)" \
+  "Deployment" "an Object metric: the deployment's pods summed"
+expect_contains "$(kubectl get --raw "$cm/pods/*/no_such_metric" 2>&1)" "NotFound" "an unknown metric: NotFound"
+kubectl apply -f - >/dev/null <<'YAML' || fail "create the HPA"
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata: {name: metrics-app}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: metrics-app}
+  minReplicas: 2
+  maxReplicas: 4
+  metrics:
+    - type: Pods
+      pods:
+        metric: {name: app_requests}
+        target: {type: AverageValue, averageValue: "2"}
+YAML
+t_load=$(now)
+( end=$((SECONDS + 120)); while ((SECONDS < end)); do
+    curl -sf --max-time 1 http://172.29.125.2:30900/hello >/dev/null; sleep 0.03; done ) &
+load_pid=$!
+wait_for 120 bash -c '[[ $(kubectl get deploy metrics-app -o jsonpath="{.spec.replicas}") == 4 ]]' ||
+  { fail "scaled to 4 on app_requests"; kubectl describe hpa metrics-app | tail -15; }
+echo "FIGURE load start -> HPA at 4 replicas: $(elapsed "$t_load") s"
+expect_contains "$(kubectl get hpa metrics-app)" "/2" "kubectl get hpa shows current/target"
+kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
+kubectl delete hpa metrics-app >/dev/null
+
 step "a pod with a wrong metrics port is a down target with its error; discovery goes on"
 kubectl run wrong-port --image=minik8s/busybox --annotations=prometheus.io/scrape=true \
   --annotations=prometheus.io/port=9999 -- sleep 3600 >/dev/null
 wait_for 60 bash -c 'targets | grep -Eq "^kubernetes-pods down node-[0-9] wrong-port .*connection refused"' ||
   { fail "wrong-port down with 'connection refused'"; targets; }
-expect_eq "$(up_count kubernetes-pods)" "4" "the exporters and the app are still up"
+want=$((2 + $(kubectl get deploy metrics-app -o jsonpath='{.status.readyReplicas}')))
+wait_for 30 bash -c "[[ \$(up_count kubernetes-pods) == $want ]]" ||
+  { fail "the exporters and the app's $((want - 2)) pods are up beside it"; targets; }
 
 step "deleting the app removes its targets"
 t_del=$(now)

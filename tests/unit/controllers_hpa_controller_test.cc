@@ -27,9 +27,29 @@ class FakeMetrics : public MetricsSource {
     if (failing) return Status::Unavailable("metrics API down");
     return samples[resource];
   }
+  Result<PodMetrics> podCustomMetrics(const std::string&, const std::string& metric,
+                                      const std::string& selector) override {
+    std::lock_guard lock(mu);
+    lastSelector = selector;
+    if (failing) return Status::Unavailable("custom metrics API down");
+    auto it = custom.find(metric);
+    if (it == custom.end()) return Status::NotFoundMessage("no custom metric " + metric);
+    return it->second;
+  }
+  Result<PodMetric> objectCustomMetric(const std::string&, const json& described,
+                                       const std::string& metric) override {
+    std::lock_guard lock(mu);
+    lastObject = described;
+    auto it = objects.find(metric);
+    if (it == objects.end()) return Status::NotFoundMessage("no custom metric " + metric);
+    return it->second;
+  }
   std::mutex mu;
   std::map<std::string, PodMetrics> samples;
+  std::map<std::string, PodMetrics> custom;  // by metric name
+  std::map<std::string, PodMetric> objects;  // by metric name
   std::string lastSelector;
+  json lastObject;
   bool failing = false;
 };
 
@@ -225,6 +245,90 @@ TEST_F(HpaControllerTest, ScalesUpOnCpuWritesStatusAndRecordsAnEvent) {
       api::tableCells("HorizontalPodAutoscaler", *rest->get(res::kHpas, "default", "web"), now);
   EXPECT_EQ(row[1], "Deployment/web");
   EXPECT_EQ(row[2], "cpu: 100%/50%");
+}
+
+TEST_F(HpaControllerTest, PodsMetricFromTheCustomMetricsApi) {
+  createDeployment(2);
+  createPod("web-a");
+  createPod("web-b");
+  {
+    std::lock_guard lock(metrics.mu);
+    metrics.custom["app_requests"]["web-a"] = {2500, now - 10s, 60s};  // 2.5 requests/s
+    metrics.custom["app_requests"]["web-b"] = {1500, now - 10s, 60s};
+  }
+  createHpa(json::array({{{"type", "Pods"},
+                          {"pods",
+                           {{"metric", {{"name", "app_requests"}}},
+                            {"target", {{"type", "AverageValue"}, {"averageValue", "1"}}}}}}}));
+  ASSERT_TRUE(syncWhenCached(2).ok());
+  EXPECT_EQ(deploymentReplicas(), 4);  // ceil(4 requests/s / 1 per pod)
+  EXPECT_EQ(metrics.lastSelector, "app=web");
+  json st = hpaStatus();
+  EXPECT_EQ(
+      st["currentMetrics"][0],
+      json({{"type", "Pods"},
+            {"pods",
+             {{"metric", {{"name", "app_requests"}}}, {"current", {{"averageValue", "2"}}}}}}));
+  EXPECT_EQ(condition(st, "ScalingActive")["message"],
+            "the HPA was able to successfully calculate a replica count from pods metric "
+            "app_requests");
+  // The metric gone: the HPA says so and keeps the size.
+  {
+    std::lock_guard lock(metrics.mu);
+    metrics.custom.clear();
+  }
+  now += 1min;
+  ASSERT_TRUE(syncWhenCached(2).ok());
+  EXPECT_EQ(deploymentReplicas(), 4);
+  st = hpaStatus();
+  EXPECT_EQ(condition(st, "ScalingActive")["status"], "False");
+  EXPECT_EQ(condition(st, "ScalingActive")["reason"], "FailedGetPodsMetric");
+  EXPECT_EQ(events("FailedGetPodsMetric").size(), 1u);
+}
+
+TEST_F(HpaControllerTest, ObjectMetricValueAndAverageValueTargets) {
+  createDeployment(2);
+  createPod("web-a");
+  createPod("web-b");
+  const json svc = {{"apiVersion", "v1"}, {"kind", "Service"}, {"name", "web"}};
+  {
+    std::lock_guard lock(metrics.mu);
+    metrics.objects["queue_length"] = {20'000, now - 10s, 60s};  // 20
+  }
+  // Value 10: usage/target = 2 -> 2 x 2 ready pods.
+  createHpa(json::array({{{"type", "Object"},
+                          {"object",
+                           {{"metric", {{"name", "queue_length"}}},
+                            {"describedObject", svc},
+                            {"target", {{"type", "Value"}, {"value", "10"}}}}}}}));
+  ASSERT_TRUE(syncWhenCached(2).ok());
+  EXPECT_EQ(deploymentReplicas(), 4);
+  EXPECT_EQ(metrics.lastObject, svc);
+  json st = hpaStatus();
+  EXPECT_EQ(st["currentMetrics"][0]["object"]["current"], json({{"value", "20"}}));
+  EXPECT_EQ(st["currentMetrics"][0]["object"]["describedObject"], svc);
+  // AverageValue 6 per pod: ceil(30 / 6) = 5.
+  {
+    std::lock_guard lock(metrics.mu);
+    metrics.objects["queue_length"].milliValue = 30'000;
+  }
+  ASSERT_TRUE(rest->remove(res::kHpas, "default", "web").ok());
+  createHpa(json::array({{{"type", "Object"},
+                          {"object",
+                           {{"metric", {{"name", "queue_length"}}},
+                            {"describedObject", svc},
+                            {"target", {{"type", "AverageValue"}, {"averageValue", "6"}}}}}}}),
+            1, 20);
+  const json created = *rest->get(res::kHpas, "default", "web");
+  EXPECT_TRUE(eventually([&] {
+    auto h = hpas->get("default/web");
+    return h && (*h)["metadata"]["uid"] == created["metadata"]["uid"];
+  }));
+  now += 10min;
+  ASSERT_TRUE(syncWhenCached(2).ok());
+  EXPECT_EQ(deploymentReplicas(), 5);
+  EXPECT_EQ(hpaStatus()["currentMetrics"][0]["object"]["current"],
+            json({{"averageValue", "7500m"}}));  // 30 over the 4 current replicas
 }
 
 TEST_F(HpaControllerTest, TwoMetricsStabilizedScaleDownThenRescale) {

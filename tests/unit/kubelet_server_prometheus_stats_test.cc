@@ -9,6 +9,7 @@
 #include <atomic>
 #include <sstream>
 
+#include "capturing_writer.h"
 #include "common/http_client.h"
 #include "common/metrics.h"
 #include "kubelet/server/agent_server.h"
@@ -434,16 +435,7 @@ TEST(AgentServerStatsMetrics, ServesBothEndpointsOnGetOnly) {
   server.stop();
 }
 
-// Captures what a handler sends.
-class CapturingWriter : public http::ResponseWriter {
- public:
-  void send(http::Response r) override { response = std::move(r); }
-  bool beginStream(int, std::vector<std::pair<std::string, std::string>>) override { return false; }
-  bool write(std::string_view) override { return false; }
-  void end() override {}
-  bool clientGone() override { return false; }
-  http::Response response;
-};
+using minik8s::testing::CapturingWriter;
 
 TEST(AgentServerStatsMetrics, AuthorizedAsTheStatsSummary) {
   NoPods pods;

@@ -210,10 +210,13 @@ std::vector<json> bootstrapClusterRoles() {
       json::array({urlRule(
           {"get"}, {"/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis",
                     "/readyz", "/readyz/*", "/monitoring/sd", "/monitoring/sd/*"})})));
-  // minik8s' Prometheus service discovery (monitoring/discovery_service.h) watches these.
-  roles.push_back(clusterRole("system:minik8s-monitoring",
-                              json::array({rule({"get", "list", "watch"}, {""},
-                                                {"nodes", "pods", "services", "endpoints"})})));
+  // minik8s' service discovery and custom metrics API (monitoring/) watch these and read the
+  // selectors of workloads.
+  roles.push_back(clusterRole(
+      "system:minik8s-monitoring",
+      json::array({rule({"get", "list", "watch"}, {""}, {"nodes", "pods", "services", "endpoints"}),
+                   rule({"get"}, {"apps"},
+                        {"deployments", "replicasets", "statefulsets", "daemonsets"})})));
   roles.push_back(clusterRole("system:kube-scheduler", schedulerRules()));
   // The controllers of minik8s run as one user; Kubernetes splits them per controller.
   roles.push_back(clusterRole("system:kube-controller-manager",

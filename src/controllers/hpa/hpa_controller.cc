@@ -1,6 +1,7 @@
 #include "controllers/hpa/hpa_controller.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "api/object_meta.h"
 #include "api/quantity.h"
@@ -247,11 +248,85 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
             "invalid resource metric source: neither an average utilization target nor an "
             "average value (usage) target was set";
       }
-    } else if (type == "Pods" || type == "Object" || type == "External" ||
-               type == "ContainerResource") {
+    } else if (type == "Pods") {
+      // A custom metric averaged over the pods (custom.metrics.k8s.io), target AverageValue.
+      reason = "FailedGetPodsMetric";
+      const json source = spec.value("pods", json::object());
+      const std::string metric = source.value("/metric/name"_json_pointer, std::string());
+      auto goal =
+          api::Quantity::fromJson(source.value("/target/averageValue"_json_pointer, json()));
+      auto samples = metrics_.podCustomMetrics(namespaceOf(hpa), metric, selectorText);
+      auto proposal = !goal.ok() ? Result<ReplicaProposal>(goal.status())
+                      : !samples.ok()
+                          ? Result<ReplicaProposal>(samples.status())
+                          : replicasForAverageValue(currentReplicas, goal->milliValue(), metric,
+                                                    pods, *samples, options_.calculator, now);
+      if (!proposal.ok()) {
+        error = proposal.status().message();
+      } else {
+        status = {{"type", "Pods"},
+                  {"pods",
+                   {{"metric", {{"name", metric}}},
+                    {"current", {{"averageValue", milliQuantity(proposal->averageMilli)}}}}}};
+        if (out.replicas < 0 || proposal->replicas > out.replicas) {
+          out.replicas = proposal->replicas;
+          out.metricName = "pods metric " + metric;
+        }
+      }
+    } else if (type == "Object") {
+      // One object's custom metric: target Value (scale with the ratio) or AverageValue (per pod).
+      reason = "FailedGetObjectMetric";
+      const json source = spec.value("object", json::object());
+      const std::string metric = source.value("/metric/name"_json_pointer, std::string());
+      const json described = source.value("describedObject", json::object());
+      const json target = source.value("target", json::object());
+      const bool perPod = target.contains("averageValue");
+      auto goal =
+          api::Quantity::fromJson(perPod ? target["averageValue"] : target.value("value", json()));
+      auto sample = metrics_.objectCustomMetric(namespaceOf(hpa), described, metric);
+      if (!goal.ok() || goal->milliValue() <= 0) {
+        error = "invalid object metric source: the target needs a positive value or averageValue";
+      } else if (!sample.ok()) {
+        error = sample.status().message();
+      } else {
+        const double usage = static_cast<double>(sample->milliValue);
+        const double targetMilli = static_cast<double>(goal->milliValue());
+        const double tolerance = options_.calculator.tolerance;
+        int32_t replicas = currentReplicas;
+        json current;
+        if (perPod) {
+          const double ratio = usage / (targetMilli * std::max(currentReplicas, 1));
+          if (std::abs(1.0 - ratio) > tolerance)
+            replicas = static_cast<int32_t>(std::ceil(usage / targetMilli));
+          current = {{"averageValue",
+                      milliQuantity(static_cast<int64_t>(usage / std::max(currentReplicas, 1)))}};
+        } else {
+          const double ratio = usage / targetMilli;
+          int64_t ready = 0;
+          for (const auto& p : pods)
+            if (isPodReady(p)) ++ready;
+          if (currentReplicas == 0) {
+            replicas = static_cast<int32_t>(std::ceil(ratio));
+          } else if (std::abs(1.0 - ratio) > tolerance) {
+            replicas = static_cast<int32_t>(std::ceil(ratio * static_cast<double>(ready)));
+          }
+          current = {{"value", milliQuantity(sample->milliValue)}};
+        }
+        status = {{"type", "Object"},
+                  {"object",
+                   {{"metric", {{"name", metric}}},
+                    {"describedObject", described},
+                    {"current", current}}}};
+        if (out.replicas < 0 || replicas > out.replicas) {
+          out.replicas = replicas;
+          out.metricName = "object metric " + metric;
+        }
+      }
+    } else if (type == "External" || type == "ContainerResource") {
       reason = "FailedGet" + type + "Metric";
       error = "unable to get " + type +
-              " metrics: minik8s serves only the resource metrics API (metrics.k8s.io)";
+              " metrics: minik8s serves the resource metrics API (metrics.k8s.io) and the custom "
+              "metrics API (custom.metrics.k8s.io) only";
     } else {
       reason = "InvalidMetricSourceType";
       error = "unknown metric source type \"" + type + "\"";

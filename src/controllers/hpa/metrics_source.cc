@@ -1,6 +1,7 @@
 #include "controllers/hpa/metrics_source.h"
 
 #include "api/quantity.h"
+#include "api/scheme.h"
 #include "common/http.h"
 #include "common/time_util.h"
 
@@ -49,6 +50,71 @@ Result<PodMetrics> RestMetricsSource::podMetrics(const std::string& ns, const st
             ": unable to fetch metrics from resource metrics API: " + list.status().message());
   }
   return parsePodMetricsList(*list, resource);
+}
+
+namespace {
+
+PodMetric metricOf(const json& item) {
+  PodMetric m;
+  auto q = api::Quantity::fromJson(item.value("value", json()));
+  m.milliValue = q.ok() ? q->milliValue() : 0;
+  if (auto t = parseRfc3339(item.value("timestamp", std::string()))) m.timestamp = *t;
+  if (item.contains("windowSeconds") && item["windowSeconds"].is_number_integer()) {
+    m.window = std::chrono::seconds(item["windowSeconds"].get<int64_t>());
+  }
+  return m;
+}
+
+constexpr const char* kCustomMetrics = "/apis/custom.metrics.k8s.io/v1beta2/namespaces/";
+
+Status customMetricsError(const Status& s, const std::string& metric) {
+  return Status(s.code(), s.reason(),
+                "unable to get custom metric " + metric +
+                    ": unable to fetch metrics from custom metrics API: " + s.message());
+}
+
+}  // namespace
+
+PodMetrics parseMetricValueList(const json& list) {
+  PodMetrics out;
+  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return out;
+  for (const auto& item : list["items"]) {
+    if (!item.is_object() || !item.contains("value")) continue;
+    const std::string name = item.value("/describedObject/name"_json_pointer, std::string());
+    if (!name.empty()) out[name] = metricOf(item);
+  }
+  return out;
+}
+
+Result<PodMetrics> RestMetricsSource::podCustomMetrics(const std::string& ns,
+                                                       const std::string& metric,
+                                                       const std::string& labelSelector) {
+  std::string path = kCustomMetrics + ns + "/pods/*/" + http::percentEncode(metric);
+  if (!labelSelector.empty()) path += "?labelSelector=" + http::percentEncode(labelSelector);
+  auto list = rest_.request("GET", path);
+  if (!list.ok()) return customMetricsError(list.status(), metric);
+  return parseMetricValueList(*list);
+}
+
+Result<PodMetric> RestMetricsSource::objectCustomMetric(const std::string& ns,
+                                                        const json& describedObject,
+                                                        const std::string& metric) {
+  const std::string kind = describedObject.value("kind", "");
+  const std::string apiVersion = describedObject.value("apiVersion", "");
+  const size_t slash = apiVersion.find('/');
+  const std::string group = slash == std::string::npos ? "" : apiVersion.substr(0, slash);
+  const std::string version =
+      slash == std::string::npos ? apiVersion : apiVersion.substr(slash + 1);
+  const api::ResourceInfo* info = api::Scheme::builtin().byKind(group, version, kind);
+  if (!info) {
+    return Status::BadRequest("unable to get custom metric " + metric + " of " + kind +
+                              ": no such kind in " + apiVersion);
+  }
+  auto value = rest_.request("GET", kCustomMetrics + ns + "/" + info->plural + "/" +
+                                        describedObject.value("name", "") + "/" +
+                                        http::percentEncode(metric));
+  if (!value.ok()) return customMetricsError(value.status(), metric);
+  return metricOf(*value);
 }
 
 }  // namespace minik8s::controllers::hpa

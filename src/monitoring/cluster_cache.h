@@ -1,0 +1,56 @@
+// ClusterCache: informer caches of the objects monitoring reads (nodes, pods, services,
+// endpoints), shared by the service discovery and the custom metrics API so each object is
+// watched once. It owns its API client, so holders of a shared_ptr keep everything alive.
+// start() and stop() from one thread; the readers are thread-safe and return copies.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/informer.h"
+
+namespace minik8s::monitoring {
+
+// What the custom metrics API reads of the cluster (a fake in tests).
+class ObjectSource {
+ public:
+  virtual ~ObjectSource() = default;
+  virtual std::vector<json> podsIn(const std::string& ns) const = 0;
+  // One object by resource ("apps", "v1", "deployments"), from the API server.
+  virtual Result<json> object(const std::string& group, const std::string& version,
+                              const std::string& resource, const std::string& ns,
+                              const std::string& name) const = 0;
+};
+
+class ClusterCache : public ObjectSource {
+ public:
+  explicit ClusterCache(const client::ClientConfig& config);
+  ~ClusterCache();
+  ClusterCache(const ClusterCache&) = delete;
+  ClusterCache& operator=(const ClusterCache&) = delete;
+
+  void start();
+  void stop();
+  bool synced() const;
+
+  std::vector<json> nodes() const { return nodes_.list(); }
+  std::vector<json> pods() const { return pods_.list(); }
+  std::vector<json> podsIn(const std::string& ns) const override {
+    return pods_.byIndex("namespace", ns);
+  }
+  Result<json> object(const std::string& group, const std::string& version,
+                      const std::string& resource, const std::string& ns,
+                      const std::string& name) const override;
+  std::vector<json> services() const { return services_.list(); }
+  std::vector<json> endpoints() const { return endpoints_.list(); }
+  std::optional<json> service(const std::string& ns, const std::string& name) const {
+    return services_.get(ns + "/" + name);
+  }
+
+ private:
+  mutable client::RestClient client_;  // thread-safe
+  client::Informer nodes_, pods_, services_, endpoints_;
+};
+
+}  // namespace minik8s::monitoring
