@@ -15,6 +15,7 @@
 #include "apiserver/auth/authentication.h"
 #include "apiserver/auth/authorization.h"
 #include "apiserver/auth/impersonation.h"
+#include "apiserver/auth/rbac_escalation.h"
 #include "apiserver/auth/review_handlers.h"
 #include "apiserver/auth/static_token_authenticator.h"
 #include "apiserver/discovery.h"
@@ -143,6 +144,13 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
   // caller supplied its own handlers.
   for (auto& [key, handler] : auth::reviewHandlers(options_.authorizer, tokenAuthenticators_)) {
     options_.createOnlyHandlers.emplace(key, std::move(handler));
+  }
+  // RBAC escalation prevention belongs to the RBAC storage in Kubernetes: always on when
+  // requests are authorized, and before the configurable admission plugins.
+  if (options_.authorizer) {
+    options_.admissionPlugins.insert(
+        options_.admissionPlugins.begin(),
+        auth::RbacEscalationCheck::fromRegistry(registry_, options_.authorizer));
   }
 }
 

@@ -5,7 +5,8 @@
 # refuses clients without the API server's certificate; a service-account token from a pod reads
 # what its Role allows and gets 403 beyond; the official Python client works in a pod with
 # load_incluster_config(); `kubectl auth can-i` and `kubectl create token`; a node credential
-# cannot modify another node.
+# cannot modify another node; who may write Roles grants only what they hold, unless they may
+# escalate.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -131,4 +132,72 @@ out=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$PKI/ca.crt" \
   -d '{"metadata":{"annotations":{"checked":"yes"}}}' "$API/api/v1/nodes/node-1")
 expect_eq "$out" "200" "node-1 patching itself"
 expect_contains "$(kubectl get csr)" "Approved,Issued" "node CSRs approved and issued"
+
+step "RBAC escalation: a role writer grants only what it holds, unless it may escalate"
+kubectl -n team apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: role-writer}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: role-writer}
+rules:
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [roles, rolebindings]
+  verbs: [get, list, create, update, patch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: role-writer}
+subjects: [{kind: ServiceAccount, name: role-writer, namespace: team}]
+roleRef: {kind: Role, name: role-writer, apiGroup: rbac.authorization.k8s.io}
+YAML
+WT=$(kubectl -n team create token role-writer --duration 10m)
+as_writer() {
+  kubectl --token "$WT" --kubeconfig /dev/null --server "$API" \
+    --certificate-authority "$PKI/ca.crt" -n team "$@"
+}
+# The role writer creates Role $1 granting verb $2 on resource $3 of API group $4.
+writer_creates_role() {
+  as_writer create -f - <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: $1}
+rules: [{apiGroups: ["$4"], resources: [$3], verbs: [$2]}]
+YAML
+}
+wait_for 10 as_writer get roles
+out=$(writer_creates_role deployment-deleter delete deployments apps 2>&1)
+expect_contains "$out" "attempting to grant RBAC permissions not currently held" \
+  "a role granting more than the writer holds is refused"
+expect_contains "$out" '{APIGroups:["apps"], Resources:["deployments"], Verbs:["delete"]}' \
+  "the refusal names the missing permission"
+expect_contains "$(writer_creates_role role-lister list roles rbac.authorization.k8s.io 2>&1)" \
+  "created" "a role within what the writer holds"
+kubectl -n team apply -f - >/dev/null <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: role-escalator}
+rules: [{apiGroups: [rbac.authorization.k8s.io], resources: [roles], verbs: [escalate]}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: role-escalator}
+subjects: [{kind: ServiceAccount, name: role-writer, namespace: team}]
+roleRef: {kind: Role, name: role-escalator, apiGroup: rbac.authorization.k8s.io}
+YAML
+wait_for 10 writer_creates_role deployment-deleter delete deployments apps
+expect_eq "$(kubectl -n team get role deployment-deleter -o jsonpath='{.rules[0].verbs[0]}')" \
+  "delete" "with escalate the writer creates it"
+out=$(as_writer create -f - 2>&1 <<'YAML'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: bob-deletes}
+subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
+roleRef: {kind: Role, name: deployment-deleter, apiGroup: rbac.authorization.k8s.io}
+YAML
+)
+expect_contains "$out" 'rolebindings.rbac.authorization.k8s.io "bob-deletes" is forbidden' \
+  "escalate does not let the writer bind it: binding needs the permissions or bind"
 finish

@@ -82,18 +82,22 @@ bool PolicyRule::allows(const Attributes& a) const {
   return resourceNames.empty() || (!a.name.empty() && contains(resourceNames, a.name));
 }
 
+std::vector<PolicyRule> policyRules(const json& role) {
+  std::vector<PolicyRule> rules;
+  if (!role.is_object()) return rules;
+  const json r = role.value("rules", json::array());
+  if (r.is_array()) {
+    for (const auto& rule : r) rules.push_back(PolicyRule::fromJson(rule));
+  }
+  return rules;
+}
+
 RbacPolicy::RbacPolicy(const std::vector<json>& clusterRoles, const std::vector<json>& roles,
                        const std::vector<json>& clusterRoleBindings,
                        const std::vector<json>& roleBindings) {
-  auto rulesOf = [](const json& role) {
-    std::vector<PolicyRule> rules;
-    const json r = role.value("rules", json::array());
-    if (r.is_array()) {
-      for (const auto& rule : r) rules.push_back(PolicyRule::fromJson(rule));
-    }
-    return rules;
-  };
-  for (const auto& role : clusterRoles) clusterRoles_[str(role, "/metadata/name")] = rulesOf(role);
+  for (const auto& role : clusterRoles) {
+    clusterRoles_[str(role, "/metadata/name")] = policyRules(role);
+  }
   // Aggregation: a ClusterRole with an aggregationRule also has the rules of every ClusterRole
   // one of its selectors matches (one level, as the aggregation controller keeps it).
   for (const auto& role : clusterRoles) {
@@ -109,13 +113,14 @@ RbacPolicy::RbacPolicy(const std::vector<json>& clusterRoles, const std::vector<
         if (!selector->matches(other.value(json::json_pointer("/metadata/labels"), json()))) {
           continue;
         }
-        auto more = rulesOf(other);
+        auto more = policyRules(other);
         target.insert(target.end(), more.begin(), more.end());
       }
     }
   }
   for (const auto& role : roles) {
-    roles_[str(role, "/metadata/namespace") + "/" + str(role, "/metadata/name")] = rulesOf(role);
+    roles_[str(role, "/metadata/namespace") + "/" + str(role, "/metadata/name")] =
+        policyRules(role);
   }
   auto bindingOf = [](const json& b, std::string ns) {
     Binding binding;
@@ -150,12 +155,17 @@ bool RbacPolicy::appliesTo(const Binding& binding, const UserInfo& user) const {
 }
 
 const std::vector<PolicyRule>* RbacPolicy::roleRules(const Binding& binding) const {
-  if (binding.roleKind == "ClusterRole") {
-    auto it = clusterRoles_.find(binding.roleName);
+  return roleReferenceRules(binding.roleKind, binding.roleName, binding.namespaceName);
+}
+
+const std::vector<PolicyRule>* RbacPolicy::roleReferenceRules(
+    const std::string& kind, const std::string& name, const std::string& bindingNamespace) const {
+  if (kind == "ClusterRole") {
+    auto it = clusterRoles_.find(name);
     return it == clusterRoles_.end() ? nullptr : &it->second;
   }
-  if (binding.roleKind == "Role" && !binding.namespaceName.empty()) {
-    auto it = roles_.find(binding.namespaceName + "/" + binding.roleName);
+  if (kind == "Role" && !bindingNamespace.empty()) {
+    auto it = roles_.find(bindingNamespace + "/" + name);
     return it == roles_.end() ? nullptr : &it->second;
   }
   return nullptr;
@@ -207,21 +217,23 @@ Decision RbacPolicy::authorize(const Attributes& a) const {
 RbacAuthorizer::RbacAuthorizer(PolicySource source, std::chrono::milliseconds maxStaleness)
     : source_(std::move(source)), maxStaleness_(maxStaleness) {}
 
+Result<RbacPolicy> loadRbacPolicy(Registry& registry) {
+  std::vector<json> lists[4];
+  const char* plurals[4] = {"clusterroles", "roles", "clusterrolebindings", "rolebindings"};
+  for (int i = 0; i < 4; ++i) {
+    const auto* info = registry.scheme().byResource(kRbacGroup, "v1", plurals[i]);
+    if (!info) return Status::Internal(std::string("the scheme has no ") + plurals[i]);
+    auto page = registry.list(*info, "", {});
+    if (!page.ok()) return page.status();
+    lists[i] = std::move(page->items);
+  }
+  return RbacPolicy(lists[0], lists[1], lists[2], lists[3]);
+}
+
 std::shared_ptr<RbacAuthorizer> RbacAuthorizer::fromRegistry(
     Registry& registry, std::chrono::milliseconds maxStaleness) {
   Registry* reg = &registry;
-  PolicySource source = [reg]() -> Result<RbacPolicy> {
-    std::vector<json> lists[4];
-    const char* plurals[4] = {"clusterroles", "roles", "clusterrolebindings", "rolebindings"};
-    for (int i = 0; i < 4; ++i) {
-      const auto* info = reg->scheme().byResource(kRbacGroup, "v1", plurals[i]);
-      if (!info) return Status::Internal(std::string("the scheme has no ") + plurals[i]);
-      auto page = reg->list(*info, "", {});
-      if (!page.ok()) return page.status();
-      lists[i] = std::move(page->items);
-    }
-    return RbacPolicy(lists[0], lists[1], lists[2], lists[3]);
-  };
+  PolicySource source = [reg]() { return loadRbacPolicy(*reg); };
   return std::make_shared<RbacAuthorizer>(std::move(source), maxStaleness);
 }
 

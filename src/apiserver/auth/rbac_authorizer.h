@@ -34,6 +34,9 @@ struct PolicyRule {
   bool allows(const Attributes& attributes) const;
 };
 
+// The `rules` of a Role or ClusterRole object (rbac/v1 JSON); none when absent or malformed.
+std::vector<PolicyRule> policyRules(const json& role);
+
 // The rules a user has somewhere, as a SelfSubjectRulesReview reports them.
 struct UserRules {
   std::vector<PolicyRule> rules;
@@ -59,6 +62,12 @@ class RbacPolicy {
   std::vector<PolicyRule> rulesFor(const UserInfo& user, const std::string& namespaceName) const;
   // Allow when a rule granted to the user matches; NoOpinion otherwise.
   Decision authorize(const Attributes& attributes) const;
+  // The rules of the role a binding in `bindingNamespace` ("" for a ClusterRoleBinding) refers
+  // to: kind "Role" (in that namespace) or "ClusterRole" (aggregation resolved). Null when there
+  // is no such role.
+  const std::vector<PolicyRule>* roleReferenceRules(const std::string& kind,
+                                                    const std::string& name,
+                                                    const std::string& bindingNamespace) const;
 
  private:
   struct Binding {
@@ -74,6 +83,9 @@ class RbacPolicy {
   std::vector<Binding> clusterBindings_;
   std::map<std::string, std::vector<Binding>> roleBindings_;  // by namespace
 };
+
+// The four kinds read through `registry` now (what RbacAuthorizer::fromRegistry reloads).
+Result<RbacPolicy> loadRbacPolicy(Registry& registry);
 
 class RbacAuthorizer : public Authorizer, public RuleLister {
  public:
