@@ -13,7 +13,8 @@ bench_load() { echo "load average ($1): $(cut -d' ' -f1-3 /proc/loadavg)"; }
 
 now_s() { date +%s.%N; }
 
-# bench_cluster DEFAULT_NAME DEFAULT_SUBNET NODES: `cluster up` with NODES nodes, then waits for
+# bench_cluster DEFAULT_NAME DEFAULT_SUBNET NODES [FLAGS...]: `cluster up` with NODES nodes (and
+# FLAGS, e.g. --monitoring), then waits for
 # the default ServiceAccount (pods are refused without it). Sets UP_TOTAL_S (from the command to
 # all nodes Ready) and UP_AFTER_REGISTRY_S (from the cluster registry being ready, i.e. after
 # the local images are built and pushed, to all nodes Ready). Returns non-zero on failure.
@@ -32,7 +33,7 @@ bench_cluster() {
   E2E_PIDS+=("$watcher")
   local t0 t1
   t0=$(now_s)
-  start_cluster "$name" "$subnet" "$nodes" >"$E2E_DIR/cluster-up.log" 2>&1 ||
+  start_cluster "$name" "$subnet" "$nodes" "${@:4}" >"$E2E_DIR/cluster-up.log" 2>&1 ||
     { cat "$E2E_DIR/cluster-up.log"; return 1; }
   t1=$(now_s)
   kill "$watcher" 2>/dev/null

@@ -17,7 +17,7 @@ if [[ $rc -ne 0 ]]; then
   # The tail of a long log is all some readers keep: repeat each failed test's own failure lines
   # (a gtest assertion, an e2e FAIL:) and then the summary line.
   echo "=== failure digest"
-  awk '/^[[:space:]]*[0-9]+ - .*\(Failed|Timeout|Not Run|SEGFAULT|Exception\)/' Testing/ctest-output.txt |
+  awk '/^[[:space:]]*[0-9]+ - .*\((Failed|Timeout|Not Run|SEGFAULT|Exception)\)/' Testing/ctest-output.txt |
     sed -E 's/^[[:space:]]*[0-9]+ - ([^ ]+).*/\1/' | while read -r t; do
       echo "--- $t"
       awk -v t="$t" '$0 ~ "^[0-9]+/[0-9]+ Test +#[0-9]+: " t " " {on=1; next}

@@ -175,32 +175,32 @@ function age(ts) {
   return Math.round(s / 3600) + "h";
 }
 
+// A server-side Table (/k8s/... answers with printed columns only) -> the cells of `columns`.
+async function tableRows(path, columns) {
+  const t = await getJson(path);
+  const names = t.columnDefinitions.map((c) => c.name.toLowerCase());
+  const index = columns.map((c) => names.indexOf(c.toLowerCase()));
+  return t.rows.map((r) => index.map((i) => (i < 0 ? "" : String(r.cells[i]))));
+}
+
 const sources = {
   async nodes() {
-    const [nodes, pods] = await Promise.all([getJson("/k8s/api/v1/nodes"), getJson("/k8s/api/v1/pods")]);
+    const [rows, pods] = await Promise.all([
+      tableRows("/k8s/api/v1/nodes", ["Name", "Status", "Internal-IP", "Age"]),
+      prom.instant("sum by (node) (kubelet_running_pods)")]);
     const perNode = {};
-    for (const p of pods.items) {
-      if (p.status && p.status.phase === "Running") perNode[p.spec.nodeName] = (perNode[p.spec.nodeName] || 0) + 1;
-    }
-    return [["node", "status", "address", "running pods", "age"], nodes.items.map((n) => {
-      const ready = (n.status.conditions || []).find((c) => c.type === "Ready");
-      const ip = (n.status.addresses || []).find((a) => a.type === "InternalIP");
-      return [n.metadata.name, ready && ready.status === "True" ? "Ready" : "NotReady", ip ? ip.address : "",
-        String(perNode[n.metadata.name] || 0), age(n.metadata.creationTimestamp)];
-    })];
+    for (const s of pods) perNode[s.metric.node] = s.value[1];
+    return [["node", "status", "address", "running pods", "age"],
+      rows.map(([name, status, ip, age]) => [name, status, ip, perNode[name] || "0", age])];
   },
   async deployments() {
-    const d = await getJson("/k8s/apis/apps/v1/deployments");
-    return [["namespace", "deployment", "ready", "up-to-date", "age"], d.items.map((x) => [
-      x.metadata.namespace, x.metadata.name, (x.status.readyReplicas || 0) + "/" + (x.spec.replicas || 0),
-      String(x.status.updatedReplicas || 0), age(x.metadata.creationTimestamp)])];
+    return [["deployment", "ready", "up-to-date", "available", "age"],
+      await tableRows("/k8s/apis/apps/v1/deployments", ["Name", "Ready", "Up-to-date", "Available", "Age"])];
   },
   async events() {
-    const e = await getJson("/k8s/api/v1/events");
-    const items = e.items.sort((a, b) => Date.parse(b.lastTimestamp || b.eventTime || 0) - Date.parse(a.lastTimestamp || a.eventTime || 0));
-    return [["age", "type", "object", "reason", "message"], items.slice(0, 15).map((x) => [
-      age(x.lastTimestamp || x.eventTime), x.type, x.involvedObject.kind + "/" + x.involvedObject.name,
-      x.reason, (x.message || "").slice(0, 120)])];
+    const rows = await tableRows("/k8s/api/v1/events", ["Last Seen", "Type", "Reason", "Object", "Message"]);
+    return [["last seen", "type", "reason", "object", "message"],
+      rows.slice(-15).reverse().map((r) => [r[0], r[1], r[2], r[3], r[4].slice(0, 120)])];
   },
   async alerts() {
     const a = await getJson("/api/v1/alerts");

@@ -36,13 +36,15 @@ http {
       set \$prometheus $prometheus;
       proxy_pass \$prometheus;
     }
-    # The few Kubernetes lists the overview shows, with this pod's service account (view only).
-    location ~ ^/k8s/(api/v1/(nodes|pods|events)|apis/apps/v1/deployments)\$ {
+    # The three lists the overview shows, with this pod's service account (view only), as
+    # server-side Tables without the objects: only the printed columns leave the cluster.
+    location ~ ^/k8s/(api/v1/(nodes|events)|apis/apps/v1/deployments)\$ {
       limit_except GET { deny all; }
       set \$api https://kubernetes.default.svc.$domain;
-      rewrite ^/k8s/(.*)\$ /\$1 break;
+      rewrite ^/k8s/(.*)\$ /\$1?includeObject=None break;
       proxy_pass \$api;
       proxy_set_header Authorization "Bearer $token";
+      proxy_set_header Accept "application/json;as=Table;v=v1;g=meta.k8s.io";
       proxy_ssl_trusted_certificate $sa/ca.crt;
       proxy_ssl_verify on;
       proxy_ssl_name kubernetes.default.svc;

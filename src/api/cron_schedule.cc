@@ -7,6 +7,8 @@
 #include <mutex>
 #include <sstream>
 
+#include "common/strings.h"
+
 namespace minik8s::api::cron {
 
 namespace {
@@ -62,9 +64,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 Result<int> number(const std::string& text, const Field& f, const std::string& expr) {
-  std::string lower = text;
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  const std::string lower = asciiLower(text);
   if (auto it = f.names.find(lower); it != f.names.end()) return it->second;
   if (text.empty() || text.size() > 9 ||
       text.find_first_not_of("0123456789") != std::string::npos) {

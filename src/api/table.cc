@@ -9,6 +9,7 @@
 #include "api/printers/pod_cells.h"
 #include "api/printers/print_format.h"
 #include "api/printers/storage_cells.h"
+#include "common/strings.h"
 
 namespace minik8s::api {
 namespace {
@@ -100,9 +101,7 @@ json controllerRevisionCells(const json& obj, const json& meta, TimePoint now) {
     if (ref.value("controller", false)) {
       std::string group = str(ref, "apiVersion");
       group = group.find('/') == std::string::npos ? "" : "." + group.substr(0, group.find('/'));
-      std::string kind = str(ref, "kind");
-      std::transform(kind.begin(), kind.end(), kind.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
+      const std::string kind = asciiLower(str(ref, "kind"));
       controller = kind + group + "/" + str(ref, "name");
     }
   }
@@ -377,8 +376,7 @@ json eventCells(const json& obj, const json& meta, TimePoint now) {
     count = 1;  // singleton events of the events.k8s.io API carry no count
   }
   const json& involved = object(obj, "involvedObject");
-  std::string kind = str(involved, "kind");
-  std::transform(kind.begin(), kind.end(), kind.begin(), ::tolower);
+  const std::string kind = asciiLower(str(involved, "kind"));
   std::string target = str(involved, "name").empty() ? kind : kind + "/" + str(involved, "name");
   const json& source = object(obj, "source");
   std::string component = str(source, "component");

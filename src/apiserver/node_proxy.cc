@@ -4,6 +4,7 @@
 
 #include "common/logging.h"
 #include "common/stream.h"
+#include "common/strings.h"
 #include "common/tls.h"
 
 namespace minik8s::apiserver {
@@ -48,8 +49,7 @@ std::string forwardedRequest(const http::Request& req, const std::string& target
   std::string out = req.method + " " + target + " HTTP/1.1\r\nHost: " + ep.host + ":" +
                     std::to_string(ep.port) + "\r\n";
   for (const auto& [k, v] : req.headers) {
-    std::string lower = k;
-    for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lower = asciiLower(k);
     if (lower == "host" || lower == "authorization" || lower == "connection" ||
         lower == "content-length" || lower == "transfer-encoding" || lower == "keep-alive") {
       continue;

@@ -1,10 +1,14 @@
 #include "cli/addons.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <memory>
 
 #include "api/object_meta.h"
 #include "api/scheme.h"
+#include "cli/api_client_flags.h"
 #include "cli/install_paths.h"
 #include "common/file_util.h"
 #include "common/yaml_json.h"
@@ -81,6 +85,43 @@ Status applyManifests(client::RestClient& rest, const std::vector<std::string>& 
     }
   }
   return Status::Ok();
+}
+
+void addAddonsCommand(CLI::App& app) {
+  auto* addons = app.add_subcommand("addons", "Optional parts of a cluster (addons/<name>/*.yaml)");
+  addons->require_subcommand(1);
+  addons->add_subcommand("list", "The addons this installation ships")->callback([] {
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const auto& e : std::filesystem::directory_iterator(defaultAddonsDir(), ec))
+      if (e.is_directory(ec)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) std::cout << n << "\n";
+  });
+  auto flags = std::make_shared<ApiClientFlags>();
+  auto name = std::make_shared<std::string>();
+  auto* apply = addons->add_subcommand(
+      "apply", "Apply an addon's manifests (server-side apply, field manager minik8s-addons)");
+  apply->add_option("name", *name, "The addon (minik8s addons list)")->required();
+  flags->addTo(apply);
+  apply->callback([flags, name] {
+    if (flags->kubeconfig.empty() && flags->server.empty()) {
+      const char* env = std::getenv("KUBECONFIG");
+      flags->kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
+    }
+    auto config = flags->clientConfig();
+    auto files = addonManifests(*name);
+    Status s = !config.ok() ? config.status() : !files.ok() ? files.status() : Status::Ok();
+    if (s.ok()) {
+      client::RestClient rest(*config);
+      s = applyManifests(rest, *files);
+    }
+    if (!s.ok()) {
+      std::cerr << "error: " << s.message() << "\n";
+      std::exit(1);
+    }
+    std::cout << "addon " << *name << " applied (" << files->size() << " files)\n";
+  });
 }
 
 }  // namespace minik8s::cli

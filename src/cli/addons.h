@@ -7,6 +7,7 @@
 // applying again changes nothing that is already as the files say.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,9 @@ Result<std::vector<std::string>> addonManifests(const std::string& name);
 // Server-side apply of every object in `files` (YAML, several documents each). Stops at the first
 // refusal, naming the file and the object.
 Status applyManifests(client::RestClient& rest, const std::vector<std::string>& files);
+
+// `minik8s addons list` and `minik8s addons apply NAME [--kubeconfig F]`: the same manifests on
+// a cluster `cluster up` did not start (a packaged install, real machines).
+void addAddonsCommand(CLI::App& app);
 
 }  // namespace minik8s::cli

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "cli/addons.h"
 #include "cli/agent_command.h"
 #include "cli/cluster_command.h"
 #include "cli/controller_manager_command.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   minik8s::cli::addContainerdCommand(app);
   minik8s::cli::addClusterCommand(app);
   minik8s::cli::addProxyCommand(app);
+  minik8s::cli::addAddonsCommand(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -40,7 +40,8 @@ files=$(dpkg-deb --contents "$deb")
 for f in ./usr/bin/minik8s ./lib/systemd/system/minik8s-server.service \
   ./lib/systemd/system/minik8s-agent.service ./lib/systemd/system/minik8s-registry.service \
   ./etc/minik8s/server.yaml ./etc/minik8s/agent.yaml ./usr/share/minik8s/images/pause/image.yaml \
-  ./usr/share/minik8s/images/nginx/nginx.conf; do
+  ./usr/share/minik8s/images/nginx/nginx.conf ./usr/share/minik8s/images/dashboard/dashboard.js \
+  ./usr/share/minik8s/addons/monitoring/prometheus.yaml; do
   expect_contains "$files" "$f" "packaged $f"
 done
 expect_contains "$(dpkg-deb --contents "$dbgsym")" "./usr/lib/debug/.build-id/" "debug info by build id"
@@ -67,6 +68,7 @@ out=$(chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
   "/tmp/$(basename "$deb")" 2>&1) || { echo "$out"; fail "apt-get install"; }
 expect_contains "$(chroot "$ROOT" dpkg-query -W -f='${Status}' minik8s)" "install ok installed" \
   "dpkg knows the package"
+expect_eq "$(chroot "$ROOT" minik8s addons list)" "monitoring" "the packaged addons are found"
 expect_eq "$(chroot "$ROOT" minik8s --version)" "minik8s $("$MINIK8S_BIN" --version | cut -d' ' -f2)" \
   "minik8s --version"
 out=$(chroot "$ROOT" systemd-analyze verify /lib/systemd/system/minik8s-server.service \

@@ -30,8 +30,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# free_port: a free TCP port on 127.0.0.1 below the kernel's ephemeral range (32768-60999), so
+# that no socket bound to port 0 meanwhile (containerd's streaming server, a client) can take it
+# between this check and the server that binds it.
 free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  /usr/bin/python3 -c '
+import random, socket
+for _ in range(200):
+    p = random.randint(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break'
 }
 
 start_etcd() {

@@ -50,6 +50,10 @@ wait_for 30 bash -c '[[ $(up_count kubernetes-cadvisor) == 2 && $(up_count kuber
 wait_for 30 bash -c '[[ $(series node_memory_MemAvailable_bytes) == 2 ]]'
 expect_eq "$(query 'node_memory_MemAvailable_bytes{node="node-2",namespace="monitoring"}' |
   jq -r '.data.result[0].metric.pod' | cut -d- -f1-2)" "node-exporter" "node-2's exporter, with node/namespace/pod labels"
+expect_eq "$(series 'node_filesystem_avail_bytes{mountpoint="/",node="node-1"}')" "1" \
+  "node-1's root filesystem (the host's / seen through --path.rootfs)"
+expect_eq "$(series 'node_network_receive_bytes_total{node="node-1",device!="lo"}' | awk '{print ($1 > 0)}')" "1" \
+  "node-1's interfaces"
 expect_eq "$(series 'apiserver_request_total{job="kubernetes-apiservers"}' | awk '{print ($1 > 0)}')" "1" \
   "the API server's request counters"
 expect_eq "$(series 'kubelet_running_pods{job="kubernetes-nodes"}')" "2" "each agent's own metrics"

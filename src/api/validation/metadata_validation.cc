@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/validation/kinds.h"
+#include "common/strings.h"
 
 namespace minik8s::api::validation {
 namespace {
@@ -12,8 +13,7 @@ constexpr int64_t kTotalAnnotationSizeLimit = 256 * 1024;
 void validateAnnotations(FieldErrors& errs, const json& annotations, const std::string& path) {
   int64_t total = 0;
   for (auto it = annotations.begin(); it != annotations.end(); ++it) {
-    std::string lowered = it.key();
-    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    const std::string lowered = asciiLower(it.key());
     errs.invalidEach(path, it.key(), isQualifiedName(lowered));
     total += static_cast<int64_t>(it.key().size() + it->get_ref<const std::string&>().size());
   }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/strings.h"
+
 namespace minik8s::apiserver::auth {
 
 namespace {
@@ -35,9 +37,7 @@ Attributes requestAttributes(const UserInfo& user, const http::Request& req,
     if (info.resource == "namespaces" && !info.name.empty()) a.namespaceName = info.name;
     return a;
   }
-  a.verb = req.method;
-  std::transform(a.verb.begin(), a.verb.end(), a.verb.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  a.verb = asciiLower(req.method);
   return a;
 }
 

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/strings.h"
+
 namespace minik8s::kubelet::server {
 
 namespace {
@@ -67,8 +69,7 @@ std::string readFile(const std::string& path) {
 }
 
 bool ignoredDevice(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = asciiLower(name);
   for (std::string_view prefix : {"lo", "veth", "docker", "nerdctl"}) {
     if (lower.starts_with(prefix)) return true;
   }
