@@ -244,8 +244,8 @@ int runServer(const ServerFlags& f) {
   agentTls.certPem = pki->kubeletClient.certPem;
   agentTls.keyPem = pki->kubeletClient.keyPem;
   opts.nodeProxy.agentTls = agentTls;
-  // Prometheus' service discovery and the custom metrics API (monitoring/): mounted now,
-  // answering once their informers, which need this server listening, have started below.
+  // Prometheus' service discovery and the custom metrics API (monitoring/): mounted now, set up
+  // below once this server listens; their informers start at the first request.
   struct Monitoring {
     std::shared_ptr<monitoring::ClusterCache> cache;
     std::unique_ptr<monitoring::DiscoveryService> discovery;
@@ -312,7 +312,6 @@ int runServer(const ServerFlags& f) {
       });
   monitoringParts->customMetrics =
       std::make_unique<monitoring::CustomMetricsApi>(monitoringParts->cache, prometheus);
-  monitoringParts->cache->start();
   monitoringSlot->store(monitoringParts);
   // With --leader-elect (the default) each runs only while this server holds its Lease, so
   // several servers on one datastore never both schedule or reconcile. The identity is stable

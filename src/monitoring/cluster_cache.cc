@@ -16,8 +16,13 @@ ClusterCache::ClusterCache(const client::ClientConfig& config)
 
 ClusterCache::~ClusterCache() { stop(); }
 
-void ClusterCache::start() {
-  for (auto* i : {&nodes_, &pods_, &services_, &endpoints_}) i->start();
+bool ClusterCache::ensureSynced(std::chrono::milliseconds timeout) const {
+  std::call_once(started_, [this] {
+    for (auto* i : {&nodes_, &pods_, &services_, &endpoints_}) i->start();
+  });
+  for (auto* i : {&nodes_, &pods_, &services_, &endpoints_})
+    if (!i->waitForSync(timeout)) return false;
+  return true;
 }
 
 void ClusterCache::stop() {
@@ -28,12 +33,6 @@ Result<json> ClusterCache::object(const std::string& group, const std::string& v
                                   const std::string& resource, const std::string& ns,
                                   const std::string& name) const {
   return client_.get(client::Resource{group, version, resource, !ns.empty()}, ns, name);
-}
-
-bool ClusterCache::synced() const {
-  for (const auto* i : {&nodes_, &pods_, &services_, &endpoints_})
-    if (!i->hasSynced()) return false;
-  return true;
 }
 
 }  // namespace minik8s::monitoring

@@ -1,9 +1,12 @@
 // ClusterCache: informer caches of the objects monitoring reads (nodes, pods, services,
 // endpoints), shared by the service discovery and the custom metrics API so each object is
-// watched once. It owns its API client, so holders of a shared_ptr keep everything alive.
-// start() and stop() from one thread; the readers are thread-safe and return copies.
+// watched once. It owns its API client, so holders of a shared_ptr keep everything alive. The
+// informers start on first use (ensureSynced), so a server whose cluster has no Prometheus keeps
+// no copy of every pod. ensureSynced() and the readers are thread-safe and return copies.
 #pragma once
 
+#include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +19,8 @@ namespace minik8s::monitoring {
 class ObjectSource {
  public:
   virtual ~ObjectSource() = default;
+  // Starts watching if need be; true once the caches are complete (waits up to `timeout`).
+  virtual bool ensureSynced(std::chrono::milliseconds timeout) const = 0;
   virtual std::vector<json> podsIn(const std::string& ns) const = 0;
   // One object by resource ("apps", "v1", "deployments"), from the API server.
   virtual Result<json> object(const std::string& group, const std::string& version,
@@ -30,9 +35,9 @@ class ClusterCache : public ObjectSource {
   ClusterCache(const ClusterCache&) = delete;
   ClusterCache& operator=(const ClusterCache&) = delete;
 
-  void start();
+  // Starts the informers the first time; true once they have synced (waits up to `timeout`).
+  bool ensureSynced(std::chrono::milliseconds timeout) const override;
   void stop();
-  bool synced() const;
 
   std::vector<json> nodes() const { return nodes_.list(); }
   std::vector<json> pods() const { return pods_.list(); }
@@ -50,7 +55,8 @@ class ClusterCache : public ObjectSource {
 
  private:
   mutable client::RestClient client_;  // thread-safe
-  client::Informer nodes_, pods_, services_, endpoints_;
+  mutable client::Informer nodes_, pods_, services_, endpoints_;
+  mutable std::once_flag started_;
 };
 
 }  // namespace minik8s::monitoring

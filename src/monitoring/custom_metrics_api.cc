@@ -250,6 +250,10 @@ void CustomMetricsApi::serve(const http::Request& req, http::ResponseWriter& w) 
   if (parts.size() == 1) {
     out = resourceList(version);
   } else if (parts.size() == 6 && parts[1] == "namespaces") {
+    if (!cluster_->ensureSynced(std::chrono::seconds(5))) {
+      return w.send(http::Response::error(
+          Status::Unavailable("custom metrics: the cluster's objects are still loading")));
+    }
     if (parts[3] == "pods") {
       out = podMetrics(version, parts[2], parts[4], parts[5],
                        req.param("labelSelector").value_or(""));
@@ -262,6 +266,8 @@ void CustomMetricsApi::serve(const http::Request& req, http::ResponseWriter& w) 
 }
 
 Result<std::string> prometheusUrlFromCluster(const ClusterCache& cache) {
+  if (!cache.ensureSynced(std::chrono::seconds(5)))
+    return Status::Unavailable("the cluster's objects are still loading");
   auto svc = cache.service("monitoring", "prometheus");
   if (!svc) return Status::Unavailable("no Service monitoring/prometheus (is monitoring on?)");
   int nodePort = 0;

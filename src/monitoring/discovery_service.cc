@@ -14,7 +14,7 @@ void DiscoveryService::serve(const http::Request& req, http::ResponseWriter& w) 
   while (!role.empty() && role.back() == '/') role.pop_back();
   auto r = parseSdRole(role);
   if (!r.ok()) return w.send(http::Response::error(r.status()));
-  if (!cache_->synced()) {
+  if (!cache_->ensureSynced(std::chrono::seconds(5))) {
     return w.send(http::Response::error(
         Status::Unavailable("service discovery: the cluster's objects are still loading")));
   }

@@ -10,6 +10,7 @@ class FakeCluster : public ObjectSource {
  public:
   std::vector<json> pods;
   std::map<std::string, json> objects;  // "resource/ns/name"
+  bool ensureSynced(std::chrono::milliseconds) const override { return true; }
   std::vector<json> podsIn(const std::string& ns) const override {
     std::vector<json> out;
     for (const auto& p : pods)
