@@ -60,6 +60,10 @@ expect_eq "$(series 'kubelet_running_pods{job="kubernetes-nodes"}')" "2" "each a
 wait_for 30 bash -c '[[ $(series "container_cpu_usage_seconds_total{namespace=\"monitoring\",container=\"prometheus\"}") -ge 1 ]]' ||
   fail "cAdvisor series of the prometheus container"
 
+rules() { curl -sf --max-time 5 "$PROM/api/v1/rules" | jq -r '.data.groups[].rules[] | "\(.name) \(.health)"'; }
+export -f rules
+wait_for 30 bash -c '[[ $(rules | grep -c " ok$") == 4 ]]' || { fail "the 4 default alert rules evaluate"; rules; }
+
 step "service discovery needs credentials and the non-resource grant"
 sd=https://172.29.125.1:6443/monitoring/sd/node
 expect_eq "$(curl -sk -o /dev/null -w '%{http_code}' "$sd")" "401" "anonymous: 401"
