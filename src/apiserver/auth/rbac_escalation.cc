@@ -1,11 +1,11 @@
 #include "apiserver/auth/rbac_escalation.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "api/validation/field_errors.h"
 #include "apiserver/registry.h"
 
 namespace minik8s::apiserver::auth {
@@ -14,40 +14,8 @@ namespace {
 
 constexpr const char* kRbacGroup = "rbac.authorization.k8s.io";
 
-// Go's %q of a string, as Kubernetes' messages print names.
-std::string goQuote(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          char buf[5];
-          std::snprintf(buf, sizeof buf, "\\x%02x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  return out + "\"";
-}
+using api::validation::goQuote;  // Go's %q of a string, as Kubernetes' messages print names
 
-// Go's %q of a []string: ["a" "b"].
 std::string goQuote(const std::vector<std::string>& list) {
   std::string out = "[";
   for (size_t i = 0; i < list.size(); ++i) out += (i ? " " : "") + goQuote(list[i]);
