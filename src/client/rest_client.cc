@@ -1,6 +1,7 @@
 #include "client/rest_client.h"
 
 #include "client/watch_event_decoder.h"
+#include "common/metrics.h"
 
 namespace minik8s::client {
 
@@ -101,6 +102,32 @@ bool safeToRetryElsewhere(const std::string& method, const Status& failure) {
 }
 }  // namespace
 
+namespace {
+// client-go's rest_client_* metrics, in the process registry (the API server's /metrics shows its
+// in-process controllers' and scheduler's requests; an agent's its own).
+struct RestClientMetrics {
+  metrics::CounterVec& requests;
+  metrics::HistogramVec& duration;
+};
+RestClientMetrics& restClientMetrics() {
+  static RestClientMetrics m{
+      metrics::defaultRegistry().counterVec(
+          "rest_client_requests_total",
+          "Number of HTTP requests, partitioned by status code, method, and host.",
+          {"code", "method", "host"}),
+      metrics::defaultRegistry().histogramVec(
+          "rest_client_request_duration_seconds",
+          "Request latency in seconds. Broken down by verb, and host.", {"verb", "host"},
+          {0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60})};
+  return m;
+}
+// "https://10.0.0.1:6443/base" -> "10.0.0.1:6443"
+std::string_view hostOf(std::string_view url) {
+  if (size_t s = url.find("://"); s != std::string_view::npos) url.remove_prefix(s + 3);
+  return url.substr(0, url.find('/'));
+}
+}  // namespace
+
 Result<json> RestClient::request(const std::string& method, const std::string& path,
                                  const std::string& body, const std::string& contentType) {
   std::vector<std::pair<std::string, std::string>> headers = authHeaders();
@@ -110,7 +137,14 @@ Result<json> RestClient::request(const std::string& method, const std::string& p
   for (size_t attempt = 0; attempt < urls_.size(); ++attempt) {
     const size_t server = current_.load() % urls_.size();
     auto c = acquire(server);
+    const auto start = std::chrono::steady_clock::now();
     res = c->request(method, path, body, headers);
+    RestClientMetrics& m = restClientMetrics();
+    const std::string_view host = hostOf(urls_[server]);
+    m.duration.with({method, host})
+        .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    m.requests.with({res.ok() ? std::to_string(res->status) : std::string("<error>"), method, host})
+        .inc();
     if (res.ok()) {
       release(server, std::move(c));
       break;

@@ -146,7 +146,8 @@ Status addDownwardApiFiles(const json& pod, const json& source, int defaultMode,
   return Status::Ok();
 }
 
-// Writes `files` under `dir` and removes files no longer listed.
+// Writes `files` under `dir` and removes files no longer listed. It never descends into a mount
+// point below `dir`: what is mounted there is someone's data, not ours to prune.
 Status writeFiles(const std::string& dir,
                   const std::map<std::string, std::pair<std::string, int>>& files) {
   for (const auto& [rel, content] : files) {
@@ -155,6 +156,10 @@ Status writeFiles(const std::string& dir,
   }
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); ++it) {
+    if (it->is_directory() && csi::isMountPoint(it->path().string())) {
+      it.disable_recursion_pending();
+      continue;
+    }
     if (!it->is_regular_file()) continue;
     std::string rel = fs::relative(it->path(), dir).string();
     if (!files.count(rel)) fs::remove(it->path(), ec);
@@ -197,9 +202,9 @@ Result<std::string> VolumeManager::publishCsi(const json& pod, const std::string
   const std::string target = dir + "/mount";
   if (Status s = makeDirs(dir, fs::perms(0750)); !s.ok()) return s;
   // What unpublishing needs, kept beside the mount (as the kubelet's vol_data.json).
+  // Not writeFiles(): that removes the other files below `dir`, and the mount is below it.
   json data = {{"driverName", driver}, {"volumeHandle", handle}, {"specVolID", name}};
-  FileMap files = {{"vol_data.json", {data.dump(), 0644}}};
-  if (Status s = writeFiles(dir, files); !s.ok()) return s;
+  if (Status s = writeFileIfChanged(dir + "/vol_data.json", data.dump(), 0644); !s.ok()) return s;
   csi::v1::NodePublishVolumeRequest request;
   request.set_volume_id(handle);
   request.set_target_path(target);

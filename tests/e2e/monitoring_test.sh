@@ -57,6 +57,8 @@ expect_eq "$(series 'node_network_receive_bytes_total{node="node-1",device!="lo"
 expect_eq "$(series 'apiserver_request_total{job="kubernetes-apiservers"}' | awk '{print ($1 > 0)}')" "1" \
   "the API server's request counters"
 expect_eq "$(series 'kubelet_running_pods{job="kubernetes-nodes"}')" "2" "each agent's own metrics"
+expect_eq "$(series 'sum by (node) (rest_client_requests_total{job="kubernetes-nodes"})')" "2" \
+  "each agent's API client requests (client-go's rest_client_requests_total)"
 wait_for 30 bash -c '[[ $(series "container_cpu_usage_seconds_total{namespace=\"monitoring\",container=\"prometheus\"}") -ge 1 ]]' ||
   fail "cAdvisor series of the prometheus container"
 

@@ -257,6 +257,14 @@ TEST_F(VolumeTest, CsiVolumesArePublishedAndUnpublishedThroughTheDriver) {
   EXPECT_EQ(readFile(target + "/kept"), "volume data");
   EXPECT_TRUE(
       std::filesystem::exists(root + "/pods/uid-c/volumes/kubernetes.io~csi/d/vol_data.json"));
+  // What the pod writes survives the periodic refresh of its volumes (it once deleted every file
+  // below the volume's directory that was not vol_data.json, through the mount).
+  std::filesystem::create_directories(target + "/wal");
+  std::ofstream(target + "/wal/00000001") << "written by the pod";
+  clock.advance(std::chrono::seconds(61));
+  ASSERT_TRUE(vm.setUpPod(pod).ok());
+  EXPECT_EQ(readFile(target + "/kept"), "volume data");
+  EXPECT_EQ(readFile(root + "/shared/vol-1/wal/00000001"), "written by the pod");
 
   // A finished pod lets its volume go at once; its directory stays until the pod is deleted.
   ASSERT_TRUE(vm.releasePod("uid-c").ok());
