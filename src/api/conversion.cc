@@ -13,12 +13,6 @@ constexpr const char* kBehaviorAnnotation = "autoscaling.alpha.kubernetes.io/beh
 constexpr const char* kCurrentMetricsAnnotation = "autoscaling.alpha.kubernetes.io/current-metrics";
 constexpr const char* kConditionsAnnotation = "autoscaling.alpha.kubernetes.io/conditions";
 
-std::pair<std::string, std::string> splitApiVersion(const std::string& apiVersion) {
-  size_t slash = apiVersion.find('/');
-  if (slash == std::string::npos) return {"", apiVersion};
-  return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
-}
-
 bool isCpuUtilization(const json& metric, const char* valueKey) {
   if (metric.value("type", "") != "Resource") return false;
   const json& res = metric.contains("resource") ? metric["resource"] : json::object();

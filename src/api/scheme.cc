@@ -376,4 +376,10 @@ const Scheme& Scheme::builtin() {
   return scheme;
 }
 
+std::pair<std::string, std::string> splitApiVersion(const std::string& apiVersion) {
+  const size_t slash = apiVersion.find('/');
+  if (slash == std::string::npos) return {"", apiVersion};
+  return {apiVersion.substr(0, slash), apiVersion.substr(slash + 1)};
+}
+
 }  // namespace minik8s::api

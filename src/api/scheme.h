@@ -14,6 +14,7 @@
 #include <memory>
 #include <shared_mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace minik8s::api {
@@ -58,6 +59,9 @@ struct GroupInfo {
   std::string name;                   // "" for core
   std::vector<std::string> versions;  // preferred first
 };
+
+// "apps/v1" -> {"apps", "v1"}; "v1" -> {"", "v1"} (the core group).
+std::pair<std::string, std::string> splitApiVersion(const std::string& apiVersion);
 
 class Scheme {
  public:

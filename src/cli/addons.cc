@@ -42,10 +42,7 @@ namespace {
 Status applyObject(client::RestClient& rest, const json& obj) {
   const std::string apiVersion = api::stringAt(obj, "/apiVersion"_json_pointer);
   const std::string kind = api::stringAt(obj, "/kind"_json_pointer);
-  const size_t slash = apiVersion.find('/');
-  const std::string group = slash == std::string::npos ? "" : apiVersion.substr(0, slash);
-  const std::string version =
-      slash == std::string::npos ? apiVersion : apiVersion.substr(slash + 1);
+  const auto [group, version] = api::splitApiVersion(apiVersion);
   const api::ResourceInfo* info = api::Scheme::builtin().byKind(group, version, kind);
   if (!info) return Status::BadRequest("no resource for " + apiVersion + " " + kind);
   const std::string name = api::nameOf(obj);

@@ -101,10 +101,7 @@ Result<PodMetric> RestMetricsSource::objectCustomMetric(const std::string& ns,
                                                         const std::string& metric) {
   const std::string kind = describedObject.value("kind", "");
   const std::string apiVersion = describedObject.value("apiVersion", "");
-  const size_t slash = apiVersion.find('/');
-  const std::string group = slash == std::string::npos ? "" : apiVersion.substr(0, slash);
-  const std::string version =
-      slash == std::string::npos ? apiVersion : apiVersion.substr(slash + 1);
+  const auto [group, version] = api::splitApiVersion(apiVersion);
   const api::ResourceInfo* info = api::Scheme::builtin().byKind(group, version, kind);
   if (!info) {
     return Status::BadRequest("unable to get custom metric " + metric + " of " + kind +
