@@ -11,7 +11,9 @@ step "cluster up with a 2 s HPA sync period and a 10 s downscale window"
 start_cluster hpa 172.29.105 3 \
   --server-arg=--horizontal-pod-autoscaler-sync-period=2s \
   --server-arg=--horizontal-pod-autoscaler-downscale-stabilization=10s || exit 1
-expect_contains "$(tr '\0' ' ' </proc/"$(pgrep -f "$CL_DIR/server" | head -1)"/cmdline)" \
+# The server's pid from the cluster's state (a pgrep on the data dir also matches the agents, whose
+# flags name the server's CA file).
+expect_contains "$(tr '\0' ' ' </proc/"$(jq -r .serverPid "$CL_DIR/cluster.json")"/cmdline)" \
   "--horizontal-pod-autoscaler-sync-period=2s" "the server got the extra flag"
 
 replicas() { kubectl get deploy "$1" -o jsonpath='{.status.replicas}'; }

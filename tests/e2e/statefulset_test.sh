@@ -131,7 +131,9 @@ spec:
     # No class: not the cluster's default one, so the claim waits for an administrator's volume.
     spec: {storageClassName: "", accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
 YAML
-wait_for 30 bash -c "kubectl describe pod db-0 | grep -q FailedScheduling"
+# The first attempt may still find no claim (the scheduler's informer has not seen it yet); the
+# retry names the unbound claim.
+wait_for 30 bash -c "kubectl describe pod db-0 | grep -q 'unbound immediate PersistentVolumeClaims'"
 expect_contains "$(kubectl describe pod db-0)" 'pod has unbound immediate PersistentVolumeClaims'   "the pod waits for its claim"
 expect_eq "$(kubectl get pvc data-db-0 -o jsonpath='{.status.phase}')" "Pending" "claim data-db-0 created, Pending"
 expect_eq "$(kubectl get pod db-0 -o jsonpath='{.status.phase}')" "Pending" "db-0 stays Pending"
