@@ -10,6 +10,7 @@
 #include "cli/proxy_command.h"
 #include "cli/scheduler_command.h"
 #include "cli/server_command.h"
+#include "cli/slurm_command.h"
 
 #ifndef MINIK8S_VERSION
 #define MINIK8S_VERSION "unknown"  // set by src/CMakeLists.txt from project(VERSION)
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   minik8s::cli::addClusterCommand(app);
   minik8s::cli::addProxyCommand(app);
   minik8s::cli::addAddonsCommand(app);
+  minik8s::cli::addSlurmCommands(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "client/kubeconfig.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -113,6 +114,27 @@ Result<ClientConfig> loadKubeconfig(const std::string& path, const std::string& 
   } catch (const json::exception& e) {
     return Status::BadRequest("kubeconfig " + path + ": " + e.what());
   }
+}
+
+Result<ClientConfig> inClusterConfig(const std::string& dir) {
+  const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
+  const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
+  if (!host || !port || !*host || !*port) {
+    return Status::NotFoundMessage(
+        "not in a pod: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not set");
+  }
+  auto token = readFile(dir + "/token");
+  if (!token.ok()) return token.status();
+  auto ca = readFile(dir + "/ca.crt");
+  if (!ca.ok()) return ca.status();
+  ClientConfig config;
+  std::string h = host;
+  if (h.find(':') != std::string::npos) h = "[" + h + "]";  // IPv6
+  config.servers = "https://" + h + ":" + port;
+  while (!token->empty() && (token->back() == '\n' || token->back() == '\r')) token->pop_back();
+  config.bearerToken = *token;
+  config.tls.caPem = *ca;
+  return config;
 }
 
 }  // namespace minik8s::client

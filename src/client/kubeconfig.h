@@ -17,4 +17,10 @@ namespace minik8s::client {
 // NotFound when a referenced file cannot be read.
 Result<ClientConfig> loadKubeconfig(const std::string& path, const std::string& context = "");
 
+// The configuration of a program in a pod (client-go's rest.InClusterConfig): the API server at
+// $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the service account's token and CA from
+// `dir` (/var/run/secrets/kubernetes.io/serviceaccount). NotFound outside a pod.
+Result<ClientConfig> inClusterConfig(
+    const std::string& dir = "/var/run/secrets/kubernetes.io/serviceaccount");
+
 }  // namespace minik8s::client

@@ -130,8 +130,19 @@ std::string_view hostOf(std::string_view url) {
 
 Result<json> RestClient::request(const std::string& method, const std::string& path,
                                  const std::string& body, const std::string& contentType) {
+  auto text = requestText(method, path, body, contentType, "application/json");
+  if (!text.ok()) return text.status();
+  if (text->empty()) return json();
+  json j = json::parse(*text, nullptr, false);
+  if (j.is_discarded()) return Status::Internal("the server sent a body that is not JSON");
+  return j;
+}
+
+Result<std::string> RestClient::requestText(const std::string& method, const std::string& path,
+                                            const std::string& body, const std::string& contentType,
+                                            const std::string& accept) {
   std::vector<std::pair<std::string, std::string>> headers = authHeaders();
-  headers.emplace_back("Accept", "application/json");
+  headers.emplace_back("Accept", accept);
   if (!body.empty()) headers.emplace_back("Content-Type", contentType);
   Result<http::Response> res = Status::Unavailable("no API server");
   for (size_t attempt = 0; attempt < urls_.size(); ++attempt) {
@@ -155,10 +166,7 @@ Result<json> RestClient::request(const std::string& method, const std::string& p
   }
   if (!res.ok()) return res.status();
   if (res->status >= 300) return statusFromResponse(res->status, res->body);
-  if (res->body.empty()) return json();
-  json j = json::parse(res->body, nullptr, false);
-  if (j.is_discarded()) return Status::Internal("the server sent a body that is not JSON");
-  return j;
+  return std::move(res->body);
 }
 
 namespace {

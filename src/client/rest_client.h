@@ -121,6 +121,11 @@ class RestClient {
   Result<json> request(const std::string& method, const std::string& path,
                        const std::string& body = "",
                        const std::string& contentType = "application/json");
+  // The same, with the body as it came (a pod's log: text/plain).
+  Result<std::string> requestText(const std::string& method, const std::string& path,
+                                  const std::string& body = "",
+                                  const std::string& contentType = "application/json",
+                                  const std::string& accept = "*/*");
 
  private:
   // A connection to urls_[server] (pooled connections to other servers are dropped).

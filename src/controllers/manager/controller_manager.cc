@@ -23,10 +23,12 @@
 #include "controllers/replicaset/replicaset_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
+#include "controllers/slurmjob/slurmjob_controller.h"
 #include "controllers/statefulset/statefulset_controller.h"
 #include "controllers/volume/csi_provisioner.h"
 #include "controllers/volume/persistent_volume_controller.h"
 #include "controllers/volume/volume_protection_controller.h"
+#include "slurm/slurm_job.h"
 
 namespace minik8s::controllers {
 
@@ -296,6 +298,21 @@ const std::vector<Registration>& registrations() {
        [](Context& c) {
          return make<certificates::CsrApprovingController>(
              c.rest, c.informer(res::kCertificateSigningRequests));
+       }},
+      {{"slurmjob"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         // The kind is a CustomResourceDefinition the controller brings along (as operators do);
+         // installed before the informers list it.
+         Status crd = slurm::ensureSlurmJobCrd(c.rest);
+         if (!crd.ok()) {
+           LOG_WARN("slurmjob controller not started: cannot install the SlurmJob CRD: {}",
+                    crd.toString());
+           return nullptr;
+         }
+         SlurmJobControllerOptions o;
+         o.events = c.recorder("slurmjob-controller");
+         return make<SlurmJobController>(c.rest, c.informer(slurm::kSlurmJobs),
+                                         c.indexed(res::kJobs), o);
        }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {

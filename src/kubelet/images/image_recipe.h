@@ -6,6 +6,8 @@
 //          {from: nginx.conf, to: /etc/nginx/nginx.conf}          # relative: next to the recipe
 //   binaries: [/usr/bin/python3.11, /usr/lib/python3.11/lib-dynload]  # plus shared libraries (ldd)
 //   trees: [{path: /usr/lib/python3.11, exclude: [test, idlelib]}]  # whole directory trees
+//   self: /usr/bin/minik8s         # the minik8s binary building the image (debug info
+//                                  # stripped), with its libraries
 //   busybox: /usr/bin/busybox      # a symlink for every applet (busybox --list-full)
 //   symlinks: {/usr/bin/python3: python3.11}
 //   dirs: [/tmp, /proc]            # empty directories (/tmp gets mode 1777)
