@@ -150,6 +150,12 @@ Result<bool> Submitter::step() {
   if (obj->contains("/metadata/deletionTimestamp"_json_pointer)) return cancelForDeletion(*obj);
   const std::string phase = str(*obj, "/status/phase");
   if (isFinalPhase(phase)) {
+    // Over before this submitter started (its predecessor wrote the end): the pod's log still
+    // gets the whole output.
+    if (outputFile_.empty()) {
+      auto spec = parseSlurmJobSpec(*obj);
+      outputFile_ = outputPath(spec.ok() ? spec->slurm : SbatchOptions{}, jobDir_);
+    }
     copyNewOutput();
     return true;
   }
@@ -292,8 +298,12 @@ Result<bool> Submitter::follow(const json& obj, const std::string& jobId) {
   }
   const auto now = std::chrono::steady_clock::now();
   const bool tailDue = tail_ != tailPublished_ && now - tailPublishedAt_ >= options_.tailInterval;
-  if (phase == phasePublished_ && !tailDue) return false;
+  // A submitter that took over (its predecessor was killed) says so: `minik8s job output` reads
+  // the log of status.submitter.
+  const bool takenOver = str(obj, "/status/submitter") != options_.podName;
+  if (phase == phasePublished_ && !tailDue && !takenOver) return false;
   json status = {{"phase", phase}, {"slurmState", info->state}};
+  if (takenOver) status["submitter"] = options_.podName;
   if (phase != phasePublished_) {
     status["reason"] = phase == "Running" ? "Running" : info->reason;
     status["message"] = phase == "Running" ? "running on " + info->nodeList
@@ -363,6 +373,7 @@ Status Submitter::finish(const json& obj, const SlurmJobInfo& info, const std::s
       {"reason", reason},
       {"message", message},
       {"outputTail", tail_},
+      {"submitter", options_.podName},
       {"completionTime", info.endTime.empty() ? nowRfc3339() : slurmTimeToRfc3339(info.endTime)}};
   if (!info.startTime.empty()) status["startTime"] = slurmTimeToRfc3339(info.startTime);
   const std::string type = phase == "Succeeded"   ? "Complete"

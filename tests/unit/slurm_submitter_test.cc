@@ -180,10 +180,21 @@ TEST_F(SubmitterTest, ARestartedSubmitterFollowsTheRecordedJob) {
     EXPECT_FALSE(step(first));
   }
   slurm.set("100", "RUNNING");
+  options.podName = "mm-submitter-x2";
   Submitter second(api, slurm, options, out);
   EXPECT_FALSE(step(second));
   EXPECT_EQ(slurm.submits, 1);
   EXPECT_EQ(api.status("phase"), "Running");
+  EXPECT_EQ(api.status("submitter"), "mm-submitter-x2");  // `job output` reads its log
+
+  // A third one starting after the end still copies the whole output to its log.
+  std::ofstream(jobDir() + "/output.log") << "all of it\n";
+  slurm.set("100", "COMPLETED");
+  EXPECT_TRUE(step(second));
+  std::ostringstream thirdLog;
+  Submitter third(api, slurm, options, thirdLog);
+  EXPECT_TRUE(step(third));
+  EXPECT_EQ(thirdLog.str(), "all of it\n");
 }
 
 TEST_F(SubmitterTest, KilledBetweenSbatchAndTheStatusWriteAdoptsItsJob) {
