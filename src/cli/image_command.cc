@@ -7,11 +7,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "cli/dockerfile_build.h"
 #include "cli/flags_file.h"
 #include "cli/install_paths.h"
+#include "common/file_util.h"
 #include "common/logging.h"
+#include "common/yaml_json.h"
 #include "fmt/format.h"
 #include "kubelet/images/image_recipe.h"
 #include "kubelet/images/oci_image.h"
@@ -52,6 +55,18 @@ std::string buildRecipe(const std::string& recipe, const std::string& outputDir)
   std::cout << fmt::format("built {} ({} bytes, {}): {}\n", out, archive->bytes.size(),
                            archive->manifestDigest, fmt::join(spec->names, ", "));
   return out;
+}
+
+// A recipe marked `optional: true` (an image for a feature whose packages a machine may lack,
+// e.g. Slurm's client for the SlurmJob submitter) that cannot be built here: why, to skip it.
+std::optional<std::string> unbuildableOptionalRecipe(const std::string& recipe) {
+  auto text = readFile(recipe);
+  if (!text.ok()) return std::nullopt;
+  auto doc = parseYaml(*text);
+  if (!doc.ok() || !doc->is_object() || !doc->value("optional", false)) return std::nullopt;
+  auto spec = images::loadImageRecipeFile(recipe);
+  if (spec.ok()) return std::nullopt;
+  return spec.status().message();
 }
 
 void pushArchive(const std::string& path, const std::string& registry) {
@@ -183,6 +198,10 @@ void addImageCommand(CLI::App& app) {
   defaults->callback([o] {
     std::string dir = o->recipesDir.empty() ? defaultRecipesDir() : o->recipesDir;
     for (const auto& r : defaultRecipes(dir)) {
+      if (auto why = unbuildableOptionalRecipe(r)) {
+        std::cout << "skipped the optional image of " << r << ": " << *why << "\n";
+        continue;
+      }
       std::string archive = buildRecipe(r, o->output);
       if (!o->noPush) pushArchive(archive, o->registry);
     }
@@ -207,6 +226,10 @@ void addImageCommand(CLI::App& app) {
     if (o->pushDefaults) {
       std::string dir = o->recipesDir.empty() ? defaultRecipesDir() : o->recipesDir;
       for (const auto& r : defaultRecipes(dir)) {
+        if (auto why = unbuildableOptionalRecipe(r)) {
+          LOG_WARN("skipped the optional image of {}: {}", r, *why);
+          continue;
+        }
         pushArchive(buildRecipe(r, o->dataDir + "/registry/archives"), o->listen);
       }
     }

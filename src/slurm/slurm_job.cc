@@ -32,7 +32,6 @@ spec:
     kind: SlurmJob
     listKind: SlurmJobList
     shortNames: [sj]
-    categories: [all]
   versions:
   - name: v1
     served: true
