@@ -138,7 +138,8 @@ Status ensureSlurmJobCrd(client::RestClient& rest) {
   json updated = *current;
   updated["spec"] = want["spec"];
   auto result = rest.update(crds, updated);
-  return result.ok() ? Status() : result.status();
+  // 409: another API server's controller manager updated it first.
+  return result.ok() || result.status().code() == 409 ? Status() : result.status();
 }
 
 Result<SlurmJobSpec> parseSlurmJobSpec(const json& obj) {
