@@ -19,6 +19,7 @@ PACKAGES=(
   glusterfs-server glusterfs-client  # cluster up --storage gluster: one glusterd per node, FUSE mounts
   prometheus prometheus-node-exporter python3-prometheus-client  # the monitoring addon's images
   libjs-chart.js chromium  # the monitoring dashboard (Chart.js) and its headless-browser test
+  slurmctld slurmd slurm-client munge  # scripts/slurm.sh: a local Slurm cluster for SlurmJob
 )
 
 missing=()
