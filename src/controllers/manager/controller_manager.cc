@@ -14,6 +14,7 @@
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
+#include "controllers/function/function_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/job/job_controller.h"
@@ -28,6 +29,7 @@
 #include "controllers/volume/csi_provisioner.h"
 #include "controllers/volume/persistent_volume_controller.h"
 #include "controllers/volume/volume_protection_controller.h"
+#include "serverless/function.h"
 #include "slurm/slurm_job.h"
 
 namespace minik8s::controllers {
@@ -313,6 +315,20 @@ const std::vector<Registration>& registrations() {
          o.events = c.recorder("slurmjob-controller");
          return make<SlurmJobController>(c.rest, c.informer(slurm::kSlurmJobs),
                                          c.indexed(res::kJobs), o);
+       }},
+      {{"function"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         Status crd = serverless::ensureFunctionCrd(c.rest);  // as for SlurmJob above
+         if (!crd.ok()) {
+           LOG_WARN("function controller not started: cannot install the Function CRD: {}",
+                    crd.toString());
+           return nullptr;
+         }
+         FunctionControllerOptions o;
+         o.events = c.recorder("function-controller");
+         return make<FunctionController>(c.rest, c.informer(serverless::kFunctions),
+                                         c.informer(res::kDeployments), c.informer(res::kServices),
+                                         c.indexed(res::kPods), o);
        }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {
