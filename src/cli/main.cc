@@ -10,6 +10,7 @@
 #include "cli/proxy_command.h"
 #include "cli/scheduler_command.h"
 #include "cli/server_command.h"
+#include "cli/serverless_command.h"
 #include "cli/slurm_command.h"
 
 #ifndef MINIK8S_VERSION
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   minik8s::cli::addProxyCommand(app);
   minik8s::cli::addAddonsCommand(app);
   minik8s::cli::addSlurmCommands(app);
+  minik8s::cli::addServerlessCommands(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

@@ -1,0 +1,378 @@
+#include "cli/serverless_command.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "api/object_meta.h"
+#include "cli/api_client_flags.h"
+#include "client/kubeconfig.h"
+#include "common/base64.h"
+#include "common/command.h"
+#include "common/file_util.h"
+#include "common/http_client.h"
+#include "common/logging.h"
+#include "common/time_util.h"
+#include "serverless/function.h"
+#include "serverless/gateway.h"
+
+// Helpers in a namespace of their own: cli/ is a unity build, other command files have their
+// own die() and friends.
+namespace minik8s::cli::serverless_cmd {
+
+namespace fs = std::filesystem;
+namespace sl = serverless;
+
+namespace {
+
+constexpr size_t kMaxCodeBytes = 1000 * 1000;  // the ConfigMap must stay under 1 MiB
+
+// Checks the code as the runtime will load it: argv = [path, handler, kind (py|zip)]. Prints
+// what is wrong (Python's own SyntaxError text, with the line) and exits 1.
+constexpr const char* kCheckScript = R"PY(
+import ast, sys, traceback, zipfile
+path, handler, kind = sys.argv[1], sys.argv[2], sys.argv[3]
+module, _, func = handler.rpartition(".")
+
+def fail(message):
+    print(message, file=sys.stderr)
+    sys.exit(1)
+
+def check(source, filename):
+    try:
+        tree = ast.parse(source, filename)
+    except SyntaxError as e:
+        fail("".join(traceback.format_exception_only(type(e), e)).rstrip())
+    names = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names.update(t.id for t in targets if isinstance(t, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    if func not in names:
+        fail(f"{filename}: no function {func} at the top level (the handler is {handler})")
+
+if kind == "zip":
+    try:
+        bundle = zipfile.ZipFile(path)
+    except zipfile.BadZipFile as e:
+        fail(f"{path}: {e}")
+    members = bundle.namelist()
+    for name in members:
+        parts = name.replace("\\", "/").split("/")
+        if name.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+            fail(f"{path}: member {name!r} points outside the bundle")
+    if sum(i.file_size for i in bundle.infolist()) > 64 * 1024 * 1024:
+        fail(f"{path}: over 64 MiB uncompressed")
+    base = module.replace(".", "/")
+    found = next((m for m in (base + ".py", base + "/__init__.py") if m in members), None)
+    if found is None:
+        fail(f"{path}: no module {module} in the bundle (want {base}.py or {base}/__init__.py)")
+    check(bundle.read(found), f"{path}:{found}")
+else:
+    with open(path, "rb") as f:
+        check(f.read(), path)
+)PY";
+
+[[noreturn]] void fatal(const Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  std::exit(1);
+}
+
+client::RestClient restFor(ApiClientFlags& flags) {
+  if (flags.kubeconfig.empty() && flags.server.empty()) {
+    const char* env = std::getenv("KUBECONFIG");
+    flags.kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
+  }
+  auto config = flags.clientConfig();
+  if (!config.ok()) fatal(config.status());
+  return client::RestClient(*config);
+}
+
+struct DeployFlags {
+  ApiClientFlags api;
+  std::string name, file, handler, ns = "default", scaleToZeroAfter;
+  int minScale = -1, maxScale = -1, targetConcurrency = -1, timeoutSeconds = -1;
+};
+
+// The code as the ConfigMap NAME-code holds it: a .py file under its own name, a zip as
+// bundle.zip. Checked with python3 first.
+json codeConfigMap(const DeployFlags& f, const std::string& handler, const std::string& code,
+                   bool zip) {
+  auto checked = runProgram({"python3", "-c", kCheckScript, f.file, handler, zip ? "zip" : "py"});
+  if (!checked.ok()) {
+    fatal(
+        Status::Unavailable("python3 is needed to check the code: " + checked.status().message()));
+  }
+  if (checked->exitCode != 0) {
+    std::cerr << "error: " << f.file << " refused:\n" << checked->output;
+    std::exit(1);
+  }
+  json cm = {{"apiVersion", "v1"},
+             {"kind", "ConfigMap"},
+             {"metadata",
+              {{"name", f.name + "-code"},
+               {"namespace", f.ns},
+               {"labels", {{sl::kFunctionLabel, f.name}}}}}};
+  if (zip) {
+    cm["binaryData"] = {{"bundle.zip", base64::encode(code)}};
+  } else {
+    cm["data"] = {{fs::path(f.file).filename().string(), code}};
+  }
+  return cm;
+}
+
+void deploy(DeployFlags& f) {
+  auto code = readFile(f.file);
+  if (!code.ok()) fatal(code.status());
+  const bool zip = code->size() >= 4 && code->compare(0, 4, "PK\x03\x04") == 0;
+  const std::string stem = fs::path(f.file).stem().string();
+  if (!zip && fs::path(f.file).extension() != ".py") {
+    fatal(Status::BadRequest("--file " + f.file + ": want a Python file (.py) or a zip"));
+  }
+  if (code->size() > kMaxCodeBytes) {
+    fatal(Status::BadRequest(fmt::format("--file {}: {} bytes, at most {} (a ConfigMap's limit)",
+                                         f.file, code->size(), kMaxCodeBytes)));
+  }
+  std::string handler = f.handler;
+  if (handler.empty()) {
+    if (zip) fatal(Status::BadRequest("--handler module.function is required with a zip"));
+    handler = stem + ".handle";
+  }
+  if (Status s = sl::validateHandler(handler, "--handler"); !s.ok()) fatal(s);
+  if (!zip && handler.substr(0, handler.rfind('.')) != stem) {
+    fatal(Status::BadRequest("--handler " + handler + ": the module of " + f.file + " is " + stem +
+                             " (e.g. --handler " + stem + ".handle)"));
+  }
+  json cm = codeConfigMap(f, handler, *code, zip);
+
+  client::RestClient rest = restFor(f.api);
+  const auto& configMaps = client::resources::kConfigMaps;
+  auto stored = rest.create(configMaps, f.ns, cm);
+  if (!stored.ok() && stored.status().code() == 409) {
+    auto old = rest.get(configMaps, f.ns, f.name + "-code");
+    if (old.ok()) cm["metadata"]["resourceVersion"] = (*old)["metadata"]["resourceVersion"];
+    stored = rest.update(configMaps, cm);
+  }
+  if (!stored.ok()) fatal(stored.status());
+
+  json spec = {{"handler", handler}, {"code", {{"configMap", f.name + "-code"}}}};
+  json scale = json::object();
+  if (f.minScale >= 0) scale["minScale"] = f.minScale;
+  if (f.maxScale >= 0) scale["maxScale"] = f.maxScale;
+  if (f.targetConcurrency >= 0) scale["targetConcurrency"] = f.targetConcurrency;
+  if (!f.scaleToZeroAfter.empty()) scale["scaleToZeroAfter"] = f.scaleToZeroAfter;
+  if (!scale.empty()) spec["scale"] = scale;
+  if (f.timeoutSeconds >= 0) spec["timeoutSeconds"] = f.timeoutSeconds;
+  // The code's hash on the Function: new code is a change of the Function (a new revision)
+  // even when the spec stays the same.
+  json annotations = {{"serverless.minik8s.io/code-hash", sl::stableHash(*code)}};
+  json fn = {{"apiVersion", sl::kApiVersion},
+             {"kind", "Function"},
+             {"metadata", {{"name", f.name}, {"namespace", f.ns}, {"annotations", annotations}}},
+             {"spec", spec}};
+  auto created = rest.create(sl::kFunctions, f.ns, fn);
+  std::string verb = "created";
+  if (!created.ok() && created.status().code() == 409) {
+    created = rest.patch(sl::kFunctions, f.ns, f.name,
+                         {{"metadata", {{"annotations", annotations}}}, {"spec", spec}});
+    verb = "configured";
+  }
+  if (!created.ok()) fatal(created.status());
+  std::cout << "function.serverless.minik8s.io/" << f.name << " " << verb << " (handler " << handler
+            << ", " << (zip ? "bundle.zip" : fs::path(f.file).filename().string())
+            << " in configmap/" << f.name << "-code)\n";
+}
+
+// http://NODE-IP:NODEPORT of the gateway Service: a Ready node's InternalIP.
+Result<std::string> gatewayUrl(client::RestClient& rest) {
+  auto svc = rest.get(client::resources::kServices, sl::kGatewayNamespace, sl::kGatewayService);
+  if (!svc.ok()) {
+    if (svc.status().code() == 404) {
+      return Status::NotFoundMessage(
+          "the serverless gateway is not installed: run `minik8s addons apply serverless`");
+    }
+    return svc.status();
+  }
+  int nodePort = 0;
+  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
+    if (p.contains("nodePort")) nodePort = p.value("nodePort", 0);
+  }
+  if (nodePort == 0) return Status::NotFoundMessage("Service serverless/gateway has no nodePort");
+  auto nodes = rest.list(client::resources::kNodes, "");
+  if (!nodes.ok()) return nodes.status();
+  for (const auto& node : nodes->value("items", json::array())) {
+    bool ready = false;
+    for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
+    }
+    if (!ready) continue;
+    for (const auto& a : node.value("/status/addresses"_json_pointer, json::array())) {
+      if (a.value("type", "") == "InternalIP") {
+        return fmt::format("http://{}:{}", a.value("address", ""), nodePort);
+      }
+    }
+  }
+  return Status::Unavailable("no Ready node with an InternalIP to reach the gateway on");
+}
+
+void addFunctionCommand(CLI::App& app) {
+  auto* fn = app.add_subcommand("function", "Serverless Functions: deploy, invoke, delete, list");
+  fn->require_subcommand(1);
+
+  auto df = std::make_shared<DeployFlags>();
+  auto* deployCmd =
+      fn->add_subcommand("deploy", "Create or update a Function from a .py file or a zip");
+  deployCmd->add_option("name", df->name, "The Function")->required();
+  deployCmd->add_option("--file", df->file, "handler.py, or bundle.zip (modules, packages)")
+      ->required();
+  deployCmd->add_option("--handler", df->handler,
+                        "module.function (default for a .py file: <file name>.handle)");
+  deployCmd->add_option("-n,--namespace", df->ns, "Namespace");
+  deployCmd->add_option("--min-scale", df->minScale, "Fewest instances (default 0)");
+  deployCmd->add_option("--max-scale", df->maxScale, "Most instances (default 10)");
+  deployCmd->add_option("--target-concurrency", df->targetConcurrency,
+                        "In-flight requests per instance (default 10)");
+  deployCmd->add_option("--scale-to-zero-after", df->scaleToZeroAfter,
+                        "Idle time before the last instance goes (default 30s)");
+  deployCmd->add_option("--timeout", df->timeoutSeconds, "Request timeout in seconds (default 30)");
+  df->api.addTo(deployCmd);
+  deployCmd->callback([df] { deploy(*df); });
+
+  struct InvokeFlags {
+    ApiClientFlags api;
+    std::string name, ns = "default", data, gateway;
+  };
+  auto inv = std::make_shared<InvokeFlags>();
+  auto* invoke = fn->add_subcommand("invoke", "POST JSON to a Function through the gateway");
+  invoke->add_option("name", inv->name, "The Function")->required();
+  invoke->add_option("-n,--namespace", inv->ns, "Namespace");
+  invoke->add_option("--data", inv->data, "The JSON body, or @FILE");
+  invoke->add_option("--gateway", inv->gateway,
+                     "The gateway's URL (default: its NodePort on a Ready node)");
+  inv->api.addTo(invoke);
+  invoke->callback([inv] {
+    std::string body = inv->data;
+    if (!body.empty() && body[0] == '@') {
+      auto text = readFile(body.substr(1));
+      if (!text.ok()) fatal(text.status());
+      body = *text;
+    }
+    std::string url = inv->gateway;
+    if (url.empty()) {
+      client::RestClient rest = restFor(inv->api);
+      auto found = gatewayUrl(rest);
+      if (!found.ok()) fatal(found.status());
+      url = *found;
+    }
+    http::ClientTimeouts t;
+    t.request = std::chrono::minutes(15);
+    http::Client client(url, {}, t);
+    auto r = client.request("POST", "/function/" + inv->ns + "/" + inv->name, body,
+                            {{"Content-Type", "application/json"}});
+    if (!r.ok()) fatal(r.status());
+    std::cout << r->body << (r->body.empty() || r->body.back() == '\n' ? "" : "\n");
+    if (r->status >= 400) {
+      std::cerr << "error: HTTP " << r->status << "\n";
+      std::exit(1);
+    }
+  });
+
+  struct NameFlags {
+    ApiClientFlags api;
+    std::string name, ns = "default";
+  };
+  auto del = std::make_shared<NameFlags>();
+  auto* remove = fn->add_subcommand("delete", "Delete a Function (its instances go with it)");
+  remove->add_option("name", del->name, "The Function")->required();
+  remove->add_option("-n,--namespace", del->ns, "Namespace");
+  del->api.addTo(remove);
+  remove->callback([del] {
+    client::RestClient rest = restFor(del->api);
+    auto r = rest.remove(sl::kFunctions, del->ns, del->name);
+    if (!r.ok()) fatal(r.status());
+    auto cm = rest.get(client::resources::kConfigMaps, del->ns, del->name + "-code");
+    if (cm.ok() && api::labelValue(*cm, sl::kFunctionLabel) == del->name) {
+      (void)rest.remove(client::resources::kConfigMaps, del->ns, del->name + "-code");
+    }
+    std::cout << "function.serverless.minik8s.io \"" << del->name << "\" deleted\n";
+  });
+
+  auto ls = std::make_shared<NameFlags>();
+  auto* list = fn->add_subcommand("list", "The Functions of a namespace");
+  list->add_option("-n,--namespace", ls->ns, "Namespace");
+  ls->api.addTo(list);
+  list->callback([ls] {
+    client::RestClient rest = restFor(ls->api);
+    auto items = rest.list(sl::kFunctions, ls->ns);
+    if (!items.ok()) fatal(items.status());
+    std::cout << fmt::format("{:<24} {:<20} {:>5}  {:<14} {}\n", "NAME", "HANDLER", "READY",
+                             "REASON", "URL");
+    for (const auto& f : items->value("items", json::array())) {
+      std::string reason;
+      for (const auto& c : f.value("/status/conditions"_json_pointer, json::array())) {
+        if (c.value("type", "") == "Ready") reason = c.value("reason", "");
+      }
+      std::cout << fmt::format("{:<24} {:<20} {:>5}  {:<14} {}\n", api::nameOf(f),
+                               api::stringAt(f, "/spec/handler"_json_pointer),
+                               f.value("/status/readyReplicas"_json_pointer, 0), reason,
+                               api::stringAt(f, "/status/url"_json_pointer));
+    }
+  });
+}
+
+void addGatewayCommand(CLI::App& app) {
+  struct Flags {
+    ApiClientFlags api;
+    std::string listen = "0.0.0.0:8080";
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "serverless-gateway",
+      "Run the serverless gateway, activator and autoscaler (what the serverless addon's pod "
+      "runs)");
+  cmd->add_option("--listen", f->listen, "host:port to serve Functions on")->capture_default_str();
+  f->api.addTo(cmd);
+  cmd->callback([f] {
+    initLogging("info", "serverless-gateway");
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+    // In a pod: the service account; elsewhere --kubeconfig or --server.
+    auto config = f->api.kubeconfig.empty() && f->api.server.empty() ? client::inClusterConfig()
+                                                                     : f->api.clientConfig();
+    if (!config.ok()) fatal(config.status());
+    client::RestClient rest(*config);
+    sl::GatewayOptions options;
+    options.listen = f->listen;
+    sl::Gateway gateway(rest, sl::restScaler(rest), options);
+    if (Status s = gateway.start(); !s.ok()) fatal(s);
+    int sig = 0;
+    sigwait(&signals, &sig);
+    LOG_INFO("signal {}: stopping the serverless gateway", sig);
+    gateway.stop();
+  });
+}
+
+}  // namespace
+
+}  // namespace minik8s::cli::serverless_cmd
+
+namespace minik8s::cli {
+
+void addServerlessCommands(CLI::App& app) {
+  serverless_cmd::addFunctionCommand(app);
+  serverless_cmd::addGatewayCommand(app);
+}
+
+}  // namespace minik8s::cli
