@@ -102,11 +102,11 @@ std::optional<Route> routeRequest(const std::string& target, const std::string& 
   return std::nullopt;
 }
 
-std::vector<std::string> readyAddresses(const json& endpoints) {
+std::vector<std::string> endpointAddresses(const json& endpoints, const std::string& list) {
   std::set<std::string> ips;
   for (const auto& subset : endpoints.value("subsets", json::array())) {
     if (!subset.is_object()) continue;
-    for (const auto& a : subset.value("addresses", json::array())) {
+    for (const auto& a : subset.value(list, json::array())) {
       if (a.is_object() && a.contains("ip") && a["ip"].is_string()) ips.insert(a["ip"]);
     }
   }
@@ -168,6 +168,7 @@ Status Gateway::start() {
     stopping_ = false;
   }
   loop_ = std::thread([this] { autoscaleLoop(); });
+  prober_ = std::thread([this] { probeLoop(); });
   LOG_INFO("serverless gateway on {} ({} functions)", options_.listen, functions_.list().size());
   return {};
 }
@@ -178,7 +179,12 @@ void Gateway::stop() {
     stopping_ = true;
   }
   loopWake_.notify_all();
+  {
+    std::lock_guard lock(probeMu_);  // the prober reads stopping_ under its own mutex too
+  }
+  probeWake_.notify_all();
   if (loop_.joinable()) loop_.join();
+  if (prober_.joinable()) prober_.join();
   if (server_) server_->stop();
   for (auto* inf : {&functions_, &endpoints_, &deployments_}) inf->stop();
   changed_.notify_all();
@@ -203,30 +209,58 @@ void Gateway::onFunction(const json& fn, bool deleted) {
   changed_.notify_all();
 }
 
+void Gateway::setInstances(FunctionState& f, const std::vector<std::string>& ips) {
+  std::vector<Instance> next;
+  auto keep = [&](const std::string& ip) {
+    auto it = std::find_if(f.instances.begin(), f.instances.end(),
+                           [&](const Instance& i) { return i.ip == ip; });
+    next.push_back(it != f.instances.end() ? *it : Instance{ip});
+  };
+  for (const auto& ip : ips) keep(ip);
+  for (const auto& ip : f.probedReady) {
+    if (std::find(ips.begin(), ips.end(), ip) == ips.end()) keep(ip);
+  }
+  f.instances = std::move(next);
+}
+
 void Gateway::onEndpoints(const json& endpoints, bool deleted) {
   const std::string key = functionKeyOf(endpoints);
   if (key.empty()) return;
   std::vector<std::string> gone;
+  bool probe = false;
   {
     std::lock_guard lock(mu_);
     FunctionState& f = state_[key];
-    const std::vector<std::string> ips =
-        deleted ? std::vector<std::string>{} : readyAddresses(endpoints);
-    std::vector<Instance> next;
-    for (const auto& ip : ips) {
+    const json none = json::object();
+    const std::vector<std::string> ips = endpointAddresses(deleted ? none : endpoints, "addresses");
+    f.starting = endpointAddresses(deleted ? none : endpoints, "notReadyAddresses");
+    for (auto it = f.probedReady.begin(); it != f.probedReady.end();) {
+      const bool stillStarting =
+          std::find(f.starting.begin(), f.starting.end(), *it) != f.starting.end();
+      it = stillStarting ? std::next(it) : f.probedReady.erase(it);
+    }
+    const size_t before = f.instances.size();
+    std::vector<std::string> previous;
+    for (const auto& i : f.instances) previous.push_back(i.ip);
+    setInstances(f, ips);
+    for (const auto& ip : previous) {
       auto it = std::find_if(f.instances.begin(), f.instances.end(),
                              [&](const Instance& i) { return i.ip == ip; });
-      next.push_back(it != f.instances.end() ? *it : Instance{ip});
+      if (it == f.instances.end()) gone.push_back(ip);
     }
-    for (const auto& i : f.instances) {
-      if (std::find(ips.begin(), ips.end(), i.ip) == ips.end()) gone.push_back(i.ip);
+    if (f.instances.size() != before || !gone.empty()) {
+      LOG_INFO("function {}: {} ready instance(s)", key, f.instances.size());
     }
-    if (ips.size() != f.instances.size() || !gone.empty()) {
-      LOG_INFO("function {}: {} ready instance(s)", key, ips.size());
-    }
-    f.instances = std::move(next);
+    probe = f.starting.size() > f.probedReady.size();
   }
   changed_.notify_all();
+  if (probe) {
+    {
+      std::lock_guard lock(probeMu_);
+      probePoked_ = true;
+    }
+    probeWake_.notify_all();
+  }
   if (!gone.empty()) {
     std::lock_guard lock(poolMu_);
     for (auto it = idle_.begin(); it != idle_.end();) {
@@ -410,6 +444,74 @@ void Gateway::serve(const http::Request& req, http::ResponseWriter& w) {
                     "Timeout"));
     }
     return w.send(jsonError(502, "function " + key + ": " + r.status().message(), "BadGateway"));
+  }
+}
+
+bool Gateway::healthy(const std::string& ip) {
+  http::ClientTimeouts t;
+  t.connect = std::chrono::milliseconds(250);
+  t.request = std::chrono::milliseconds(500);
+  http::Client c(fmt::format("http://{}:{}", options_.dialHost.empty() ? ip : options_.dialHost,
+                             options_.instancePort),
+                 http::TlsClientConfig{}, t);
+  auto r = c.get("/healthz");
+  return r.ok() && r->status == 200;
+}
+
+void Gateway::probeLoop() {
+  struct Probe {
+    int failures = 0;
+    SteadyClock::time_point next;
+  };
+  std::map<std::string, Probe> probes;  // "key ip" -> back-off
+  std::unique_lock lock(probeMu_);
+  while (!stopping_) {
+    std::vector<std::pair<std::string, std::string>> targets;  // (key, ip)
+    {
+      std::lock_guard stateLock(mu_);
+      for (const auto& [key, f] : state_) {
+        for (const auto& ip : f.starting) {
+          if (!f.probedReady.count(ip)) targets.emplace_back(key, ip);
+        }
+      }
+    }
+    std::map<std::string, Probe> kept;
+    for (const auto& [key, ip] : targets) kept[key + " " + ip] = probes[key + " " + ip];
+    probes = std::move(kept);
+    if (targets.empty()) {
+      probeWake_.wait(lock, [this] { return stopping_ || probePoked_; });
+      probePoked_ = false;
+      continue;
+    }
+    lock.unlock();
+    for (const auto& [key, ip] : targets) {
+      Probe& p = probes[key + " " + ip];
+      if (SteadyClock::now() < p.next) continue;
+      if (!healthy(ip)) {
+        ++p.failures;
+        // 25 ms while it starts, backing off to 1 s for one that stays unready (an import error).
+        auto wait = std::chrono::milliseconds(25) * (1 << std::min(p.failures / 8, 5));
+        p.next =
+            SteadyClock::now() + std::min<std::chrono::milliseconds>(wait, std::chrono::seconds(1));
+        continue;
+      }
+      {
+        std::lock_guard stateLock(mu_);
+        FunctionState& f = state_[key];
+        if (std::find(f.starting.begin(), f.starting.end(), ip) == f.starting.end()) continue;
+        f.probedReady.insert(ip);
+        std::vector<std::string> ips;
+        for (const auto& i : f.instances) ips.push_back(i.ip);
+        setInstances(f, ips);
+        LOG_INFO(
+            "function {}: instance {} answers /healthz: in use before its readiness probe "
+            "({} ready instance(s))",
+            key, ip, f.instances.size());
+      }
+      changed_.notify_all();
+    }
+    lock.lock();
+    probeWake_.wait_for(lock, std::chrono::milliseconds(25), [this] { return stopping_.load(); });
   }
 }
 

@@ -14,9 +14,13 @@
 //
 // Activator: while a Function has no ready instance, its requests are held (counted as in
 // flight, so a burst asks for enough instances), the autoscaler loop is woken to scale the
-// Deployment up through its scale subresource, and the requests go out as soon as an Endpoints
-// update brings a ready address (a wake-up, not polling); 504 after timeoutSeconds, 500 at once
-// with the error when the Function's status says its handler cannot be imported.
+// Deployment up through its scale subresource, and the requests go out as soon as an instance is
+// ready (a wake-up, not polling); 504 after timeoutSeconds, 500 at once with the error when the
+// Function's status says its handler cannot be imported. An instance is ready when the
+// Endpoints list it as ready, or earlier, as Knative's activator does: a starting pod (in
+// notReadyAddresses, so it has an IP and is not terminating) is probed on the runtime's /healthz
+// every 25 ms (backing off to 1 s), and used as soon as it answers 200, the same check as its
+// readiness probe, without waiting for the kubelet's next probe period and the status round trip.
 //
 // Autoscaler loop: once a second (and at once when a request is held) it samples the in-flight
 // counts (autoscaler.h) and patches each Deployment's spec.replicas to the decision. Instances
@@ -27,11 +31,13 @@
 // requests share the per-Function state under one mutex.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -55,8 +61,10 @@ struct Route {
 // header ("name.ns.fn.cluster.local[:port]"); nullopt when neither names one.
 std::optional<Route> routeRequest(const std::string& target, const std::string& host);
 
-// The ready addresses (IPs) of an Endpoints object, sorted and without duplicates.
-std::vector<std::string> readyAddresses(const json& endpoints);
+// The IPs in one list of an Endpoints object's subsets ("addresses": the ready pods,
+// "notReadyAddresses": the starting ones), sorted and without duplicates.
+std::vector<std::string> endpointAddresses(const json& endpoints,
+                                           const std::string& list = "addresses");
 
 // The instance with the fewest requests in flight among those below `limit` (0 = no limit);
 // ties go to the first at or after `start` (round robin between equals). -1 when none can take
@@ -106,9 +114,11 @@ class Gateway {
     bool exists = false;  // in the Functions informer
     bool specOk = false;
     FunctionSpec spec;
-    std::string importError;  // the Function's status says the handler does not import
-    std::vector<Instance> instances;
-    int replicas = -1;  // the Deployment's spec.replicas; -1 while it has none
+    std::string importError;            // the Function's status says the handler does not import
+    std::vector<Instance> instances;    // ready ones, and starting ones that answered /healthz
+    std::vector<std::string> starting;  // notReadyAddresses: probed until they answer
+    std::set<std::string> probedReady;  // of `starting`, those that answered
+    int replicas = -1;                  // the Deployment's spec.replicas; -1 while it has none
     size_t rotate = 0;
   };
 
@@ -123,6 +133,10 @@ class Gateway {
                                  const std::string& target, std::chrono::milliseconds timeout);
   void autoscaleLoop();
   void autoscaleOnce();
+  void probeLoop();
+  bool healthy(const std::string& ip);
+  // Rebuilds f.instances from the ready IPs and the probed starting ones (in-flight counts kept).
+  void setInstances(FunctionState& f, const std::vector<std::string>& ips);
 
   client::RestClient& rest_;
   std::unique_ptr<Scaler> scaler_;
@@ -137,8 +151,14 @@ class Gateway {
 
   std::mutex loopMu_;
   std::condition_variable loopWake_;
-  bool poked_ = false, stopping_ = false;
+  bool poked_ = false;
+  std::atomic<bool> stopping_{false};
   std::thread loop_;
+
+  std::mutex probeMu_;
+  std::condition_variable probeWake_;
+  bool probePoked_ = false;
+  std::thread prober_;
 
   std::mutex poolMu_;
   std::map<std::string, std::vector<std::unique_ptr<http::Client>>> idle_;  // by IP

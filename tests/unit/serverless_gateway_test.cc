@@ -51,8 +51,9 @@ TEST(GatewayRouting, ReadyAddressesOnly) {
       {"addresses": [{"ip": "10.244.1.7"}, {"ip": "10.244.0.3"}],
        "notReadyAddresses": [{"ip": "10.244.1.9"}], "ports": [{"port": 8080}]},
       {"addresses": [{"ip": "10.244.0.3"}]}]})");
-  EXPECT_EQ(readyAddresses(ep), (std::vector<std::string>{"10.244.0.3", "10.244.1.7"}));
-  EXPECT_TRUE(readyAddresses(json::object()).empty());
+  EXPECT_EQ(endpointAddresses(ep), (std::vector<std::string>{"10.244.0.3", "10.244.1.7"}));
+  EXPECT_EQ(endpointAddresses(ep, "notReadyAddresses"), std::vector<std::string>{"10.244.1.9"});
+  EXPECT_TRUE(endpointAddresses(json::object()).empty());
 }
 
 TEST(GatewayRouting, LeastInFlightWithTiesInTurnAndALimit) {
@@ -69,8 +70,9 @@ TEST(GatewayRouting, LeastInFlightWithTiesInTurnAndALimit) {
 // the fake instance ready after `startDelay` (as the kubelet and endpoints controller would).
 class FakeCluster : public Scaler {
  public:
-  FakeCluster(client::RestClient& rest, milliseconds startDelay)
-      : rest_(rest), real_(restScaler(rest)), startDelay_(startDelay) {}
+  // `list`: where the instance appears, "addresses" (ready) or "notReadyAddresses" (starting).
+  FakeCluster(client::RestClient& rest, milliseconds startDelay, std::string list)
+      : rest_(rest), real_(restScaler(rest)), startDelay_(startDelay), list_(std::move(list)) {}
   ~FakeCluster() override {
     for (auto& t : threads_) t.join();
   }
@@ -85,7 +87,7 @@ class FakeCluster : public Scaler {
       std::this_thread::sleep_for(replicas > 0 ? startDelay_ : milliseconds(0));
       json subsets = json::array();
       if (replicas > 0) {
-        subsets.push_back({{"addresses", {{{"ip", "10.244.0.9"}}}}, {"ports", {{{"port", 8080}}}}});
+        subsets.push_back({{list_, {{{"ip", "10.244.0.9"}}}}, {"ports", {{{"port", 8080}}}}});
       }
       auto ep = rest_.get(client::resources::kEndpoints, ns, "hello");
       if (!ep.ok()) return;
@@ -106,6 +108,7 @@ class FakeCluster : public Scaler {
   client::RestClient& rest_;
   std::unique_ptr<Scaler> real_;
   milliseconds startDelay_;
+  std::string list_;
   std::vector<std::thread> threads_;
 };
 
@@ -117,6 +120,7 @@ class GatewayTest : public ::testing::Test {
     ASSERT_TRUE(ensureFunctionCrd(*rest_).ok());
     instance_ =
         std::make_unique<http::Server>([this](const http::Request& req, http::ResponseWriter& w) {
+          if (req.path == "/healthz") return w.send(http::Response::json(200, {{"status", "ok"}}));
           ++served_;
           w.send(http::Response::json(200, {{"echo", req.body}, {"path", req.target}}));
         });
@@ -157,8 +161,8 @@ class GatewayTest : public ::testing::Test {
     ASSERT_TRUE(rest_->create(client::resources::kEndpoints, "default", ep).ok());
   }
 
-  void startGateway(milliseconds startDelay) {
-    cluster_ = std::make_unique<FakeCluster>(*rest_, startDelay);
+  void startGateway(milliseconds startDelay, const std::string& list = "addresses") {
+    cluster_ = std::make_unique<FakeCluster>(*rest_, startDelay, list);
     GatewayOptions o;
     o.listen = "127.0.0.1:0";
     o.instancePort = instance_->port();
@@ -224,6 +228,17 @@ TEST_F(GatewayTest, ColdStartHoldsTheRequestUntilAnInstanceIsReady) {
   for (int i = 0; i < 50 && replicas() != 0; ++i) std::this_thread::sleep_for(milliseconds(100));
   EXPECT_EQ(replicas(), 0);
   EXPECT_EQ(cluster_->calls().back(), 0);
+}
+
+TEST_F(GatewayTest, AStartingInstanceIsUsedAsSoonAsItAnswersHealthz) {
+  // The Endpoints never call it ready (the kubelet's probe has not run yet): the activator's own
+  // /healthz probe lets the held request through.
+  createFunction(json::object());
+  startGateway(milliseconds(100), "notReadyAddresses");
+  auto r = post("/function/default/hello", "{}");
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(served_, 1);
 }
 
 TEST_F(GatewayTest, UnknownFunctionsAndRoutesAre404) {
