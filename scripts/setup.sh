@@ -20,6 +20,7 @@ PACKAGES=(
   prometheus prometheus-node-exporter python3-prometheus-client  # the monitoring addon's images
   libjs-chart.js chromium  # the monitoring dashboard (Chart.js) and its headless-browser test
   slurmctld slurmd slurm-client munge  # scripts/slurm.sh: a local Slurm cluster for SlurmJob
+  wrk  # load on serverless Functions (tests/e2e/serverless_test.sh, bench/serverless_bench.sh)
 )
 
 missing=()
