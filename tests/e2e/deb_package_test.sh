@@ -68,7 +68,8 @@ out=$(chroot "$ROOT" env DEBIAN_FRONTEND=noninteractive apt-get install -y \
   "/tmp/$(basename "$deb")" 2>&1) || { echo "$out"; fail "apt-get install"; }
 expect_contains "$(chroot "$ROOT" dpkg-query -W -f='${Status}' minik8s)" "install ok installed" \
   "dpkg knows the package"
-expect_eq "$(chroot "$ROOT" minik8s addons list)" "monitoring" "the packaged addons are found"
+expect_eq "$(chroot "$ROOT" minik8s addons list | tr '\n' ' ')" "monitoring serverless " \
+  "the packaged addons are found"
 expect_eq "$(chroot "$ROOT" minik8s --version)" "minik8s $("$MINIK8S_BIN" --version | cut -d' ' -f2)" \
   "minik8s --version"
 out=$(chroot "$ROOT" systemd-analyze verify /lib/systemd/system/minik8s-server.service \
