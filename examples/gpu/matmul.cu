@@ -26,6 +26,7 @@
 #include <memory>
 #include <vector>
 
+#include "cuda_util.cuh"
 #include "harness.h"
 
 namespace {
@@ -323,41 +324,14 @@ void emulateSgemm(const GemmArgs& g) {
 // ---------------------------------------------------------------------------------------------
 // Host side.
 
-void checkCuda(cudaError_t e, const char* what, int line) {
-  if (e == cudaSuccess) return;
-  std::fprintf(stderr, "matmul: %s failed (matmul.cu:%d): %s\n", what, line, cudaGetErrorString(e));
-  std::exit(3);
-}
 void checkCublas(cublasStatus_t e, const char* what, int line) {
   if (e == CUBLAS_STATUS_SUCCESS) return;
   std::fprintf(stderr, "matmul: %s failed (matmul.cu:%d): %s\n", what, line,
                cublasGetStatusString(e));
   std::exit(3);
 }
-#define CUDA_CHECK(expr) checkCuda((expr), #expr, __LINE__)
 #define CUBLAS_CHECK(expr) checkCublas((expr), #expr, __LINE__)
 
-// Average milliseconds of one run(): `warmups` untimed runs, then `reps` runs between two
-// cudaEvents on the default stream.
-template <class F>
-double timeRuns(F&& run, int warmups, int reps) {
-  for (int i = 0; i < warmups; ++i) run();
-  CUDA_CHECK(cudaGetLastError());
-  CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t start, stop;
-  CUDA_CHECK(cudaEventCreate(&start));
-  CUDA_CHECK(cudaEventCreate(&stop));
-  CUDA_CHECK(cudaEventRecord(start));
-  for (int i = 0; i < reps; ++i) run();
-  CUDA_CHECK(cudaEventRecord(stop));
-  CUDA_CHECK(cudaEventSynchronize(stop));
-  CUDA_CHECK(cudaGetLastError());
-  float ms = 0;
-  CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  CUDA_CHECK(cudaEventDestroy(start));
-  CUDA_CHECK(cudaEventDestroy(stop));
-  return static_cast<double>(ms) / reps;
-}
 
 template <class T>
 void describeKernel(int sms) {
