@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "api/object_meta.h"
+#include "client/custom_resource_definitions.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
 
@@ -130,22 +131,7 @@ json functionCrd() {
 }
 
 Status ensureFunctionCrd(client::RestClient& rest) {
-  const client::Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
-  json want = functionCrd();
-  const std::string name = want["metadata"]["name"];
-  auto current = rest.get(crds, "", name);
-  if (!current.ok()) {
-    if (current.status().code() != 404) return current.status();
-    auto created = rest.create(crds, "", want);
-    if (created.ok() || created.status().code() == 409) return {};
-    return created.status();
-  }
-  if (current->value("spec", json::object()) == want["spec"]) return {};
-  json updated = *current;
-  updated["spec"] = want["spec"];
-  auto result = rest.update(crds, updated);
-  // 409: another API server's controller manager updated it first.
-  return result.ok() || result.status().code() == 409 ? Status() : result.status();
+  return client::ensureCustomResourceDefinition(rest, functionCrd());
 }
 
 Status validateHandler(const std::string& handler, const std::string& field) {
