@@ -35,3 +35,16 @@ double timeRuns(F&& run, int warmups, int reps) {
   CUDA_CHECK(cudaEventDestroy(stop));
   return static_cast<double>(ms) / reps;
 }
+
+// Device 0's properties; false (after a message naming `program`) when there is no CUDA device.
+inline bool firstDevice(const char* program, cudaDeviceProp* prop) {
+  int devices = 0;
+  const cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "%s: no CUDA device (%s); --emulate runs the kernel on the CPU\n", program,
+                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    return false;
+  }
+  CUDA_CHECK(cudaGetDeviceProperties(prop, 0));
+  return true;
+}

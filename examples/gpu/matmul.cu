@@ -410,15 +410,8 @@ int main(int argc, char** argv) {
     return wantCheck && !check.ok ? 1 : 0;
   }
 
-  int devices = 0;
-  const cudaError_t e = cudaGetDeviceCount(&devices);
-  if (e != cudaSuccess || devices == 0) {
-    std::fprintf(stderr, "matmul: no CUDA device (%s); --emulate runs the kernel on the CPU\n",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
-    return 2;
-  }
   cudaDeviceProp prop;
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  if (!firstDevice("matmul", &prop)) return 2;
   std::printf("# device 0: %s, compute capability %d.%d, %d SMs\n", prop.name, prop.major,
               prop.minor, prop.multiProcessorCount);
 
