@@ -7,6 +7,7 @@
 #include "cli/cluster_command.h"
 #include "cli/controller_manager_command.h"
 #include "cli/image_command.h"
+#include "cli/mesh_command.h"
 #include "cli/proxy_command.h"
 #include "cli/scheduler_command.h"
 #include "cli/server_command.h"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   minik8s::cli::addAddonsCommand(app);
   minik8s::cli::addSlurmCommands(app);
   minik8s::cli::addServerlessCommands(app);
+  minik8s::cli::addMeshCommands(app);
   CLI11_PARSE(app, argc, argv);
   return 0;
 }

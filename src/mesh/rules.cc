@@ -1,0 +1,212 @@
+#include "mesh/rules.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace minik8s::mesh {
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Result<StringMatch> parseStringMatch(const json& j, const std::string& field) {
+  if (!j.is_object() || j.size() != 1) {
+    return Status::BadRequest(field + ": want exactly one of exact, prefix, regex");
+  }
+  StringMatch m;
+  auto [key, value] = *j.items().begin();
+  if (!value.is_string()) return Status::BadRequest(field + "." + key + ": want a string");
+  m.value = value.get<std::string>();
+  if (key == "exact") {
+    m.kind = StringMatch::Kind::kExact;
+  } else if (key == "prefix") {
+    m.kind = StringMatch::Kind::kPrefix;
+  } else if (key == "regex") {
+    m.kind = StringMatch::Kind::kRegex;
+    try {
+      m.re = std::regex(m.value, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return Status::BadRequest(field + ".regex: " + e.what());
+    }
+  } else {
+    return Status::BadRequest(field + "." + key + ": unsupported (exact, prefix, regex)");
+  }
+  return m;
+}
+
+// Istio durations: "1.5s", "300ms", "2m", "1h".
+Result<std::chrono::milliseconds> parseDuration(const json& j, const std::string& field) {
+  if (!j.is_string()) return Status::BadRequest(field + ": want a duration such as 2s");
+  std::string s = j.get<std::string>();
+  size_t unitAt = s.find_first_not_of("0123456789.");
+  if (unitAt == 0 || unitAt == std::string::npos) {
+    return Status::BadRequest(field + ": " + s + " has no unit (ms, s, m, h)");
+  }
+  double n = std::stod(s.substr(0, unitAt));
+  std::string unit = s.substr(unitAt);
+  double ms = unit == "ms"  ? n
+              : unit == "s" ? n * 1e3
+              : unit == "m" ? n * 6e4
+              : unit == "h" ? n * 3.6e6
+                            : -1;
+  if (ms < 0) return Status::BadRequest(field + ": unknown unit " + unit + " (ms, s, m, h)");
+  return std::chrono::milliseconds(static_cast<int64_t>(ms));
+}
+
+std::map<std::string, std::string> stringMap(const json& j) {
+  std::map<std::string, std::string> out;
+  if (!j.is_object()) return out;
+  for (auto& [k, v] : j.items()) {
+    if (v.is_string()) out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+}  // namespace
+
+bool StringMatch::matches(std::string_view s) const {
+  switch (kind) {
+    case Kind::kExact:
+      return s == value;
+    case Kind::kPrefix:
+      return s.substr(0, value.size()) == value;
+    case Kind::kRegex:
+      return std::regex_match(s.begin(), s.end(), re);
+  }
+  return false;
+}
+
+Result<VirtualService> parseVirtualService(const json& obj) {
+  VirtualService vs;
+  vs.ns = obj.value("/metadata/namespace"_json_pointer, std::string("default"));
+  vs.name = obj.value("/metadata/name"_json_pointer, std::string());
+  const json spec = obj.value("spec", json::object());
+  for (const auto& h : spec.value("hosts", json::array())) {
+    if (h.is_string()) vs.hosts.push_back(h.get<std::string>());
+  }
+  const json http = spec.value("http", json::array());
+  for (size_t i = 0; i < http.size(); ++i) {
+    const json& r = http[i];
+    std::string at = "spec.http[" + std::to_string(i) + "]";
+    HttpRoute route;
+    route.name = r.value("name", "");
+    const json matches = r.value("match", json::array());
+    for (size_t k = 0; k < matches.size(); ++k) {
+      const json& m = matches[k];
+      std::string mat = at + ".match[" + std::to_string(k) + "]";
+      HttpMatch hm;
+      if (m.contains("uri")) {
+        auto uri = parseStringMatch(m["uri"], mat + ".uri");
+        if (!uri.ok()) return uri.status();
+        hm.uri = std::move(*uri);
+      }
+      const json headers = m.value("headers", json::object());
+      for (auto& [name, sm] : headers.items()) {
+        auto parsed = parseStringMatch(sm, mat + ".headers." + name);
+        if (!parsed.ok()) return parsed.status();
+        hm.headers.emplace(lower(name), std::move(*parsed));
+      }
+      route.match.push_back(std::move(hm));
+    }
+    const json dests = r.value("route", json::array());
+    for (size_t k = 0; k < dests.size(); ++k) {
+      const json& d = dests[k].value("destination", json::object());
+      RouteDestination rd;
+      rd.host = d.value("host", "");
+      if (rd.host.empty()) {
+        return Status::BadRequest(at + ".route[" + std::to_string(k) +
+                                  "].destination.host: required");
+      }
+      rd.subset = d.value("subset", "");
+      if (d.contains("port")) rd.port = d["port"].value("number", 0);
+      rd.weight = dests[k].value("weight", 0);
+      route.route.push_back(std::move(rd));
+    }
+    if (route.route.empty()) return Status::BadRequest(at + ".route: at least one destination");
+    if (r.contains("timeout")) {
+      auto t = parseDuration(r["timeout"], at + ".timeout");
+      if (!t.ok()) return t.status();
+      route.timeout = *t;
+    }
+    if (r.contains("retries")) route.retryAttempts = r["retries"].value("attempts", 0);
+    vs.http.push_back(std::move(route));
+  }
+  return vs;
+}
+
+Result<DestinationRule> parseDestinationRule(const json& obj) {
+  DestinationRule dr;
+  dr.ns = obj.value("/metadata/namespace"_json_pointer, std::string("default"));
+  dr.name = obj.value("/metadata/name"_json_pointer, std::string());
+  const json spec = obj.value("spec", json::object());
+  dr.host = spec.value("host", "");
+  if (dr.host.empty()) return Status::BadRequest("spec.host: required");
+  for (const auto& s : spec.value("subsets", json::array())) {
+    Subset subset;
+    subset.name = s.value("name", "");
+    if (subset.name.empty()) return Status::BadRequest("spec.subsets[].name: required");
+    subset.labels = stringMap(s.value("labels", json::object()));
+    dr.subsets.push_back(std::move(subset));
+  }
+  return dr;
+}
+
+std::string serviceKeyOfHost(std::string_view host, std::string_view ruleNamespace) {
+  std::string_view name = host;
+  std::string_view ns = ruleNamespace;
+  if (size_t dot = host.find('.'); dot != std::string_view::npos) {
+    name = host.substr(0, dot);
+    std::string_view rest = host.substr(dot + 1);
+    ns = rest.substr(0, rest.find('.'));
+  }
+  return std::string(ns) + "/" + std::string(name);
+}
+
+const HttpRoute* matchRoute(const std::vector<HttpRoute>& routes, std::string_view path,
+                            const HeaderLookup& header) {
+  std::string_view uri = path.substr(0, path.find('?'));
+  for (const HttpRoute& r : routes) {
+    if (r.match.empty()) return &r;
+    for (const HttpMatch& m : r.match) {
+      if (m.uri && !m.uri->matches(uri)) continue;
+      bool all = true;
+      for (const auto& [name, sm] : m.headers) {
+        auto v = header(name);
+        if (!v || !sm.matches(*v)) {
+          all = false;
+          break;
+        }
+      }
+      if (all) return &r;
+    }
+  }
+  return nullptr;
+}
+
+size_t pickWeighted(const std::vector<RouteDestination>& route, std::mt19937_64& rng) {
+  if (route.size() <= 1) return 0;
+  int64_t total = 0;
+  for (const auto& d : route) total += std::max(d.weight, 0);
+  if (total == 0) return std::uniform_int_distribution<size_t>(0, route.size() - 1)(rng);
+  int64_t draw = std::uniform_int_distribution<int64_t>(0, total - 1)(rng);
+  for (size_t i = 0; i < route.size(); ++i) {
+    draw -= std::max(route[i].weight, 0);
+    if (draw < 0) return i;
+  }
+  return route.size() - 1;
+}
+
+bool labelsMatch(const std::map<std::string, std::string>& selector,
+                 const std::map<std::string, std::string>& labels) {
+  for (const auto& [k, v] : selector) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+}  // namespace minik8s::mesh

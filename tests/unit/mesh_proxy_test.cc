@@ -1,0 +1,199 @@
+// The sidecar against real sockets on loopback: fake endpoints (HTTP servers answering their
+// name), a faked SO_ORIGINAL_DST (the tests dial the proxy directly), the registry built in the
+// test.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mutex>
+
+#include "common/http.h"
+#include "common/http_client.h"
+#include "common/metrics.h"
+#include "common/yaml_json.h"
+#include "mesh/proxy/sidecar_proxy.h"
+
+namespace minik8s::mesh {
+namespace {
+
+class Backend {
+ public:
+  explicit Backend(std::string name)
+      : name_(std::move(name)), server_([this](const http::Request& req, http::ResponseWriter& w) {
+          w.send(http::Response::text(200, name_ + " " + req.method + " " + req.target + " " +
+                                               std::to_string(req.body.size())));
+        }) {
+    EXPECT_TRUE(server_.start("127.0.0.1:0").ok());
+  }
+  int port() const { return server_.port(); }
+
+ private:
+  std::string name_;
+  http::Server server_;
+};
+
+class MeshProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ProxyOptions o;
+    o.bindAddress = "127.0.0.1";
+    o.outboundPort = o.inboundPort = o.metricsPort = 0;
+    o.seed = 1;
+    o.registry = &registry_;
+    o.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
+      std::lock_guard lock(mu_);
+      return dst_;
+    };
+    proxy_ = std::make_unique<SidecarProxy>(o);
+    ASSERT_TRUE(proxy_->start().ok());
+    setRules({});
+    redirectTo("10.96.0.10", 80);
+  }
+
+  void redirectTo(std::string ip, int port) {
+    std::lock_guard lock(mu_);
+    dst_ = std::make_pair(std::move(ip), port);
+  }
+
+  void setRules(std::vector<json> virtualServices, bool withEndpoints = true) {
+    json svc = {
+        {"metadata", {{"name", "web"}, {"namespace", "default"}}},
+        {"spec", {{"clusterIP", "10.96.0.10"}, {"ports", {{{"name", "http"}, {"port", 80}}}}}}};
+    json eps = {{"metadata", {{"name", "web"}, {"namespace", "default"}}},
+                {"subsets",
+                 {{{"addresses",
+                    {{{"ip", "127.0.0.1"}, {"targetRef", {{"kind", "Pod"}, {"name", "web-v1"}}}}}},
+                   {"ports", {{{"name", "http"}, {"port", v1_.port()}}}}},
+                  {{"addresses",
+                    {{{"ip", "127.0.0.1"}, {"targetRef", {{"kind", "Pod"}, {"name", "web-v2"}}}}}},
+                   {"ports", {{{"name", "http"}, {"port", v2_.port()}}}}}}}};
+    json p1 = {{"metadata",
+                {{"name", "web-v1"}, {"namespace", "default"}, {"labels", {{"version", "v1"}}}}}};
+    json p2 = {{"metadata",
+                {{"name", "web-v2"}, {"namespace", "default"}, {"labels", {{"version", "v2"}}}}}};
+    auto dr = parseYaml(R"(
+metadata: {name: web, namespace: default}
+spec: {host: web, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels: {version: v2}}]}
+)");
+    std::vector<json> endpoints;
+    if (withEndpoints) endpoints.push_back(eps);
+    proxy_->setConfig(buildMeshConfig({svc}, endpoints, {p1, p2}, virtualServices, {*dr}, 1));
+  }
+
+  std::string outboundUrl() const {
+    return "http://127.0.0.1:" + std::to_string(proxy_->outboundPort());
+  }
+
+  // Sends raw bytes to a proxy port and reads until the peer closes.
+  std::string rawExchange(int port, const std::string& bytes) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    std::string out;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
+    ::close(fd);
+    return out;
+  }
+
+  metrics::Registry registry_;
+  Backend v1_{"v1"}, v2_{"v2"};
+  std::mutex mu_;
+  std::optional<std::pair<std::string, int>> dst_;
+  std::unique_ptr<SidecarProxy> proxy_;
+};
+
+TEST_F(MeshProxyTest, RoundRobinsOverTheEndpointsOnOneKeepAliveConnection) {
+  http::Client client(outboundUrl());
+  std::map<std::string, int> seen;
+  for (int i = 0; i < 10; ++i) {
+    auto res = client.get("/hello");
+    ASSERT_TRUE(res.ok()) << res.status().message();
+    EXPECT_EQ(res->status, 200);
+    seen[res->body.substr(0, 2)]++;
+  }
+  EXPECT_EQ(seen["v1"], 5);
+  EXPECT_EQ(seen["v2"], 5);
+}
+
+TEST_F(MeshProxyTest, RoutesByHeaderRegexAndWeight) {
+  auto vs = parseYaml(R"(
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - match: [{headers: {user-agent: {regex: ".*Firefox.*"}}}]
+    route: [{destination: {host: web, subset: v2}}]
+  - route:
+    - {destination: {host: web, subset: v1}, weight: 90}
+    - {destination: {host: web, subset: v2}, weight: 10}
+)");
+  setRules({*vs});
+  http::Client client(outboundUrl());
+  for (int i = 0; i < 5; ++i) {
+    auto res = client.request("GET", "/", "", {{"User-Agent", "Mozilla/5.0 Firefox/120"}});
+    ASSERT_TRUE(res.ok());
+    EXPECT_EQ(res->body.substr(0, 2), "v2");
+  }
+  int v2 = 0;
+  constexpr int kRequests = 500;
+  for (int i = 0; i < kRequests; ++i) {
+    auto res = client.get("/");
+    ASSERT_TRUE(res.ok());
+    v2 += res->body.substr(0, 2) == "v2";
+  }
+  EXPECT_NEAR(v2 / double(kRequests), 0.10, 0.04);
+}
+
+TEST_F(MeshProxyTest, ForwardsChunkedBodiesAndClosesWhenAsked) {
+  std::string out = rawExchange(proxy_->outboundPort(),
+                                "POST /up HTTP/1.1\r\nHost: web\r\nTransfer-Encoding: chunked\r\n"
+                                "Connection: close\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+  EXPECT_NE(out.find("HTTP/1.1 200"), std::string::npos) << out;
+  EXPECT_NE(out.find("POST /up 11"), std::string::npos) << out;
+}
+
+TEST_F(MeshProxyTest, NoEndpointIsA503) {
+  setRules({}, /*withEndpoints=*/false);
+  http::Client client(outboundUrl());
+  auto res = client.get("/");
+  ASSERT_TRUE(res.ok());
+  EXPECT_EQ(res->status, 503);
+  EXPECT_NE(res->body.find("no healthy upstream"), std::string::npos);
+}
+
+TEST_F(MeshProxyTest, UnknownDestinationsPassThroughAsTcp) {
+  redirectTo("127.0.0.1", v1_.port());
+  std::string out = rawExchange(proxy_->outboundPort(),
+                                "GET /direct HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(out.find("v1 GET /direct"), std::string::npos) << out;
+}
+
+TEST_F(MeshProxyTest, InboundGoesToTheOriginalPortOnLoopback) {
+  redirectTo("10.1.2.3", v2_.port());
+  std::string out = rawExchange(proxy_->inboundPort(),
+                                "GET /in HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(out.find("v2 GET /in"), std::string::npos) << out;
+}
+
+TEST_F(MeshProxyTest, ServesMetrics) {
+  http::Client client(outboundUrl());
+  ASSERT_TRUE(client.get("/").ok());
+  http::Client scrape("http://127.0.0.1:" + std::to_string(proxy_->metricsPort()));
+  auto res = scrape.get("/metrics");
+  ASSERT_TRUE(res.ok());
+  EXPECT_NE(res->body.find(
+                R"(mesh_requests_total{destination_service="default/web",response_code="200"} 1)"),
+            std::string::npos)
+      << res->body;
+  EXPECT_NE(res->body.find("mesh_request_duration_seconds_bucket"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace minik8s::mesh
