@@ -187,13 +187,14 @@ TEST(AdmissionChainTest, FixedOrderAndSelection) {
     return out;
   };
   EXPECT_EQ(names(admissionPlugins()),
-            (std::vector<std::string>{"ServiceAccount(m)", "DefaultStorageClass(m)",
-                                      "StorageObjectInUseProtection(m)",
+            (std::vector<std::string>{"MeshSidecarInjection(m)", "ServiceAccount(m)",
+                                      "DefaultStorageClass(m)", "StorageObjectInUseProtection(m)",
                                       "MutatingAdmissionWebhook(m)", "NodeRestriction(v)",
                                       "ValidatingAdmissionWebhook(v)"}));
   EXPECT_EQ(selectAdmissionPlugins({}, {"NodeRestriction", "DefaultStorageClass"}),
-            (std::vector<std::string>{"ServiceAccount", "StorageObjectInUseProtection",
-                                      "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook"}));
+            (std::vector<std::string>{"MeshSidecarInjection", "ServiceAccount",
+                                      "StorageObjectInUseProtection", "MutatingAdmissionWebhook",
+                                      "ValidatingAdmissionWebhook"}));
   testing::FakeStore store;
   Registry registry(store, api::Scheme::builtin());
   auto chain = buildAdmissionChain({"ValidatingAdmissionWebhook", "ServiceAccount"}, registry);

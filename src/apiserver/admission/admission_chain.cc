@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "apiserver/admission/sidecar_injection.h"
 #include "apiserver/admission/storage_admission.h"
 #include "apiserver/admission/webhook_admission.h"
 #include "apiserver/auth/node_restriction.h"
@@ -20,6 +21,8 @@ struct Entry {
 
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
+      {{"MeshSidecarInjection", true},
+       [](Registry& r) { return std::make_shared<SidecarInjection>(r); }},
       {{"ServiceAccount", true},
        [](Registry& r) { return std::make_shared<auth::ServiceAccountAdmission>(r); }},
       {{"DefaultStorageClass", true},

@@ -1,6 +1,7 @@
 // The admission chain: every admission plugin minik8s has, by the name Kubernetes gives it, in
 // the one fixed order writes pass through them (mutating plugins first, then validating ones):
 //
+//   MeshSidecarInjection          mutating    the mesh's sidecar in meshed pods (docs/mesh.md)
 //   ServiceAccount                mutating    default service account, token volume (auth/)
 //   DefaultStorageClass           mutating    claims without a class get the default one
 //   StorageObjectInUseProtection  mutating    pvc-/pv-protection finalizers on create

@@ -1,0 +1,91 @@
+#include "apiserver/admission/sidecar_injection.h"
+
+namespace minik8s::apiserver::admission {
+
+namespace {
+
+std::string stringAt(const json& obj, const json::json_pointer& p) {
+  return obj.contains(p) && obj.at(p).is_string() ? obj.at(p).get<std::string>() : "";
+}
+
+json fieldEnv(const char* name, const char* fieldPath) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", fieldPath}}}}}};
+}
+
+}  // namespace
+
+bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceObject) {
+  if (ns == "kube-system") return false;
+  if (pod.contains("/spec/hostNetwork"_json_pointer) &&
+      pod.at("/spec/hostNetwork"_json_pointer) == true) {
+    return false;
+  }
+  if (pod.contains("spec") && pod["spec"].contains("containers")) {
+    for (const auto& c : pod["spec"]["containers"]) {
+      if (c.is_object() && c.value("name", "") == "istio-proxy") return false;
+    }
+  }
+  std::string annotation =
+      stringAt(pod, "/metadata/annotations/sidecar.istio.io~1inject"_json_pointer);
+  if (annotation == "false") return false;
+  if (annotation == "true") return true;
+  return namespaceObject != nullptr &&
+         stringAt(*namespaceObject, "/metadata/labels/istio-injection"_json_pointer) == "enabled";
+}
+
+void injectSidecar(json& pod) {
+  json& spec = pod["spec"];
+  json init = {
+      {"name", "istio-init"},
+      {"image", kMeshProxyImage},
+      {"imagePullPolicy", "IfNotPresent"},
+      {"args", {"mesh-init", "--outbound-port=15001", "--inbound-port=15006", "--proxy-uid=1337"}},
+      {"securityContext", {{"privileged", true}, {"runAsUser", 0}}},
+  };
+  json proxy = {
+      {"name", "istio-proxy"},
+      {"image", kMeshProxyImage},
+      {"imagePullPolicy", "IfNotPresent"},
+      {"args", {"mesh-proxy"}},
+      {"securityContext", {{"runAsUser", 1337}, {"runAsGroup", 1337}}},
+      {"env",
+       {fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+        fieldEnv("POD_IP", "status.podIP")}},
+      {"ports", {{{"name", "http-envoy-prom"}, {"containerPort", 15090}, {"protocol", "TCP"}}}},
+  };
+  json inits = json::array({init});
+  if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
+    for (auto& c : spec["initContainers"]) inits.push_back(c);
+  }
+  spec["initContainers"] = std::move(inits);
+  if (!spec.contains("containers") || !spec["containers"].is_array()) {
+    spec["containers"] = json::array();
+  }
+  spec["containers"].push_back(std::move(proxy));
+  json& annotations = pod["metadata"]["annotations"];
+  if (!annotations.is_object()) annotations = json::object();
+  annotations["sidecar.istio.io/status"] = "injected";
+  json& labels = pod["metadata"]["labels"];
+  if (!labels.is_object()) labels = json::object();
+  labels["security.istio.io/tlsMode"] = "disabled";
+}
+
+Status SidecarInjection::admit(auth::AdmissionRequest& request) {
+  if (request.operation != "CREATE" || request.newObject == nullptr ||
+      !request.request.group.empty() || request.request.resource != "pods" ||
+      !request.request.subresource.empty()) {
+    return Status::Ok();
+  }
+  json& pod = *request.newObject;
+  std::string ns = request.request.namespaceName;
+  if (ns.empty()) ns = stringAt(pod, "/metadata/namespace"_json_pointer);
+  std::optional<json> namespaceObject;
+  if (const auto* namespaces = registry_.scheme().byResource("", "v1", "namespaces")) {
+    auto got = registry_.get(*namespaces, "", ns);
+    if (got.ok()) namespaceObject = std::move(*got);
+  }
+  if (wantsSidecar(pod, ns, namespaceObject ? &*namespaceObject : nullptr)) injectSidecar(pod);
+  return Status::Ok();
+}
+
+}  // namespace minik8s::apiserver::admission
