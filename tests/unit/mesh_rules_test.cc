@@ -200,3 +200,21 @@ TEST(MeshInterceptionTest, RedirectsAllButTheProxyAndLoopback) {
 
 }  // namespace
 }  // namespace minik8s::mesh
+
+#include "mesh/mesh_resources.h"
+
+namespace minik8s::mesh {
+namespace {
+
+TEST(MeshResourcesTest, TheKindsAreIstiosNames) {
+  json vs = virtualServiceCrd();
+  EXPECT_EQ(vs["metadata"]["name"], "virtualservices.networking.istio.io");
+  EXPECT_EQ(vs["spec"]["names"]["shortNames"][0], "vs");
+  ASSERT_EQ(vs["spec"]["versions"].size(), 3u);
+  EXPECT_EQ(vs["spec"]["versions"][0]["name"], "v1");
+  EXPECT_EQ(vs["spec"]["versions"][0]["storage"], true);
+  EXPECT_EQ(destinationRuleCrd()["spec"]["names"]["kind"], "DestinationRule");
+}
+
+}  // namespace
+}  // namespace minik8s::mesh

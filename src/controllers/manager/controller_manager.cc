@@ -29,6 +29,7 @@
 #include "controllers/volume/csi_provisioner.h"
 #include "controllers/volume/persistent_volume_controller.h"
 #include "controllers/volume/volume_protection_controller.h"
+#include "mesh/mesh_resources.h"
 #include "serverless/function.h"
 #include "slurm/slurm_job.h"
 
@@ -329,6 +330,17 @@ const std::vector<Registration>& registrations() {
          return make<FunctionController>(c.rest, c.informer(serverless::kFunctions),
                                          c.informer(res::kDeployments), c.informer(res::kServices),
                                          c.indexed(res::kPods), o);
+       }},
+      {{"mesh"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         // VirtualService and DestinationRule CRDs, and the sidecars' read access (docs/mesh.md).
+         Status s = mesh::ensureMeshResources(c.rest);
+         if (!s.ok()) {
+           LOG_WARN("mesh controller not started: cannot install the mesh's kinds: {}",
+                    s.toString());
+           return nullptr;
+         }
+         return make<mesh::MeshController>();
        }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {

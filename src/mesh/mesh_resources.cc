@@ -1,0 +1,105 @@
+#include "mesh/mesh_resources.h"
+
+#include "client/custom_resource_definitions.h"
+
+namespace minik8s::mesh {
+
+namespace {
+
+// spec keeps unknown fields: Istio's CRDs accept the whole API; the proxies read the subset
+// docs/mesh.md documents and log what they cannot use.
+json crd(const std::string& kind, const std::string& plural, const std::string& shortName,
+         const json& columns) {
+  json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"spec", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}},
+        {"status", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
+  json versions = json::array();
+  for (const char* v : {"v1", "v1beta1", "v1alpha3"}) {
+    versions.push_back({{"name", v},
+                        {"served", true},
+                        {"storage", std::string(v) == "v1"},
+                        {"schema", {{"openAPIV3Schema", schema}}},
+                        {"additionalPrinterColumns", columns}});
+  }
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata", {{"name", plural + ".networking.istio.io"}}},
+          {"spec",
+           {{"group", "networking.istio.io"},
+            {"scope", "Namespaced"},
+            {"names",
+             {{"kind", kind},
+              {"listKind", kind + "List"},
+              {"plural", plural},
+              {"singular", kind == "VirtualService" ? "virtualservice" : "destinationrule"},
+              {"shortNames", {shortName}},
+              {"categories", {"istio-io", "networking-istio-io"}}}},
+            {"versions", versions}}}};
+}
+
+Status ensureObject(client::RestClient& rest, const client::Resource& r, const json& obj) {
+  std::string name = obj["metadata"]["name"];
+  auto got = rest.get(r, "", name);
+  if (got.ok()) {
+    json updated = obj;
+    updated["metadata"]["resourceVersion"] = (*got)["metadata"]["resourceVersion"];
+    auto u = rest.update(r, updated);
+    return u.ok() ? Status::Ok() : u.status();
+  }
+  auto c = rest.create(r, "", obj);
+  if (c.ok() || c.status().code() == 409) return Status::Ok();
+  return c.status();
+}
+
+}  // namespace
+
+json virtualServiceCrd() {
+  return crd("VirtualService", "virtualservices", "vs",
+             {{{"name", "Gateways"}, {"type", "string"}, {"jsonPath", ".spec.gateways"}},
+              {{"name", "Hosts"}, {"type", "string"}, {"jsonPath", ".spec.hosts"}},
+              {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}});
+}
+
+json destinationRuleCrd() {
+  return crd("DestinationRule", "destinationrules", "dr",
+             {{{"name", "Host"}, {"type", "string"}, {"jsonPath", ".spec.host"}},
+              {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}});
+}
+
+Status ensureMeshResources(client::RestClient& rest) {
+  if (Status s = client::ensureCustomResourceDefinition(rest, virtualServiceCrd()); !s.ok()) {
+    return s;
+  }
+  if (Status s = client::ensureCustomResourceDefinition(rest, destinationRuleCrd()); !s.ok()) {
+    return s;
+  }
+  const client::Resource clusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
+  const client::Resource bindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
+  json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+               {"kind", "ClusterRole"},
+               {"metadata", {{"name", "minik8s:mesh-proxy"}}},
+               {"rules",
+                {{{"apiGroups", {""}},
+                  {"resources", {"services", "endpoints", "pods"}},
+                  {"verbs", {"get", "list", "watch"}}},
+                 {{"apiGroups", {"networking.istio.io"}},
+                  {"resources", {"virtualservices", "destinationrules"}},
+                  {"verbs", {"get", "list", "watch"}}}}}};
+  json binding = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                  {"kind", "ClusterRoleBinding"},
+                  {"metadata", {{"name", "minik8s:mesh-proxy"}}},
+                  {"roleRef",
+                   {{"apiGroup", "rbac.authorization.k8s.io"},
+                    {"kind", "ClusterRole"},
+                    {"name", "minik8s:mesh-proxy"}}},
+                  {"subjects",
+                   {{{"kind", "Group"},
+                     {"apiGroup", "rbac.authorization.k8s.io"},
+                     {"name", "system:serviceaccounts"}}}}};
+  if (Status s = ensureObject(rest, clusterRoles, role); !s.ok()) return s;
+  return ensureObject(rest, bindings, binding);
+}
+
+}  // namespace minik8s::mesh
