@@ -124,6 +124,15 @@ v1::PodSandboxConfig PodSyncer::sandboxConfig(const json& pod, uint32_t attempt)
   ns_opts->set_network(hostNet ? v1::NODE : v1::POD);
   ns_opts->set_pid(spec.value("hostPID", false) ? v1::NODE : v1::CONTAINER);
   ns_opts->set_ipc(spec.value("hostIPC", false) ? v1::NODE : v1::POD);
+  // containerd runs a privileged container only in a privileged sandbox: the sandbox is
+  // privileged when any container of the pod is, as Kubernetes' kubelet does.
+  for (const char* list : {"initContainers", "containers"}) {
+    for (const auto& ctr : spec.value(list, json::array())) {
+      if (ctr.is_object() &&
+          ctr.value("securityContext", json::object()).value("privileged", false))
+        lx->mutable_security_context()->set_privileged(true);
+    }
+  }
   return c;
 }
 

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The service mesh end to end on a 2-node cluster: a namespace labelled istio-injection=enabled
+# gets the sidecar in every pod; a Python service in two versions behind one Service answers a
+# client pod through its sidecar; `minik8s mesh services` lists it; a VirtualService sends ~10%
+# to v2 by weight and every Firefox user agent to v2 by header regex; a pod without a sidecar
+# still reaches the meshed pods (inbound interception) and the proxy's /metrics counts requests.
+source "$(dirname "$0")/lib.sh"
+set +e
+[[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
+
+SUBNET=172.29.131
+WORK=$E2E_DIR/mesh
+mkdir -p "$WORK"
+
+step "a 2-node cluster; the mesh controller installs its kinds"
+start_cluster mesh "$SUBNET" 2 || exit 1
+wait_for 60 kubectl get crd virtualservices.networking.istio.io destinationrules.networking.istio.io ||
+  fail "VirtualService and DestinationRule CRDs are installed"
+
+step "a meshed namespace with a service in two versions and a client"
+kubectl create namespace shop >/dev/null
+kubectl label namespace shop istio-injection=enabled >/dev/null
+for v in v1 v2; do
+  cat >"$WORK/web-$v.yaml" <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web-$v, namespace: shop}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web, version: $v}}
+  template:
+    metadata: {labels: {app: web, version: $v}}
+    spec:
+      containers:
+      - name: web
+        image: minik8s/python:latest
+        env: [{name: VERSION, value: $v}]
+        ports: [{containerPort: 8080}]
+        readinessProbe: {httpGet: {path: /, port: 8080}, periodSeconds: 1}
+        command:
+        - python3
+        - -c
+        - |
+          import http.server, os
+          class H(http.server.BaseHTTPRequestHandler):
+              protocol_version = "HTTP/1.1"
+              def do_GET(self):
+                  body = (os.environ["VERSION"] + "\n").encode()
+                  self.send_response(200)
+                  self.send_header("Content-Length", str(len(body)))
+                  self.end_headers()
+                  self.wfile.write(body)
+              def log_message(self, *args):
+                  pass
+          http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()
+YAML
+  kubectl apply -f "$WORK/web-$v.yaml" >/dev/null || fail "apply web-$v"
+done
+cat >"$WORK/rest.yaml" <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec:
+  selector: {app: web}
+  ports: [{name: http, port: 80, targetPort: 8080}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: client, namespace: shop}
+spec:
+  containers:
+  - {name: client, image: minik8s/python:latest, command: [python3, -c, "import time; time.sleep(1e9)"]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain, namespace: default}
+spec:
+  containers:
+  - {name: plain, image: minik8s/python:latest, command: [python3, -c, "import time; time.sleep(1e9)"]}
+YAML
+kubectl apply -f "$WORK/rest.yaml" >/dev/null || fail "apply the service and the clients"
+kubectl -n shop wait --for=condition=Ready pod -l app=web --timeout=180s >/dev/null ||
+  fail "the web pods are ready (their readiness probes pass through the sidecar's inbound port)"
+kubectl -n shop wait --for=condition=Ready pod/client --timeout=120s >/dev/null || fail "client ready"
+kubectl wait --for=condition=Ready pod/plain --timeout=120s >/dev/null || fail "plain pod ready"
+expect_eq "$(kubectl -n shop get pod client -o jsonpath='{.spec.containers[*].name}')" \
+  "client istio-proxy" "the client got the sidecar"
+expect_eq "$(kubectl -n shop get pod client -o jsonpath='{.spec.initContainers[*].name}')" \
+  "istio-init" "the client got the init step"
+expect_eq "$(kubectl get pod plain -o jsonpath='{.spec.containers[*].name}')" "plain" \
+  "no sidecar outside the meshed namespace"
+
+# count N [USER_AGENT]: N requests from the client pod to http://web, each version counted.
+count() {
+  kubectl -n shop exec client -c client -- python3 -c '
+import collections, sys, urllib.request
+n, agent = int(sys.argv[1]), sys.argv[2]
+seen = collections.Counter()
+for _ in range(n):
+    req = urllib.request.Request("http://web/", headers={"User-Agent": agent})
+    try:
+        seen[urllib.request.urlopen(req, timeout=5).read().decode().strip()] += 1
+    except Exception as e:
+        seen["error"] += 1
+print(" ".join(f"{k}={v}" for k, v in sorted(seen.items())))' "$1" "${2:-python-urllib}"
+}
+answers() { [[ $(count 4) == *v1=2* ]] && [[ $(count 4) == *v2=2* ]]; }
+
+step "requests through the Service name reach both versions through the sidecars"
+wait_for 60 answers || fail "round robin over v1 and v2 (last: $(count 4))"
+out=$("$MINIK8S_BIN" mesh services -n shop 2>&1)
+expect_contains "$out" "web" "minik8s mesh services lists web"
+expect_contains "$out" "(v1)" "with the v1 endpoint"
+expect_contains "$out" "(v2)" "with the v2 endpoint"
+
+step "a VirtualService: 90/10 by weight, Firefox to v2 by header regex"
+cat >"$WORK/rules.yaml" <<'YAML'
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web, namespace: shop}
+spec:
+  host: web
+  subsets:
+  - {name: v1, labels: {version: v1}}
+  - {name: v2, labels: {version: v2}}
+---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web, namespace: shop}
+spec:
+  hosts: [web]
+  http:
+  - match:
+    - headers:
+        user-agent: {regex: ".*Firefox.*"}
+    route:
+    - destination: {host: web, subset: v2}
+  - route:
+    - destination: {host: web, subset: v1}
+      weight: 90
+    - destination: {host: web, subset: v2}
+      weight: 10
+YAML
+kubectl apply -f "$WORK/rules.yaml" >/dev/null || fail "apply the Istio rules"
+firefox() { [[ $(count 10 "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0") == "v2=10" ]]; }
+wait_for 10 firefox || fail "Firefox goes to v2 (last: $(count 10 'Mozilla/5.0 Firefox/120.0'))"
+out=$(count 500)
+echo "500 requests with the 90/10 rule: $out"
+v2=$(echo "$out" | grep -o 'v2=[0-9]*' | cut -d= -f2)
+v2=${v2:-0}
+((v2 >= 30 && v2 <= 70)) || fail "about 10% to v2 over 500 requests (got $v2)"
+expect_not_contains "$out" "error" "no failed request"
+
+step "a pod without a sidecar reaches the meshed service"
+out=$(kubectl exec plain -- python3 -c '
+import urllib.request
+print(urllib.request.urlopen("http://web.shop/", timeout=5).read().decode().strip())' 2>&1)
+[[ $out == v1 || $out == v2 ]] || fail "plain -> web.shop answered: $out"
+
+step "the sidecar's metrics count the requests"
+out=$(kubectl -n shop exec client -c client -- python3 -c '
+import urllib.request
+print(urllib.request.urlopen("http://127.0.0.1:15090/metrics", timeout=5).read().decode())' 2>&1)
+expect_contains "$out" 'mesh_requests_total{destination_service="shop/web",response_code="200"}' \
+  "requests by destination and code"
+expect_contains "$out" 'mesh_request_duration_seconds_bucket{destination_service="shop/web"' \
+  "a latency histogram"
+
+finish
