@@ -44,6 +44,7 @@ spec:
           import http.server, os
           class H(http.server.BaseHTTPRequestHandler):
               protocol_version = "HTTP/1.1"
+              disable_nagle_algorithm = True  # headers and body are two writes
               def do_GET(self):
                   body = (os.environ["VERSION"] + "\n").encode()
                   self.send_response(200)
@@ -73,6 +74,30 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
+metadata: {name: direct, namespace: default, labels: {app: direct}}
+spec:
+  containers:
+  - name: direct
+    image: minik8s/python:latest
+    command:
+    - python3
+    - -c
+    - |
+      import http.server
+      class H(http.server.BaseHTTPRequestHandler):
+          protocol_version = "HTTP/1.1"
+          disable_nagle_algorithm = True
+          def do_GET(self):
+              self.send_response(200)
+              self.send_header("Content-Length", "7")
+              self.end_headers()
+              self.wfile.write(b"direct\n")
+          def log_message(self, *args):
+              pass
+      http.server.ThreadingHTTPServer(("", 8080), H).serve_forever()
+---
+apiVersion: v1
+kind: Pod
 metadata: {name: plain, namespace: default}
 spec:
   containers:
@@ -82,7 +107,8 @@ kubectl apply -f "$WORK/rest.yaml" >/dev/null || fail "apply the service and the
 kubectl -n shop wait --for=condition=Ready pod -l app=web --timeout=180s >/dev/null ||
   fail "the web pods are ready (their readiness probes pass through the sidecar's inbound port)"
 kubectl -n shop wait --for=condition=Ready pod/client --timeout=120s >/dev/null || fail "client ready"
-kubectl wait --for=condition=Ready pod/plain --timeout=120s >/dev/null || fail "plain pod ready"
+kubectl wait --for=condition=Ready pod/plain pod/direct --timeout=120s >/dev/null ||
+  fail "plain and direct pods ready"
 expect_eq "$(kubectl -n shop get pod client -o jsonpath='{.spec.containers[*].name}')" \
   "client istio-proxy" "the client got the sidecar"
 expect_eq "$(kubectl -n shop get pod client -o jsonpath='{.spec.initContainers[*].name}')" \
@@ -165,5 +191,29 @@ expect_contains "$out" 'mesh_requests_total{destination_service="shop/web",respo
   "requests by destination and code"
 expect_contains "$out" 'mesh_request_duration_seconds_bucket{destination_service="shop/web"' \
   "a latency histogram"
+
+step "latency (reported, not checked): 1,000 sequential keep-alive requests each"
+latency() {  # NAMESPACE POD CONTAINER HOST PORT
+  kubectl -n "$1" exec "$2" -c "$3" -- python3 -c '
+import http.client, sys, time
+host, port, n = sys.argv[1], int(sys.argv[2]), 1000
+c = http.client.HTTPConnection(host, port, timeout=5)
+lat = []
+for _ in range(n):
+    t = time.perf_counter()
+    c.request("GET", "/")
+    c.getresponse().read()
+    lat.append((time.perf_counter() - t) * 1e3)
+lat.sort()
+print(f"p50 {lat[n // 2]:.3f} ms  p90 {lat[int(n * 0.9)]:.3f} ms  p99 {lat[int(n * 0.99)]:.3f} ms")' "$4" "$5"
+}
+direct_ip=$(kubectl get pod direct -o jsonpath='{.status.podIP}')
+v1_ip=$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}')
+echo "no sidecar      (plain -> direct pod IP):        $(latency default plain plain "$direct_ip" 8080)"
+echo "inbound sidecar (plain -> web-v1 pod IP):        $(latency default plain plain "$v1_ip" 8080)"
+echo "two sidecars    (client -> web, HTTP routing):   $(latency shop client client web 80)"
+for pid in $(pgrep -f 'minik8s mesh-proxy'); do
+  echo "mesh-proxy pid $pid RSS $(awk '/VmRSS/ {print $2, $3}' /proc/$pid/status)"
+done
 
 finish
