@@ -177,6 +177,44 @@ v2=${v2:-0}
 ((v2 >= 30 && v2 <= 70)) || fail "about 10% to v2 over 500 requests (got $v2)"
 expect_not_contains "$out" "error" "no failed request"
 
+step "discovery: a new endpoint reaches the client's sidecar within a second, a removed one gets no request"
+# The client's sidecar is polled from inside the pod (GET :15090/registry every 5 ms) and the
+# Endpoints object is watched from here; both print wall-clock times of the same machine.
+kubectl -n shop exec client -c client -- python3 -c '
+import json, time, urllib.request
+deadline = time.time() + 120
+while time.time() < deadline:
+    r = json.load(urllib.request.urlopen("http://127.0.0.1:15090/registry", timeout=5))
+    n = sum(len(p["endpoints"]) for s in r["services"]
+            if s["namespace"] == "shop" and s["name"] == "web" for p in s["ports"])
+    if n == 3:
+        print(f"{time.time():.3f}")
+        break
+    time.sleep(0.005)' >"$WORK/proxy-saw" 2>&1 &
+poller=$!
+kubectl -n shop get endpoints web -w -o jsonpath='{.subsets[*].addresses[*].ip}{"\n"}' 2>/dev/null |
+  while read -r ips; do echo "$(date +%s.%N) $(echo "$ips" | wc -w)"; done >"$WORK/endpoints-seen" &
+watcher=$!
+kubectl -n shop scale deploy web-v1 --replicas=2 >/dev/null
+wait $poller
+kill $watcher 2>/dev/null
+api_at=$(awk '$2 == 3 {print $1; exit}' "$WORK/endpoints-seen")
+proxy_at=$(cat "$WORK/proxy-saw")
+if [[ -n $api_at && $proxy_at =~ ^[0-9.]+$ ]]; then
+  delay=$(echo "($proxy_at - $api_at) * 1000" | bc)
+  echo "the Endpoints change reached the client's sidecar ${delay%.*} ms after kubectl's watch saw it"
+  (($(echo "$delay < 1000" | bc))) || fail "an endpoint change reaches the sidecar within a second"
+else
+  fail "the sidecar saw the third endpoint (api: $api_at, proxy: $proxy_at)"
+fi
+kubectl -n shop scale deploy web-v1 --replicas=1 >/dev/null
+two_endpoints() {
+  [[ $(kubectl -n shop get endpoints web -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w) == 2 ]]
+}
+wait_for 60 two_endpoints || fail "back to two endpoints"
+out=$(count 100)
+expect_not_contains "$out" "error" "no request fails after an endpoint went away ($out)"
+
 step "a pod without a sidecar reaches the meshed service"
 out=$(kubectl exec plain -- python3 -c '
 import urllib.request

@@ -193,6 +193,11 @@ TEST_F(MeshProxyTest, ServesMetrics) {
             std::string::npos)
       << res->body;
   EXPECT_NE(res->body.find("mesh_request_duration_seconds_bucket"), std::string::npos);
+  auto registry = scrape.get("/registry");
+  ASSERT_TRUE(registry.ok());
+  json listed = json::parse(registry->body);
+  EXPECT_EQ(listed["services"][0]["clusterIP"], "10.96.0.10");
+  EXPECT_EQ(listed["services"][0]["ports"][0]["endpoints"].size(), 2u);
 }
 
 }  // namespace

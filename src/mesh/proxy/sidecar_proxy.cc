@@ -372,6 +372,10 @@ struct SidecarProxy::Impl {
         res = plainResponse(bhttp::status::ok, req.version(), "");
         res.body() = registry.exposition();
         res.set(bhttp::field::content_type, "text/plain; version=0.0.4");
+      } else if (target.rfind("/registry", 0) == 0) {
+        res = plainResponse(bhttp::status::ok, req.version(), "");
+        res.body() = meshConfigToJson(*current()).dump();
+        res.set(bhttp::field::content_type, "application/json");
       } else if (target.rfind("/healthz", 0) == 0) {
         res = plainResponse(bhttp::status::ok, req.version(), "ok");
       } else {

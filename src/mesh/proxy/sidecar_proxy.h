@@ -8,7 +8,8 @@
 //                    chunked bodies work. Anything else is relayed as plain TCP to the original
 //                    destination.
 //   :15006 inbound   relayed as plain TCP to 127.0.0.1:<original port> (the application).
-//   :15090 metrics   GET /metrics (Prometheus text), GET /healthz.
+//   :15090 metrics   GET /metrics (Prometheus text), GET /registry (the MeshConfig this proxy
+//                    routes with, as JSON: read-only), GET /healthz.
 //
 // One thread runs all connections on one io_context (C++20 coroutines), so the proxy stays
 // small. The proxy's own sockets belong to UID 1337, which the pod's rules leave alone.
