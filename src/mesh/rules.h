@@ -35,6 +35,9 @@ struct HttpMatch {
   std::map<std::string, StringMatch> headers;  // lower-case names
 };
 
+// Istio retries a failed request twice unless the route says otherwise.
+inline constexpr int kDefaultRetryAttempts = 2;
+
 struct RouteDestination {
   std::string host;    // a service name, "name.ns", or "name.ns.svc.cluster.local"
   std::string subset;  // "" = every endpoint
@@ -46,8 +49,8 @@ struct HttpRoute {
   std::string name;
   std::vector<HttpMatch> match;  // empty = every request; any one of them matches
   std::vector<RouteDestination> route;
-  std::chrono::milliseconds timeout{0};  // 0 = none
-  int retryAttempts = 0;
+  std::chrono::milliseconds timeout{0};       // 0 = none
+  int retryAttempts = kDefaultRetryAttempts;  // retries.attempts; Istio's default when absent
 };
 
 struct VirtualService {

@@ -202,3 +202,32 @@ TEST_F(MeshProxyTest, ServesMetrics) {
 
 }  // namespace
 }  // namespace minik8s::mesh
+
+namespace minik8s::mesh {
+namespace {
+
+TEST_F(MeshProxyTest, AnEndpointThatRefusesIsRetriedOnAnother) {
+  // A third endpoint that refuses connections (a port nobody listens on).
+  int closed = 0;
+  {
+    http::Server gone([](const http::Request&, http::ResponseWriter& w) {
+      w.send(http::Response::text(200, "x"));
+    });
+    ASSERT_TRUE(gone.start("127.0.0.1:0").ok());
+    closed = gone.port();
+  }
+  auto config = std::make_shared<MeshConfig>(*proxy_->config());
+  auto& port = config->services["default/web"].ports[0];
+  port.endpoints.push_back({"127.0.0.1", closed, "web-gone", {}});
+  proxy_->setConfig(config);
+  http::Client client(outboundUrl());
+  for (int i = 0; i < 9; ++i) {
+    auto res = client.get("/");
+    ASSERT_TRUE(res.ok());
+    EXPECT_EQ(res->status, 200) << res->body;
+    EXPECT_EQ(res->body[0], 'v') << res->body;  // answered by web-v1 or web-v2
+  }
+}
+
+}  // namespace
+}  // namespace minik8s::mesh

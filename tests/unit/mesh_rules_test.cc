@@ -55,6 +55,7 @@ TEST(MeshRulesTest, ParsesTheVirtualServiceSubset) {
   ASSERT_EQ(vs->http.size(), 3u);
   EXPECT_EQ(vs->http[0].timeout, std::chrono::milliseconds(1500));
   EXPECT_EQ(vs->http[0].retryAttempts, 2);
+  EXPECT_EQ(vs->http[1].retryAttempts, kDefaultRetryAttempts);
   EXPECT_EQ(vs->http[2].route[0].weight, 90);
   EXPECT_EQ(vs->http[2].route[1].subset, "v2");
 }

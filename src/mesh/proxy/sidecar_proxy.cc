@@ -230,7 +230,7 @@ struct SidecarProxy::Impl {
     std::vector<const MeshEndpoint*> endpoints;
     std::string rrKey;
     std::chrono::milliseconds timeout{0};
-    int attempts = 1;
+    int attempts = 1 + kDefaultRetryAttempts;
   };
 
   Decision decide(const MeshConfig& cfg, const std::string& serviceKey, int servicePort,
