@@ -231,3 +231,70 @@ TEST_F(MeshProxyTest, AnEndpointThatRefusesIsRetriedOnAnother) {
 
 }  // namespace
 }  // namespace minik8s::mesh
+
+#include <thread>
+
+namespace minik8s::mesh {
+namespace {
+
+// A WebSocket-like upgrade: the endpoint answers 101, then echoes bytes.
+TEST_F(MeshProxyTest, UpgradesContinueAsTcpToTheEndpoint) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  int echoPort = ntohs(addr.sin_port);
+  std::thread echo([listener] {
+    int fd = ::accept(listener, nullptr, nullptr);
+    std::string head;
+    char c;
+    while (head.find("\r\n\r\n") == std::string::npos && ::read(fd, &c, 1) == 1) head += c;
+    std::string answer =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n";
+    ::write(fd, answer.data(), answer.size());
+    char buf[256];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) ::write(fd, buf, n);
+    ::close(fd);
+  });
+  auto config = std::make_shared<MeshConfig>(*proxy_->config());
+  config->services["default/web"].ports[0].endpoints = {{"127.0.0.1", echoPort, "echo", {}}};
+  proxy_->setConfig(config);
+
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in proxyAddr{};
+  proxyAddr.sin_family = AF_INET;
+  proxyAddr.sin_port = htons(static_cast<uint16_t>(proxy_->outboundPort()));
+  proxyAddr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&proxyAddr), sizeof proxyAddr), 0);
+  std::string request =
+      "GET /ws HTTP/1.1\r\nHost: web\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n";
+  ::write(fd, request.data(), request.size());
+  std::string got;
+  char buf[512];
+  while (got.find("\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    got.append(buf, n);
+  }
+  EXPECT_NE(got.find("101 Switching Protocols"), std::string::npos) << got;
+  EXPECT_NE(got.find("Connection: Upgrade"), std::string::npos) << got;
+  ::write(fd, "ping", 4);
+  std::string echoed;
+  while (echoed.size() < 4) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    echoed.append(buf, n);
+  }
+  EXPECT_EQ(echoed, "ping");
+  ::shutdown(fd, SHUT_WR);
+  ::close(fd);
+  echo.join();
+  ::close(listener);
+}
+
+}  // namespace
+}  // namespace minik8s::mesh

@@ -53,6 +53,11 @@ Response plainResponse(bhttp::status status, unsigned version, std::string body)
   return res;
 }
 
+bool isUpgrade(const Request& req) {
+  return req.find(bhttp::field::upgrade) != req.end() &&
+         bhttp::token_list{req[bhttp::field::connection]}.exists("upgrade");
+}
+
 bool looksLikeHttpRequest(std::string_view head) {
   // A method token (upper-case letters) then a space: GET, POST, PUT, DELETE, PATCH, HEAD, ...
   size_t i = 0;
@@ -266,7 +271,7 @@ struct SidecarProxy::Impl {
 
   awaitable<Response> forward(Request& req, const std::string& serviceKey, int servicePort,
                               std::map<std::string, std::unique_ptr<Upstream>>& pool,
-                              std::string* destination) {
+                              std::string* destination, std::string* endpoint) {
     auto cfg = current();
     Decision d = decide(*cfg, serviceKey, servicePort, req);
     *destination = d.service;
@@ -274,7 +279,9 @@ struct SidecarProxy::Impl {
       co_return plainResponse(bhttp::status::service_unavailable, req.version(),
                               "no healthy upstream for " + d.service);
     }
-    req.keep_alive(true);  // toward the endpoint; the client's own choice is restored after
+    // Toward the endpoint; the client's own choice is restored after. An upgrade keeps its
+    // `Connection: Upgrade`.
+    if (!isUpgrade(req)) req.keep_alive(true);
     bool timedOut = false;
     for (int attempt = 0; attempt < d.attempts; ++attempt) {
       const MeshEndpoint* ep = d.endpoints[roundRobin[d.rrKey]++ % d.endpoints.size()];
@@ -317,6 +324,7 @@ struct SidecarProxy::Impl {
         Response res = parser.release();
         if (!res.keep_alive()) pool.erase(key);
         if (res.result() == bhttp::status::service_unavailable && attempt + 1 < d.attempts) break;
+        *endpoint = key;
         co_return res;
       }
     }
@@ -340,15 +348,39 @@ struct SidecarProxy::Impl {
       Request req = parser.release();
       bool keepAlive = req.keep_alive();
       bool head = req.method() == bhttp::verb::head;
-      std::string destination;
-      Response res = co_await forward(req, serviceKey, servicePort, pool, &destination);
-      if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
-      res.keep_alive(keepAlive);
+      bool upgrade = isUpgrade(req);
+      std::string destination, endpoint;
+      Response res = co_await forward(req, serviceKey, servicePort, pool, &destination, &endpoint);
+      bool switched = upgrade && res.result() == bhttp::status::switching_protocols &&
+                      pool.count(endpoint) != 0;
+      if (!switched) {
+        if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
+        res.keep_alive(keepAlive);
+      }
       co_await bhttp::async_write(down, res, asio::redirect_error(use_awaitable, ec));
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       requests.with({destination, std::to_string(res.result_int())}).inc();
       latency.with({destination}).observe(seconds);
+      if (switched && !ec) {
+        // WebSocket and other upgrades: from here on bytes both ways, starting with what either
+        // side sent after its HTTP part.
+        std::unique_ptr<Upstream> up = std::move(pool[endpoint]);
+        pool.erase(endpoint);
+        if (buffer.size() > 0) {
+          co_await asio::async_write(up->stream.socket(), buffer.data(),
+                                     asio::redirect_error(use_awaitable, ec));
+        }
+        if (!ec && up->buffer.size() > 0) {
+          co_await asio::async_write(down.socket(), up->buffer.data(),
+                                     asio::redirect_error(use_awaitable, ec));
+        }
+        if (ec) co_return;
+        down.expires_never();
+        up->stream.expires_never();
+        co_await relay(down.release_socket(), up->stream.release_socket());
+        co_return;
+      }
       if (ec || !keepAlive) break;
     }
     ErrorCode ignored;

@@ -5,7 +5,8 @@
 //                    clusterIP:port with an HTTP port is parsed as HTTP/1.1 (Beast) and each
 //                    request is routed by the service's VirtualService routes (match, weighted
 //                    subsets, timeout, retries) to one endpoint (round robin); keep-alive and
-//                    chunked bodies work. Anything else is relayed as plain TCP to the original
+//                    chunked bodies work; an upgrade (WebSocket) answered 101 continues as TCP
+//                    to that endpoint. Anything else is relayed as plain TCP to the original
 //                    destination.
 //   :15006 inbound   relayed as plain TCP to 127.0.0.1:<original port> (the application).
 //   :15090 metrics   GET /metrics (Prometheus text), GET /registry (the MeshConfig this proxy
