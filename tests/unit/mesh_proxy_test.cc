@@ -182,6 +182,18 @@ TEST_F(MeshProxyTest, InboundGoesToTheOriginalPortOnLoopback) {
   EXPECT_NE(out.find("v2 GET /in"), std::string::npos) << out;
 }
 
+TEST_F(MeshProxyTest, InboundFallsBackToTheOriginalAddress) {
+  // An application listening on one address only (here 127.0.0.2, standing for the pod IP).
+  http::Server podIpOnly([](const http::Request& req, http::ResponseWriter& w) {
+    w.send(http::Response::text(200, "pod-ip " + req.target));
+  });
+  ASSERT_TRUE(podIpOnly.start("127.0.0.2:0").ok());
+  redirectTo("127.0.0.2", podIpOnly.port());
+  std::string out = rawExchange(proxy_->inboundPort(),
+                                "GET /only HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(out.find("pod-ip /only"), std::string::npos) << out;
+}
+
 TEST_F(MeshProxyTest, ServesMetrics) {
   http::Client client(outboundUrl());
   ASSERT_TRUE(client.get("/").ok());

@@ -180,22 +180,32 @@ struct SidecarProxy::Impl {
     co_await pump(pb, pa);
   }
 
-  awaitable<void> passThrough(tcp::socket down, const std::string& ip, int port) {
-    ErrorCode ec;
-    auto address = asio::ip::make_address(ip, ec);
-    if (ec) co_return;
-    tcp::socket up(io);
-    co_await up.async_connect(tcp::endpoint(address, static_cast<uint16_t>(port)),
-                              asio::redirect_error(use_awaitable, ec));
-    if (ec) co_return;  // closing `down` tells the client, as a refused connect would
-    up.set_option(tcp::no_delay(true), ec);
-    co_await relay(std::move(down), std::move(up));
+  // Connects to the first of `ips` that accepts, then relays; closing `down` when none does
+  // tells the client, as a refused connect would.
+  awaitable<void> passThrough(tcp::socket down, std::vector<std::string> ips, int port) {
+    for (const auto& ip : ips) {
+      ErrorCode ec;
+      auto address = asio::ip::make_address(ip, ec);
+      if (ec) continue;
+      tcp::socket up(io);
+      co_await up.async_connect(tcp::endpoint(address, static_cast<uint16_t>(port)),
+                                asio::redirect_error(use_awaitable, ec));
+      if (ec) continue;
+      up.set_option(tcp::no_delay(true), ec);
+      co_await relay(std::move(down), std::move(up));
+      co_return;
+    }
   }
 
+  // To the application on loopback; when it listens on the pod IP only, to the original
+  // destination itself (the proxy's UID is not redirected, so this does not loop).
   awaitable<void> inboundConnection(tcp::socket socket) {
     auto dst = destinationOf(socket);
     if (!dst) co_return;
-    co_await passThrough(std::move(socket), options.inboundTarget, dst->second);
+    std::vector<std::string> targets;  // (a braced list here trips GCC 12's coroutines)
+    targets.push_back(options.inboundTarget);
+    targets.push_back(dst->first);
+    co_await passThrough(std::move(socket), std::move(targets), dst->second);
   }
 
   // True when the client's first bytes look like an HTTP request; false when it sends nothing
@@ -224,7 +234,8 @@ struct SidecarProxy::Impl {
     if (port != nullptr && port->appProtocol == "http" && co_await sniffHttp(socket)) {
       co_await serveHttp(std::move(socket), svc->key(), dst->second);
     } else {
-      co_await passThrough(std::move(socket), dst->first, dst->second);
+      std::vector<std::string> targets(1, dst->first);
+      co_await passThrough(std::move(socket), std::move(targets), dst->second);
     }
   }
 

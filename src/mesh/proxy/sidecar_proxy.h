@@ -8,7 +8,8 @@
 //                    chunked bodies work; an upgrade (WebSocket) answered 101 continues as TCP
 //                    to that endpoint. Anything else is relayed as plain TCP to the original
 //                    destination.
-//   :15006 inbound   relayed as plain TCP to 127.0.0.1:<original port> (the application).
+//   :15006 inbound   relayed as plain TCP to 127.0.0.1:<original port> (the application), or to
+//                    the original destination when nothing listens on loopback.
 //   :15090 metrics   GET /metrics (Prometheus text), GET /registry (the MeshConfig this proxy
 //                    routes with, as JSON: read-only), GET /healthz.
 //
