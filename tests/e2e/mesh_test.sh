@@ -246,9 +246,9 @@ lat.sort()
 print(f"p50 {lat[n // 2]:.3f} ms  p90 {lat[int(n * 0.9)]:.3f} ms  p99 {lat[int(n * 0.99)]:.3f} ms")' "$4" "$5"
 }
 direct_ip=$(kubectl get pod direct -o jsonpath='{.status.podIP}')
-v1_ip=$(kubectl -n shop get pod -l version=v1 -o jsonpath='{.items[0].status.podIP}')
+web_ip=$(kubectl -n shop get endpoints web -o jsonpath='{.subsets[0].addresses[0].ip}')  # ready
 echo "no sidecar      (plain -> direct pod IP):        $(latency default plain plain "$direct_ip" 8080)"
-echo "inbound sidecar (plain -> web-v1 pod IP):        $(latency default plain plain "$v1_ip" 8080)"
+echo "inbound sidecar (plain -> a web pod IP):         $(latency default plain plain "$web_ip" 8080)"
 echo "two sidecars    (client -> web, HTTP routing):   $(latency shop client client web 80)"
 for pid in $(pgrep -f 'minik8s mesh-proxy'); do
   echo "mesh-proxy pid $pid RSS $(awk '/VmRSS/ {print $2, $3}' /proc/$pid/status)"
