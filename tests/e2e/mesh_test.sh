@@ -250,8 +250,33 @@ web_ip=$(kubectl -n shop get endpoints web -o jsonpath='{.subsets[0].addresses[0
 echo "no sidecar      (plain -> direct pod IP):        $(latency default plain plain "$direct_ip" 8080)"
 echo "inbound sidecar (plain -> a web pod IP):         $(latency default plain plain "$web_ip" 8080)"
 echo "two sidecars    (client -> web, HTTP routing):   $(latency shop client client web 80)"
-for pid in $(pgrep -f 'minik8s mesh-proxy'); do
-  echo "mesh-proxy pid $pid RSS $(awk '/VmRSS/ {print $2, $3}' /proc/$pid/status)"
-done
+proxy_rss() {
+  for pid in $(pgrep -f 'minik8s mesh-proxy'); do
+    echo "mesh-proxy pid $pid RSS $(awk '/VmRSS/ {print $2, $3}' /proc/$pid/status)"
+  done
+}
+proxy_rss
+
+if command -v wrk >/dev/null; then
+  step "throughput (reported, not checked): wrk from the pods' network namespaces, 50 connections"
+  # wrk runs as root in the pod's network namespace, so the client pod's nat rules send it
+  # through the sidecar as they would the application. The backends are single Python processes:
+  # the numbers say as much about them as about the mesh.
+  netns_pid() {  # POD_IP: a process of the pod holding that address
+    local p
+    for p in $(pgrep -f 'time.sleep\(1e9\)'); do
+      nsenter -t "$p" -n ip -4 -o addr show 2>/dev/null | grep -q " $1/" && { echo "$p"; return; }
+    done
+  }
+  client_pid=$(netns_pid "$(kubectl -n shop get pod client -o jsonpath='{.status.podIP}')")
+  plain_pid=$(netns_pid "$(kubectl get pod plain -o jsonpath='{.status.podIP}')")
+  web_vip=$(kubectl -n shop get svc web -o jsonpath='{.spec.clusterIP}')
+  rps() { nsenter -t "$1" -n wrk -c 50 -t 2 -d 5s "$2" 2>&1 | awk '/Requests\/sec/ {print $2}'; }
+  if [[ -n $client_pid && -n $plain_pid ]]; then
+    echo "direct (plain -> the direct pod):            $(rps "$plain_pid" "http://$direct_ip:8080/") req/s"
+    echo "meshed (client -> web, two sidecars):        $(rps "$client_pid" "http://$web_vip/") req/s"
+    proxy_rss
+  fi
+fi
 
 finish
