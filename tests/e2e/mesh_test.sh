@@ -252,7 +252,9 @@ echo "inbound sidecar (plain -> a web pod IP):         $(latency default plain p
 echo "two sidecars    (client -> web, HTTP routing):   $(latency shop client client web 80)"
 proxy_rss() {
   for pid in $(pgrep -f 'minik8s mesh-proxy'); do
-    echo "mesh-proxy pid $pid RSS $(awk '/VmRSS/ {print $2, $3}' /proc/$pid/status)"
+    echo "mesh-proxy pid $pid RSS $(awk '/VmRSS/ {print $2, $3}' /proc/$pid/status)," \
+      "anonymous $(awk '/RssAnon/ {print $2, $3}' /proc/$pid/status)," \
+      "PSS $(awk '/^Pss:/ {print $2, $3}' /proc/$pid/smaps_rollup)"
   done
 }
 proxy_rss
