@@ -446,7 +446,8 @@ void addServerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--enable-admission-plugins", flags->enableAdmissionPlugins,
                   "Admission plugins to turn on besides the default ones (all are on by default: "
-                  "ServiceAccount, DefaultStorageClass, StorageObjectInUseProtection, "
+                  "MeshSidecarInjection, ServiceAccount, DefaultStorageClass, "
+                  "StorageObjectInUseProtection, "
                   "MutatingAdmissionWebhook, NodeRestriction, ValidatingAdmissionWebhook)")
       ->delimiter(',');
   cmd->add_option("--disable-admission-plugins", flags->disableAdmissionPlugins,
