@@ -113,7 +113,7 @@ usage() {
 in_dir() {  # pid
   local p=$1 l f
   grep -qzx "MINIK8S_SLURM_DIR=$DIR" "/proc/$p/environ" 2>/dev/null && return 0
-  tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "$DIR/" && return 0
+  [[ $(tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null) == *"$DIR/"* ]] && return 0
   l=$(readlink "/proc/$p/cwd" 2>/dev/null) && l=${l% (deleted)} &&
     [[ $l == "$DIR" || $l == "$DIR/"* ]] && return 0
   for f in "/proc/$p/fd/"*; do
@@ -302,7 +302,9 @@ cmd_up() {
   for b in $SBIN/munged $SBIN/slurmctld $SBIN/slurmd /usr/bin/sinfo /usr/bin/sbatch /usr/bin/munge; do
     [[ -x $b ]] || die "$b is missing: apt-get install slurmctld slurmd slurm-client munge"
   done
-  ip -o addr show 2>/dev/null | grep -qw "inet $addr" || [[ $addr == 127.* ]] ||
+  # No `| grep -q` under pipefail: grep leaving at the first match can kill ip with SIGPIPE when
+  # the host has many addresses (clusters running side by side), and the pipeline then fails.
+  [[ $(ip -o addr show 2>/dev/null) == *"inet $addr/"* || $addr == 127.* ]] ||
     die "$addr is not an address of this host"
   local t0; t0=$(date +%s.%N)
 

@@ -87,7 +87,7 @@ wait_state() {  # job state timeout_s
 }
 
 step "network namespace $NS: $VH $HOST_IP/30 <-> $VN $NS_IP/30"
-if ip -o addr show | grep -q 'inet 10\.251\.77\.'; then
+if [[ $(ip -o addr show) == *"inet 10.251.77."* ]]; then
   echo "FAILED: 10.251.77.0/30 is already in use here (another slurm_local_test running?)" >&2
   ip -o addr show | grep 'inet 10\.251\.77\.' >&2
   exit 1

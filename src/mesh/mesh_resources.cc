@@ -87,19 +87,11 @@ Status ensureMeshResources(client::RestClient& rest) {
                  {{"apiGroups", {"networking.istio.io"}},
                   {"resources", {"virtualservices", "destinationrules"}},
                   {"verbs", {"get", "list", "watch"}}}}}};
-  json binding = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                  {"kind", "ClusterRoleBinding"},
-                  {"metadata", {{"name", "minik8s:mesh-proxy"}}},
-                  {"roleRef",
-                   {{"apiGroup", "rbac.authorization.k8s.io"},
-                    {"kind", "ClusterRole"},
-                    {"name", "minik8s:mesh-proxy"}}},
-                  {"subjects",
-                   {{{"kind", "Group"},
-                     {"apiGroup", "rbac.authorization.k8s.io"},
-                     {"name", "system:serviceaccounts"}}}}};
   if (Status s = ensureObject(rest, clusterRoles, role); !s.ok()) return s;
-  return ensureObject(rest, bindings, binding);
+  // The role is bound per meshed namespace (controllers/mesh); an older binding to every
+  // service account goes.
+  auto removed = rest.remove(bindings, "", "minik8s:mesh-proxy");
+  return removed.ok() || removed.status().code() == 404 ? Status() : removed.status();
 }
 
 }  // namespace minik8s::mesh

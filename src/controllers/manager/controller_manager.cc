@@ -18,6 +18,7 @@
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/job/job_controller.h"
+#include "controllers/mesh/mesh_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
@@ -340,7 +341,7 @@ const std::vector<Registration>& registrations() {
                     s.toString());
            return nullptr;
          }
-         return make<mesh::MeshController>();
+         return make<MeshController>(c.rest, c.informer(res::kNamespaces));
        }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {
