@@ -247,7 +247,7 @@ cmd_status() {
       munged) file=$DIR/munge/munged.pid ;;
       *) file=$DIR/$name.pid ;;
     esac
-    p=$(daemon_pids "$name" "$file" | head -1)
+    p=$(daemon_pids "$name" "$file" | head -1 || true)
     if [[ -n $p ]]; then
       printf '%-10s running (pid %s)\n' "$name" "$p"
       [[ $name == slurmctld ]] && ctld=$p

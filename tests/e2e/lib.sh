@@ -187,7 +187,7 @@ host_cni_cleanup() {
   for c in $(iptables-save -t nat | grep -o '^:CNI-[0-9a-f]\{24\}' | tr -d ':'); do
     iptables -w -t nat -F "$c" 2>/dev/null; iptables -w -t nat -X "$c" 2>/dev/null || true
   done
-  if ! iptables-save -t nat | grep -q -- '-A CNI-DN-'; then
+  if [[ $(iptables-save -t nat) != *$'\n-A CNI-DN-'* ]]; then
     iptables -w -t nat -D PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null || true
     iptables -w -t nat -D OUTPUT -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null || true
     iptables -w -t nat -D POSTROUTING -m comment --comment "CNI portfwd requiring masquerade" -j CNI-HOSTPORT-MASQ 2>/dev/null || true
