@@ -85,9 +85,15 @@ in_our_ns() { local p; for p in /proc/[0-9]*; do
 live_gluster() { ps -eo pid=,stat=,comm= | awk '$2 !~ /^Z/ && $3 ~ /^gluster(d|fs|fsd)$/ {print $1}'; }
 others=$(for p in $(live_gluster | grep -vxF "$(in_our_ns)"); do
   tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null | grep -qF "$CL_DIR/" || echo "$p"; done)
+before=$(in_our_ns)
 cluster_cmd down --purge >/dev/null 2>&1
 expect_eq "$(grep -c "$CL_DIR" /proc/mounts)" "0" "no mount under the data dir"
-left=$(in_our_ns)
+# A namespace's id (its nsfs inode) is reused once it is gone: a pod sandbox of another test
+# (pause: sleep 2147483647) started after the down can sit in a new namespace with one of our old
+# ids. A leftover is a process that was in our namespaces before the down, or a gluster process.
+left=$(for p in $(in_our_ns); do
+  if grep -qxF "$p" <<<"$before" || [[ $(cat /proc/"$p"/comm 2>/dev/null) == gluster* ]]; then echo "$p"; fi
+done)
 expect_eq "$(tr '\n' ' ' <<<"$left" | sed 's/ $//')" "" "no process in the cluster's glusterd namespaces"
 [[ -z "$left" ]] || ps -o pid,ppid,stat,lstart,args -p "$(paste -sd, <<<"$left")" >&2 || true
 expect_eq "$(pgrep -f "$CL_DIR" | tr '\n' ' ')" "" "no process mentioning the data dir"
