@@ -6,11 +6,13 @@
 #     measured in the same run (goal: >= 80%).
 # Every run is also checked against the CPU reference. Reports figures, never fails on a time.
 #
-#   bash bench/gpu_bench.sh            (ARCH=sm_90 by default; NVCC, ARCH and MATADD_N override)
+#   bash bench/gpu_bench.sh            (ARCH=sm_90 by default; NVCC, CUDA, ARCH and MATADD_N override;
+#                                       nvcc is looked up on PATH, then in /usr/local/cuda)
 set -uo pipefail
 
 SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/../examples/gpu" && pwd)
-NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+CUDA=${CUDA:-$(dirname "$(dirname "$(readlink -f "$NVCC")")")}
 ARCH=${ARCH:-sm_90}
 MATADD_N=${MATADD_N:-268435456}
 [[ -x $NVCC ]] || { echo "needs nvcc ($NVCC not found)"; exit 1; }
@@ -18,8 +20,9 @@ nvidia-smi -L 2>/dev/null | grep -q '^GPU ' || { echo "needs an NVIDIA GPU (nvid
 
 OUT=$(mktemp -d /tmp/minik8s-gpu-bench.XXXXXX)
 trap 'rm -rf "$OUT"' EXIT
-make -s -C "$SRC" O="$OUT" NVCC="$NVCC" ARCH="$ARCH" gpu || exit 1
+make -s -C "$SRC" O="$OUT" CUDA="$CUDA" NVCC="$NVCC" ARCH="$ARCH" gpu || exit 1
 
+"$NVCC" --version | tail -2
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem,power.limit --format=csv
 echo "load average (start): $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in 1024 4096 8192; do

@@ -90,6 +90,13 @@
 #   its /etc/hosts munged warns "Failed to lookup origin" and uses 0.0.0.0, and slurmctld logs
 #   "auth_p_get_host: Lookup failed for 0.0.0.0" per request: harmless.
 #   Jobs see SLURM_CONF=DIR/slurm.conf (slurmd sets it), not the submitter's.
+# Verified on a GPU machine (2026-11-26: Ubuntu 24.04 Firecracker VM, one H200, cgroup v2, no
+# systemd, these Debian binaries unpacked by bench/gpu_slurmjob.sh): without cgroup.conf slurmd
+# exits ("cgroup_dbus_attach_to_scope: cannot connect to dbus system daemon", "slurmd
+# initialization failed"); with IgnoreSystemdOnFailure=yes it wants system.slice to exist
+# ("Could not create scope directory /sys/fs/cgroup/system.slice/vm_slurmstepd.scope"); with both
+# it runs (logging "Controller cpuset is not enabled", harmless), the GPU is gres gpu:1 from
+# nvidia-smi, and a --gres=gpu:1 job builds with nvcc and runs CUDA (JOB_GRES=gpu:1).
 set -euo pipefail
 trap 'echo "slurm.sh: failed at line $LINENO: $BASH_COMMAND" >&2' ERR
 
@@ -236,6 +243,13 @@ cmd_down() {
   }
   rm -f "$DIR/slurmctld.pid" "$DIR/slurmd.pid" "$DIR/munge/munged.pid" \
     "$DIR/munge/munge.socket.2" "$DIR/munge/munge.socket.2.lock"
+  if [[ -f $DIR/cgroup-made ]]; then
+    local made
+    made=$(cat "$DIR/cgroup-made")
+    # slurmstepd's scope and what it made inside, deepest first; a cgroup with processes stays.
+    [[ -d $made ]] && find "$made" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+    rmdir "$made" 2>/dev/null && rm -f "$DIR/cgroup-made"
+  fi
   echo "slurm: down"
 }
 
@@ -386,6 +400,19 @@ cmd_up() {
     ((${#gpu_files[@]})) && echo "PartitionName=gpu Nodes=ALL MaxTime=1:00:00 State=UP"
     true
   } >"$DIR/slurm.conf"
+  # slurmd sets up its cgroup plugin even with proctrack/linuxproc and task/none. On cgroup v2 it
+  # asks systemd (D-Bus) for a scope and fails where none runs (a container, a small VM):
+  # "cgroup_dbus_attach_to_scope: cannot connect to dbus", "slurmd initialization failed". Then it
+  # may make the scope itself (cgroup.conf next to slurm.conf; cgroup v1 needs none).
+  rm -f "$DIR/cgroup.conf"
+  if [[ $(stat -fc %T /sys/fs/cgroup 2>/dev/null) == cgroup2fs ]]; then
+    echo "IgnoreSystemdOnFailure=yes" >"$DIR/cgroup.conf"
+    # It makes <host>_slurmstepd.scope under system.slice but not system.slice itself; with no
+    # systemd there is none. Made here, and removed by down when empty.
+    if [[ ! -d /sys/fs/cgroup/system.slice ]]; then
+      mkdir /sys/fs/cgroup/system.slice && echo /sys/fs/cgroup/system.slice >"$DIR/cgroup-made"
+    fi
+  fi
   rm -f "$DIR/gres.conf"
   if ((${#gpu_files[@]})); then
     {

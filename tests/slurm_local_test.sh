@@ -141,6 +141,41 @@ scancel "$j"
 wait_state "$j" CANCELLED 10 && CANCEL_S=$(secs_since "$t") && ok "scancel: CANCELLED after ${CANCEL_S}s" ||
   bad "scancel: $(jstate "$j")"
 
+step "minik8s slurm-submitter --file: a SlurmJob from a file, no minik8s cluster"
+MINIK8S_BIN=${MINIK8S_BIN:-$ROOT/build/bin/minik8s}
+if [[ -x $MINIK8S_BIN ]]; then
+  mkdir -p "$T/src"
+  printf '#!/bin/sh\necho "sum $(($1 + $2))"\n' >"$T/src/add.sh"
+  cat >"$T/ok.yaml" <<'YAML'
+apiVersion: slurm.minik8s.io/v1
+kind: SlurmJob
+metadata: {name: add}
+spec:
+  slurm: {time: "00:02:00"}
+  build: chmod +x add.sh
+  run: ./add.sh 2 3
+YAML
+  out=$("$MINIK8S_BIN" slurm-submitter --file "$T/ok.yaml" --shared-dir "$D/shared" \
+    --source-dir "$T/src" --status-file "$T/ok.json" 2>"$T/ok.err"); rc=$?
+  expect_eq "$rc" "0" "exit 0 when the job Succeeded"
+  expect_contains "$out" "sum 5" "the job's output on stdout"
+  st=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["status"]; print(s["phase"], s["slurmState"], s["exitCode"], bool(s["jobId"]))' "$T/ok.json" 2>&1)
+  expect_eq "$st" "Succeeded COMPLETED 0 True" "--status-file: phase, Slurm state, exit code, job id"
+  sed 's/name: add/name: add-fails/; s|run: ./add.sh 2 3|run: exit 7|' "$T/ok.yaml" >"$T/bad.yaml"
+  "$MINIK8S_BIN" slurm-submitter --file "$T/bad.yaml" --shared-dir "$D/shared" \
+    --source-dir "$T/src" --status-file "$T/bad.json" >/dev/null 2>"$T/bad.err"; rc=$?
+  expect_eq "$rc" "1" "exit 1 when the job Failed"
+  st=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["status"]; print(s["phase"], s["exitCode"])' "$T/bad.json" 2>&1)
+  expect_eq "$st" "Failed 7" "--status-file: Failed, exit code 7"
+  out=$("$MINIK8S_BIN" slurm-submitter --file "$T/src/add.sh" --shared-dir "$D/shared" 2>&1); rc=$?
+  [[ $rc != 0 && $out == *"want SlurmJob"* ]] && ok "a file that is no SlurmJob: refused ($rc)" ||
+    bad "a file that is no SlurmJob: rc $rc: $out"
+elif [[ ${CI:-} == true ]]; then
+  bad "no minik8s binary at $MINIK8S_BIN (CI builds it before the tests)"
+else
+  echo "!!!!!!!! SKIPPED the --file checks: no minik8s binary at $MINIK8S_BIN !!!!!!!!"
+fi
+
 step "a client in $NS: own munged, chroot with only the client files"
 P=/usr/lib/x86_64-linux-gnu/slurm-wlm
 # What the submitter image needs. Plugins: found with strace -f -e openat on each command, then

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "api/object_meta.h"
@@ -96,20 +97,38 @@ Status startMunge(const std::string& credentials, ChildProcess& munged) {
 
 void addSubmitterCommand(CLI::App& app) {
   struct Flags {
-    std::string ns, name, credentials = "/etc/minik8s/slurm", sharedDir, sourceDir;
+    std::string ns, name, credentials = "/etc/minik8s/slurm", sharedDir, sourceDir, file,
+                          statusFile;
   };
   auto f = std::make_shared<Flags>();
   auto* cmd = app.add_subcommand(
       "slurm-submitter",
-      "Submit one SlurmJob and follow it to its end (what a SlurmJob's pod runs)");
-  cmd->add_option("--namespace", f->ns, "The SlurmJob's namespace")->required();
-  cmd->add_option("--name", f->name, "The SlurmJob")->required();
-  cmd->add_option("--credentials", f->credentials,
-                  "The credentials Secret's mount: munge.key and slurm.conf");
+      "Submit one SlurmJob and follow it to its end (what a SlurmJob's pod runs; with --file, "
+      "a SlurmJob from a file against this host's Slurm, no minik8s cluster needed)");
+  auto* nsOpt = cmd->add_option("--namespace", f->ns, "The SlurmJob's namespace");
+  auto* nameOpt = cmd->add_option("--name", f->name, "The SlurmJob");
+  auto* fileOpt = cmd->add_option(
+      "--file", f->file,
+      "A SlurmJob's YAML or JSON instead of the API server: submitted with this host's Slurm "
+      "commands (SLURM_CONF, munged), its output on stdout; exits 0 when it Succeeded");
+  fileOpt->excludes(nsOpt)->excludes(nameOpt);
+  cmd->add_option("--status-file", f->statusFile,
+                  "With --file: write the SlurmJob with its status here (JSON) at each change")
+      ->needs(fileOpt);
+  auto* credentialsOpt =
+      cmd->add_option("--credentials", f->credentials,
+                      "The credentials Secret's mount: munge.key and slurm.conf (with --file: "
+                      "only when given; else this host's munged and SLURM_CONF)");
   cmd->add_option("--shared-dir", f->sharedDir, "The Slurm cluster's shared directory")->required();
-  cmd->add_option("--source-dir", f->sourceDir, "The sources' ConfigMap mount");
-  cmd->callback([f] {
+  cmd->add_option("--source-dir", f->sourceDir,
+                  "The sources' ConfigMap mount (with --file: a directory of source files, or "
+                  "holding source.tar.gz or source.zip)");
+  cmd->callback([f, credentialsOpt] {
     initLogging("info", kSubmitterComponent);
+    const bool fromFile = !f->file.empty();
+    if (!fromFile && (f->ns.empty() || f->name.empty())) {
+      die(Status::BadRequest("slurm-submitter: --namespace and --name, or --file, are required"));
+    }
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
@@ -124,13 +143,30 @@ void addSubmitterCommand(CLI::App& app) {
     }).detach();
 
     ChildProcess munged;
-    Status s = startMunge(f->credentials, munged);
-    if (!s.ok()) die(s);
-    ::setenv("SLURM_CONF", (f->credentials + "/slurm.conf").c_str(), 1);
-    auto config = client::inClusterConfig();
-    if (!config.ok()) die(config.status());
-    client::RestClient rest(*config);
-    auto api = slurm::restSlurmJobApi(rest, f->ns, f->name);
+    if (!fromFile || credentialsOpt->count() > 0) {
+      Status s = startMunge(f->credentials, munged);
+      if (!s.ok()) die(s);
+      ::setenv("SLURM_CONF", (f->credentials + "/slurm.conf").c_str(), 1);
+    }
+    std::unique_ptr<slurm::SlurmJobApi> api;
+    std::optional<client::RestClient> rest;
+    if (fromFile) {
+      auto text = readFile(f->file);
+      if (!text.ok()) die(text.status());
+      auto obj = parseYaml(*text);
+      if (!obj.ok()) die(Status::BadRequest(f->file + ": " + obj.status().message()));
+      const std::string kind =
+          obj->is_object() && (*obj)["kind"].is_string() ? (*obj)["kind"].get<std::string>() : "";
+      if (kind != "SlurmJob") {
+        die(Status::BadRequest(f->file + ": kind is \"" + kind + "\", want SlurmJob"));
+      }
+      api = slurm::fileSlurmJobApi(std::move(*obj), f->statusFile);
+    } else {
+      auto config = client::inClusterConfig();
+      if (!config.ok()) die(config.status());
+      rest.emplace(*config);
+      api = slurm::restSlurmJobApi(*rest, f->ns, f->name);
+    }
     slurm::CommandSlurmCli cli;
     slurm::SubmitterOptions options;
     options.sharedDir = f->sharedDir;
@@ -138,13 +174,20 @@ void addSubmitterCommand(CLI::App& app) {
     const char* pod = std::getenv("POD_NAME");
     options.podName = pod ? pod : "";
     slurm::Submitter submitter(*api, cli, options, std::cout);
-    LOG_INFO("slurm submitter for SlurmJob {}/{} (SLURM_CONF {})", f->ns, f->name,
-             f->credentials + "/slurm.conf");
-    s = submitter.run(stop);
+    const char* conf = std::getenv("SLURM_CONF");
+    LOG_INFO("slurm submitter for SlurmJob {} (SLURM_CONF {})",
+             fromFile ? f->file : f->ns + "/" + f->name, conf ? conf : "Slurm's default");
+    Status s = submitter.run(stop);
     munged.stop(std::chrono::seconds(2));
     if (!s.ok()) {
       LOG_WARN("slurm submitter stopped: {}", s.toString());
       std::exit(stop ? 0 : 1);
+    }
+    if (fromFile) {
+      auto end = api->get();
+      const json status = end.ok() ? end->value("status", json::object()) : json::object();
+      std::cerr << "SlurmJob " << f->file << ": " << status.dump() << "\n";
+      std::exit(status.value("phase", "") == "Succeeded" ? 0 : 1);
     }
   });
 }

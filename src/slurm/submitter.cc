@@ -10,6 +10,7 @@
 #include "common/command.h"
 #include "common/file_util.h"
 #include "common/logging.h"
+#include "common/random.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -76,11 +77,47 @@ std::string str(const json& obj, const char* pointer) {
   return obj.value(json::json_pointer(pointer), std::string());
 }
 
+class FileSlurmJobApi : public SlurmJobApi {
+ public:
+  FileSlurmJobApi(json obj, std::string statusFile)
+      : obj_(std::move(obj)), statusFile_(std::move(statusFile)) {}
+
+  Result<json> get() override { return obj_; }
+
+  Status patchStatus(const json& status) override {
+    if (!obj_.contains("status") || !obj_["status"].is_object()) obj_["status"] = json::object();
+    obj_["status"].merge_patch(status);
+    if (statusFile_.empty()) return {};
+    // Whole or not at all: a reader never sees half a status.
+    const std::string tmp = statusFile_ + ".tmp";
+    Status s = writeText(tmp, obj_.dump(2) + "\n", 0644);
+    if (!s.ok()) return s;
+    if (::rename(tmp.c_str(), statusFile_.c_str()) != 0) {
+      return Status::Internal("cannot write " + statusFile_);
+    }
+    return {};
+  }
+
+  Status removeFinalizer(const std::string&) override { return {}; }
+
+ private:
+  json obj_;
+  std::string statusFile_;
+};
+
 }  // namespace
 
 std::unique_ptr<SlurmJobApi> restSlurmJobApi(client::RestClient& rest, std::string ns,
                                              std::string name) {
   return std::make_unique<RestSlurmJobApi>(rest, std::move(ns), std::move(name));
+}
+
+std::unique_ptr<SlurmJobApi> fileSlurmJobApi(json slurmJob, std::string statusFile) {
+  json& meta = slurmJob["metadata"];
+  if (!meta.is_object()) meta = json::object();
+  if (meta.value("namespace", "").empty()) meta["namespace"] = "default";
+  if (meta.value("uid", "").empty()) meta["uid"] = newUid();
+  return std::make_unique<FileSlurmJobApi>(std::move(slurmJob), std::move(statusFile));
 }
 
 std::string lastLines(const std::string& text, size_t lines) {

@@ -39,6 +39,13 @@ class SlurmJobApi {
 std::unique_ptr<SlurmJobApi> restSlurmJobApi(client::RestClient& rest, std::string ns,
                                              std::string name);
 
+// SlurmJobApi over one object read from a file (`minik8s slurm-submitter --file`: a SlurmJob run
+// against a Slurm cluster with no minik8s cluster, e.g. from a login node or to test a job).
+// Status patches are merged into the object in memory and, when statusFile is not empty, the
+// whole object is written there as JSON after each one. No namespace: "default"; no uid: a new
+// one (the sbatch comment a restarted submitter would adopt by).
+std::unique_ptr<SlurmJobApi> fileSlurmJobApi(json slurmJob, std::string statusFile);
+
 struct SubmitterOptions {
   std::string sharedDir;  // the Slurm cluster's shared directory, as the pod sees it
   std::string sourceDir;  // the source ConfigMap's mount, "" when the job has none

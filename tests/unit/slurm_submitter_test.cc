@@ -301,5 +301,35 @@ TEST_F(SubmitterTest, ADirectoryArchiveIsUnpacked) {
   EXPECT_TRUE(fs::exists(jobDir() + "/src/lib/x.h"));
 }
 
+TEST_F(SubmitterTest, AFileSlurmJobGetsANamespaceAUidAndItsStatusWrittenWhole) {
+  json obj = api.obj;
+  obj["metadata"].erase("namespace");
+  obj["metadata"].erase("uid");
+  const std::string statusFile = (root / "status.json").string();
+  auto fileApi = fileSlurmJobApi(obj, statusFile);
+  auto got = fileApi->get();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ((*got)["metadata"]["namespace"], "default");
+  const std::string uid = (*got)["metadata"]["uid"];
+  EXPECT_EQ(uid.size(), 36u);
+  EXPECT_FALSE(fs::exists(statusFile));  // nothing written before the first status
+
+  Submitter s(*fileApi, slurm, options, out);
+  EXPECT_FALSE(step(s));
+  EXPECT_NE(slurm.jobs["100"].script.find("#SBATCH --comment=minik8s-uid=" + uid),
+            std::string::npos);
+  slurm.set("100", "COMPLETED");
+  EXPECT_TRUE(step(s));
+  auto written = readFile(statusFile);
+  ASSERT_TRUE(written.ok());
+  json w = json::parse(*written);
+  EXPECT_EQ(w["status"]["phase"], "Succeeded");
+  EXPECT_EQ(w["status"]["jobId"], "100");
+  EXPECT_EQ(w["metadata"]["uid"], uid);
+  EXPECT_FALSE(fs::exists(statusFile + ".tmp"));
+  EXPECT_EQ(fileApi->get()->value("/status/phase"_json_pointer, ""), "Succeeded");
+  EXPECT_TRUE(fileApi->removeFinalizer(kCancelFinalizer).ok());
+}
+
 }  // namespace
 }  // namespace minik8s::slurm
