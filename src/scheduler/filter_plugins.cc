@@ -115,29 +115,45 @@ class VolumeBinding : public FilterPlugin {
   }
 };
 
-// Kubernetes' VolumeRestrictions for ReadWriteOncePod claims: one pod at a time in the whole
-// cluster may use such a claim, so every node is refused while another pod (scheduled and not
-// finished) uses it.
+// Kubernetes' VolumeRestrictions for claims one pod or one node owns:
+// - ReadWriteOncePod: one pod at a time in the whole cluster may use the claim, so every node is
+//   refused while another pod (scheduled and not finished) uses it;
+// - ReadWriteOnce (without ReadWriteMany or ReadOnlyMany): pods on one node at a time may use it,
+//   so other nodes are refused while a pod on one node uses it. Kubernetes leaves this to the
+//   attach/detach controller ("Multi-Attach error", the pod stuck in ContainerCreating on its
+//   node); refusing here keeps the pod Pending with the reason, and it moves when the old pod goes.
 class VolumeRestrictions : public FilterPlugin {
  public:
   std::string name() const override { return "VolumeRestrictions"; }
-  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo&,
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
                                   const ClusterView& cluster) const override {
     if (!cluster.claim) return {};
+    const std::string here = node.node().value("/metadata/name"_json_pointer, std::string());
     for (const auto& claimName : api::podClaimNames(*pod.pod)) {
       auto claim = cluster.claim(pod.ns + "/" + claimName);
       if (!claim) continue;
       const json modes = claim->value("/spec/accessModes"_json_pointer, json::array());
-      if (std::find(modes.begin(), modes.end(), json("ReadWriteOncePod")) == modes.end()) continue;
+      auto has = [&](const char* mode) {
+        return std::find(modes.begin(), modes.end(), json(mode)) != modes.end();
+      };
+      const bool oncePod = has("ReadWriteOncePod");
+      const bool onceNode =
+          !oncePod && has("ReadWriteOnce") && !has("ReadWriteMany") && !has("ReadOnlyMany");
+      if (!oncePod && !onceNode) continue;
       for (const NodeInfo* other : cluster.nodes) {
+        const std::string there = other->node().value("/metadata/name"_json_pointer, std::string());
+        if (onceNode && there == here) continue;
         for (const auto& [key, p] : other->pods()) {
           if (key == pod.key || p.ns != pod.ns) continue;
           const auto used = api::podClaimNames(*p.pod);
-          if (std::find(used.begin(), used.end(), claimName) != used.end()) {
+          if (std::find(used.begin(), used.end(), claimName) == used.end()) continue;
+          if (oncePod) {
             return {
                 "node has pod using PersistentVolumeClaim with the same name and "
                 "ReadWriteOncePod access mode"};
           }
+          return {"persistentvolumeclaim \"" + claimName +
+                  "\" is ReadWriteOnce and in use on node \"" + there + "\""};
         }
       }
     }

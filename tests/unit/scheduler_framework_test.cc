@@ -282,7 +282,32 @@ TEST_F(FrameworkTest, VolumeRestrictionsAllowOnePodPerReadWriteOncePodClaim) {
       "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access "
       "mode"};
   EXPECT_EQ(filter("VolumeRestrictions", using_("second", "solo"), "n2"), conflict);
-  EXPECT_TRUE(filter("VolumeRestrictions", using_("b", "shared"), "n2").empty());
+  EXPECT_EQ(filter("VolumeRestrictions", using_("second", "solo"), "n1"), conflict);
+}
+
+TEST_F(FrameworkTest, VolumeRestrictionsKeepAReadWriteOnceClaimOnOneNode) {
+  addNode(node("n1"));
+  addNode(node("n2"));
+  claims["default/shared"] = {{"spec", {{"accessModes", {"ReadWriteOnce"}}}}};
+  claims["default/many"] = {{"spec", {{"accessModes", {"ReadWriteOnce", "ReadWriteMany"}}}}};
+  claims["other/shared"] = {{"spec", {{"accessModes", {"ReadWriteOnce"}}}}};
+  auto using_ = [](const std::string& name, const std::string& claim, const std::string& ns) {
+    json p = pod(name);
+    p["metadata"]["namespace"] = ns;
+    p["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", claim}}}}};
+    return p;
+  };
+  EXPECT_TRUE(filter("VolumeRestrictions", using_("a", "shared", "default"), "n2").empty());
+  addPod(onNode(using_("a", "shared", "default"), "n1"));
+  addPod(onNode(using_("m", "many", "default"), "n1"));
+  // Another pod may join it on its node, not on another one.
+  EXPECT_TRUE(filter("VolumeRestrictions", using_("b", "shared", "default"), "n1").empty());
+  EXPECT_EQ(filter("VolumeRestrictions", using_("b", "shared", "default"), "n2"),
+            (std::vector<std::string>{
+                "persistentvolumeclaim \"shared\" is ReadWriteOnce and in use on node \"n1\""}));
+  // ReadWriteMany too: any node; a claim of the same name in another namespace is another claim.
+  EXPECT_TRUE(filter("VolumeRestrictions", using_("n", "many", "default"), "n2").empty());
+  EXPECT_TRUE(filter("VolumeRestrictions", using_("o", "shared", "other"), "n2").empty());
 }
 
 TEST_F(FrameworkTest, VolumeBindingHonoursTheVolumesNodeAffinity) {
