@@ -78,6 +78,10 @@ class DirectoryDriver::Services : public v1::Identity::Service,
       out->add_capabilities()->mutable_service()->set_type(
           v1::PluginCapability::Service::CONTROLLER_SERVICE);
     }
+    if (!d_.options_.topologyKey.empty()) {
+      out->add_capabilities()->mutable_service()->set_type(
+          v1::PluginCapability::Service::VOLUME_ACCESSIBILITY_CONSTRAINTS);
+    }
     out->add_capabilities()->mutable_volume_expansion()->set_type(
         v1::PluginCapability::VolumeExpansion::ONLINE);
     return grpc::Status::OK;
@@ -133,6 +137,7 @@ class DirectoryDriver::Services : public v1::Identity::Service,
   grpc::Status NodeGetInfo(grpc::ServerContext*, const v1::NodeGetInfoRequest*,
                            v1::NodeGetInfoResponse* out) override {
     out->set_node_id(d_.options_.nodeId);
+    if (auto t = d_.topology()) *out->mutable_accessible_topology() = *t;
     return grpc::Status::OK;
   }
 
@@ -195,11 +200,33 @@ std::string capacityFile(const std::string& base, const std::string& id) {
 }
 }  // namespace
 
+std::optional<v1::Topology> DirectoryDriver::topology() const {
+  if (options_.topologyKey.empty()) return std::nullopt;
+  v1::Topology t;
+  (*t.mutable_segments())[options_.topologyKey] = options_.nodeId;
+  return t;
+}
+
 Result<v1::Volume> DirectoryDriver::createVolume(const v1::CreateVolumeRequest& request) {
   if (Status s = checkId(request.name()); !s.ok()) return s;
   for (const auto& cap : request.volume_capabilities()) {
     if (cap.has_block())
       return Status::BadRequest("block volumes are not supported: use Filesystem");
+  }
+  const auto here = topology();
+  if (here && request.has_accessibility_requirements() &&
+      request.accessibility_requirements().requisite_size() > 0) {
+    bool reachable = false;
+    for (const auto& t : request.accessibility_requirements().requisite()) {
+      auto it = t.segments().find(options_.topologyKey);
+      if (it != t.segments().end() && it->second == options_.nodeId) reachable = true;
+    }
+    if (!reachable) {
+      return Status(429, "ResourceExhausted",
+                    "volume " + request.name() + " must be accessible from another node; " +
+                        options_.name + " here serves only " + options_.topologyKey + "=" +
+                        options_.nodeId);
+    }
   }
   std::lock_guard lock(mu_);
   std::error_code ec;
@@ -212,6 +239,7 @@ Result<v1::Volume> DirectoryDriver::createVolume(const v1::CreateVolumeRequest& 
   v1::Volume v;
   v.set_volume_id(request.name());
   v.set_capacity_bytes(bytes);
+  if (here) *v.add_accessible_topology() = *here;
   return v;
 }
 

@@ -9,10 +9,18 @@
 // It serves the CSI Identity, Controller and Node services over gRPC on a unix socket (the
 // server process runs the controller side for the provisioner, every agent the node side for its
 // kubelet), and the same operations as plain calls for tests. Thread-safe.
+//
+// The same driver, named local.csi.minik8s.io with a topology key, is the node-local class
+// (local-path style): each agent serves both services for a directory of its own, and its volumes
+// are accessible from that node only: CreateVolume reports accessible_topology {key: node id}
+// (the provisioner turns it into the PersistentVolume's nodeAffinity), NodeGetInfo reports the
+// node's topology, and a CreateVolume whose requisite topology excludes this node is refused
+// (ResourceExhausted, as CSI says), so a volume is never made on the wrong node.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -23,11 +31,17 @@ namespace minik8s::csi {
 namespace v1 = ::csi::v1;
 
 inline constexpr const char* kDirectoryDriverName = "dir.csi.minik8s.io";
+// The node-local driver (DirectoryDriver with a topology key) and its topology key: the node
+// label every kubelet sets to its node name, so a volume's nodeAffinity needs no other label.
+inline constexpr const char* kLocalDriverName = "local.csi.minik8s.io";
+inline constexpr const char* kLocalTopologyKey = "kubernetes.io/hostname";
 
 struct DirectoryDriverOptions {
   std::string name = kDirectoryDriverName;
   std::string baseDir;  // volumes are <baseDir>/<volume id>
   std::string nodeId;   // NodeGetInfo; empty on the controller side
+  // Non-empty: volumes are local to node `nodeId`, whose topology is {topologyKey: nodeId}.
+  std::string topologyKey;
   bool controllerService = true;
   bool nodeService = true;
 };
@@ -53,6 +67,8 @@ class DirectoryDriver {
 
   // Where a volume's data lives.
   std::string volumePath(const std::string& volumeId) const;
+  // The topology of this node's volumes ({topologyKey: nodeId}); nullopt without a key.
+  std::optional<v1::Topology> topology() const;
 
  private:
   class Services;

@@ -1,7 +1,8 @@
 // minik8s' directory CSI driver served over gRPC on a unix socket and called through CsiClient,
 // as the provisioner and the kubelet call it: create (idempotent, capacity recorded), publish as
 // a real bind mount (read-only when asked, twice is once), unpublish (the data stays), expand,
-// delete (data gone, twice is fine), bad ids and paths refused. Needs root (mounts).
+// delete (data gone, twice is fine), bad ids and paths refused. Needs root (mounts). The
+// node-local variant reports its node's topology and refuses volumes required elsewhere.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 #include <unistd.h>
@@ -127,6 +128,52 @@ TEST_F(DirectoryDriverTest, BadRequestsAreRefused) {
   auto block = create("blk", 1);
   block.mutable_volume_capabilities(0)->mutable_block();
   EXPECT_EQ(client->createVolume(block).status().code(), 400);
+}
+
+// The node-local driver (local.csi.minik8s.io): its volumes are reachable from its node only,
+// which CreateVolume and NodeGetInfo report as topology; a volume required elsewhere is refused.
+TEST(LocalDriverTest, VolumesCarryTheTopologyOfTheirNode) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("minik8s-csi-local-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  DirectoryDriverOptions o;
+  o.name = kLocalDriverName;
+  o.baseDir = (dir / "local-volumes").string();
+  o.nodeId = "node-2";
+  o.topologyKey = kLocalTopologyKey;
+  DirectoryDriver driver(o);
+  ASSERT_TRUE(driver.start((dir / "csi.sock").string()).ok());
+  CsiClient client((dir / "csi.sock").string(), std::chrono::seconds(5));
+  EXPECT_EQ(client.pluginInfo()->name(), "local.csi.minik8s.io");
+  auto info = client.nodeInfo();
+  ASSERT_TRUE(info.ok()) << info.status().toString();
+  EXPECT_EQ(info->node_id(), "node-2");
+  EXPECT_EQ(info->accessible_topology().segments().at("kubernetes.io/hostname"), "node-2");
+
+  v1::CreateVolumeRequest r;
+  r.set_name("pvc-1");
+  r.mutable_capacity_range()->set_required_bytes(1024);
+  (*r.mutable_accessibility_requirements()
+        ->add_requisite()
+        ->mutable_segments())["kubernetes.io/hostname"] = "node-2";
+  auto created = client.createVolume(r);
+  ASSERT_TRUE(created.ok()) << created.status().toString();
+  ASSERT_EQ(created->volume().accessible_topology_size(), 1);
+  EXPECT_EQ(created->volume().accessible_topology(0).segments().at("kubernetes.io/hostname"),
+            "node-2");
+  EXPECT_TRUE(fs::is_directory(dir / "local-volumes" / "pvc-1"));
+
+  r.set_name("pvc-2");
+  (*r.mutable_accessibility_requirements()
+        ->mutable_requisite(0)
+        ->mutable_segments())["kubernetes.io/hostname"] = "node-3";
+  auto elsewhere = client.createVolume(r);
+  EXPECT_EQ(elsewhere.status().code(), 429) << elsewhere.status().toString();
+  EXPECT_FALSE(fs::exists(dir / "local-volumes" / "pvc-2"));
+  EXPECT_TRUE(client.deleteVolume("pvc-1").ok());
+  EXPECT_FALSE(fs::exists(dir / "local-volumes" / "pvc-1"));
+  driver.stop();
+  fs::remove_all(dir);
 }
 
 TEST(CsiClientTest, AnAbsentDriverIsUnavailableWithinTheDeadline) {
