@@ -20,7 +20,9 @@ PACKAGES=(
   prometheus prometheus-node-exporter python3-prometheus-client  # the monitoring addon's images
   libjs-chart.js chromium  # the monitoring dashboard (Chart.js) and its headless-browser test
   slurmctld slurmd slurm-client munge  # scripts/slurm.sh: a local Slurm cluster for SlurmJob
+  fio  # bench/storage_volumes_bench.sh: IOPS inside a pod (image minik8s/fio, built by the bench)
   wrk  # load on serverless Functions (tests/e2e/serverless_test.sh, bench/serverless_bench.sh)
+  mariadb-server mariadb-client  # the minik8s/mariadb image (examples/mariadb, tests/e2e/mariadb_test.sh)
 )
 
 missing=()
@@ -40,8 +42,9 @@ if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet etcd 2>/d
 fi
 # Likewise the packaged containerd and registry services: every minik8s node runs its own
 # containerd, and the cluster registry is started by minik8s; with --storage gluster each node
-# runs its own glusterd; Prometheus and the node exporter run in the cluster (addons/monitoring).
-for svc in containerd docker-registry nginx glusterd prometheus prometheus-node-exporter; do
+# runs its own glusterd; Prometheus and the node exporter run in the cluster (addons/monitoring);
+# MariaDB runs in pods of the minik8s/mariadb image.
+for svc in containerd docker-registry nginx glusterd prometheus prometheus-node-exporter mariadb; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
     systemctl disable --now "$svc" >/dev/null 2>&1 || true
   fi
