@@ -138,6 +138,25 @@ bool volumeAllowsNode(const json& volume, const json& node) {
   return matchesNodeSelectorAndAffinity(asPod, node);
 }
 
+bool volumePinnedToNode(const json& volume, const std::string& nodeName) {
+  const json terms =
+      volume.value("/spec/nodeAffinity/required/nodeSelectorTerms"_json_pointer, json());
+  if (nodeName.empty() || !terms.is_array() || terms.empty()) return false;
+  for (const auto& term : terms) {
+    const json expressions = term.is_object() ? term.value("matchExpressions", json()) : json();
+    if (!expressions.is_array()) return false;
+    bool pinned = false;
+    for (const auto& e : expressions) {
+      if (e.is_object() && e.value("key", "") == "kubernetes.io/hostname" &&
+          e.value("operator", "") == "In" && e.value("values", json()) == json::array({nodeName})) {
+        pinned = true;
+      }
+    }
+    if (!pinned) return false;
+  }
+  return true;
+}
+
 std::optional<json> findMatchingVolume(const json& claim, const std::vector<json>& volumes,
                                        const json* node) {
   std::optional<LabelSelector> selector;

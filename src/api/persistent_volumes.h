@@ -65,5 +65,9 @@ std::optional<json> findMatchingVolume(const json& claim, const std::vector<json
                                        const json* node = nullptr);
 // Whether the volume's required nodeAffinity (if any) allows `node`.
 bool volumeAllowsNode(const json& volume, const json& node);
+// Whether the volume is pinned to node `nodeName` alone: it has a required nodeAffinity and every
+// term asks kubernetes.io/hostname In [nodeName] (a node-local volume of that node, as the
+// local.csi.minik8s.io provisioner writes it; the node may delete such volumes).
+bool volumePinnedToNode(const json& volume, const std::string& nodeName);
 
 }  // namespace minik8s::api

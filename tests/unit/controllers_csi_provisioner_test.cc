@@ -2,7 +2,9 @@
 // a real in-process API server and minik8s' directory CSI driver on a unix socket: a claim of a
 // class gets a volume made for it and binds it; Delete removes the data and the volume, Retain
 // keeps both; allowVolumeExpansion grows a bound claim; WaitForFirstConsumer waits for a node;
-// an unreachable driver is a ProvisioningFailed event and a retry.
+// an unreachable driver is a ProvisioningFailed event and a retry. Node-deployment mode: the
+// node-local driver local.csi.minik8s.io and a provisioner per node, each serving only claims
+// the scheduler placed on its node and deleting only volumes pinned to it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -200,6 +202,121 @@ TEST_F(CsiProvisionerTest, AnUnreachableDriverIsAnEventAndARetry) {
   EXPECT_NE(events.find("ProvisioningFailed")->message.find("failed to provision volume"),
             std::string::npos);
   EXPECT_EQ(at(claim("stuck"), "/status/phase"), "Pending");
+}
+
+// Two nodes, each with its own local driver (a directory of its own) and a provisioner in
+// node-deployment mode, beside the controller-manager's provisioner of the fixture (which does
+// not know the local driver).
+class LocalCsiProvisionerTest : public CsiProvisionerTest {
+ protected:
+  struct Node {
+    std::unique_ptr<csi::DirectoryDriver> driver;
+    std::unique_ptr<client::Informer> volumes, claims, classes;
+    std::unique_ptr<CsiProvisioner> provisioner;
+  };
+  void SetUp() override {
+    CsiProvisionerTest::SetUp();
+    for (const std::string name : {"node-1", "node-2"}) {
+      Node& n = nodes[name];
+      csi::DirectoryDriverOptions dopts;
+      dopts.name = csi::kLocalDriverName;
+      dopts.baseDir = (dir / name / "local-volumes").string();
+      dopts.nodeId = name;
+      dopts.topologyKey = csi::kLocalTopologyKey;
+      n.driver = std::make_unique<csi::DirectoryDriver>(dopts);
+      const std::string socket = (dir / name / "csi.sock").string();
+      ASSERT_TRUE(n.driver->start(socket).ok());
+      n.volumes = std::make_unique<client::Informer>(*rest, kPersistentVolumes);
+      n.claims = std::make_unique<client::Informer>(*rest, kPersistentVolumeClaims);
+      n.classes = std::make_unique<client::Informer>(*rest, kStorageClasses);
+      CsiProvisionerOptions po;
+      po.drivers = {{csi::kLocalDriverName, "unix://" + socket}};
+      po.nodeName = name;
+      po.events = &events;
+      n.provisioner =
+          std::make_unique<CsiProvisioner>(*rest, *n.claims, *n.volumes, *n.classes, po);
+      for (auto* i : {n.volumes.get(), n.claims.get(), n.classes.get()}) {
+        i->start();
+        ASSERT_TRUE(i->waitForSync(5s));
+      }
+      n.provisioner->start();
+    }
+    createClass("local-path", {{"provisioner", csi::kLocalDriverName},
+                               {"volumeBindingMode", "WaitForFirstConsumer"},
+                               {"reclaimPolicy", "Delete"}});
+  }
+  void TearDown() override {
+    for (auto& [name, n] : nodes) {
+      n.provisioner->stop();
+      for (auto* i : {n.volumes.get(), n.claims.get(), n.classes.get()}) i->stop();
+      n.driver->stop();
+    }
+    CsiProvisionerTest::TearDown();
+  }
+  void selectNode(const std::string& claimName, const std::string& node) {
+    json c = claim(claimName);
+    c["metadata"]["annotations"][api::kAnnSelectedNode] = node;
+    ASSERT_TRUE(rest->update(kPersistentVolumeClaims, c).ok());
+  }
+
+  std::map<std::string, Node> nodes;
+};
+
+TEST_F(LocalCsiProvisionerTest, TheSelectedNodesProvisionerMakesAVolumePinnedToItsNode) {
+  createClaim("local", "local-path", "1Gi");
+  ASSERT_TRUE(eventually([&] { return events.find("WaitForFirstConsumer").has_value(); }));
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(at(claim("local"), "/status/phase"), "Pending");
+  EXPECT_FALSE(events.find("Provisioning").has_value());
+  selectNode("local", "node-2");
+  const std::string pvName = boundVolume("local");
+  json pv = volume(pvName);
+  EXPECT_EQ(at(pv, "/spec/csi/driver"), "local.csi.minik8s.io");
+  EXPECT_EQ(pv["metadata"]["annotations"][api::kAnnProvisionedBy], "local.csi.minik8s.io");
+  EXPECT_EQ(pv["spec"]["nodeAffinity"],
+            json::parse(R"({"required": {"nodeSelectorTerms": [{"matchExpressions": [
+              {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-2"]}]}]}})"));
+  EXPECT_TRUE(api::volumePinnedToNode(pv, "node-2"));
+  EXPECT_FALSE(api::volumePinnedToNode(pv, "node-1"));
+  EXPECT_TRUE(fs::is_directory(nodes["node-2"].driver->volumePath(pvName)));
+  EXPECT_FALSE(fs::exists(nodes["node-1"].driver->volumePath(pvName)));
+  EXPECT_FALSE(fs::exists(driver->volumePath(pvName)));  // not the shared driver's
+  std::ofstream(nodes["node-2"].driver->volumePath(pvName) + "/file") << "data";
+
+  // Reclaim Delete: the claim goes, node-2's provisioner removes the data and the volume.
+  ASSERT_TRUE(rest->remove(kPersistentVolumeClaims, "default", "local").ok());
+  EXPECT_TRUE(eventually([&] { return !volume(pvName).is_object(); })) << volume(pvName).dump();
+  EXPECT_FALSE(fs::exists(nodes["node-2"].driver->volumePath(pvName)));
+}
+
+TEST_F(LocalCsiProvisionerTest, ANodeLeavesOtherNodesVolumesAlone) {
+  // A Released local volume of a node that has no provisioner running (node-3) stays.
+  json pv = {
+      {"apiVersion", "v1"},
+      {"kind", "PersistentVolume"},
+      {"metadata",
+       {{"name", "pvc-elsewhere"},
+        {"annotations", {{api::kAnnProvisionedBy, csi::kLocalDriverName}}}}},
+      {"spec",
+       {{"capacity", {{"storage", "1Gi"}}},
+        {"accessModes", {"ReadWriteOnce"}},
+        {"persistentVolumeReclaimPolicy", "Delete"},
+        {"storageClassName", "local-path"},
+        {"claimRef",
+         {{"kind", "PersistentVolumeClaim"},
+          {"namespace", "default"},
+          {"name", "gone"},
+          {"uid", "00000000-0000-0000-0000-000000000000"}}},
+        {"csi", {{"driver", csi::kLocalDriverName}, {"volumeHandle", "pvc-elsewhere"}}},
+        {"nodeAffinity", json::parse(R"({"required": {"nodeSelectorTerms": [{"matchExpressions": [
+           {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-3"]}]}]}})")}}}};
+  ASSERT_TRUE(rest->create(kPersistentVolumes, "", pv).ok());
+  ASSERT_TRUE(eventually([&] {
+    return at(volume("pvc-elsewhere"), "/status/phase") == "Released";
+  })) << volume("pvc-elsewhere").dump();
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(volume("pvc-elsewhere").is_object());
+  EXPECT_FALSE(events.find("VolumeFailedDelete").has_value());
 }
 
 }  // namespace

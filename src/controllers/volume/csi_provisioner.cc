@@ -78,6 +78,7 @@ Status CsiProvisioner::syncClaim(const json& claim) {
   const std::string volumeName = stringAt(claim, "/spec/volumeName"_json_pointer);
   if (!volumeName.empty()) {
     // Bound (or binding): maybe an expansion.
+    if (!options_.nodeName.empty()) return Status::Ok();
     if (!cls || !cls->value("allowVolumeExpansion", false)) return Status::Ok();
     auto volume = volumes_.get(volumeName);
     if (!volume) return Status::Ok();
@@ -93,9 +94,13 @@ Status CsiProvisioner::syncClaim(const json& claim) {
   const std::string driver = api::annotationValue(claim, api::kAnnStorageProvisioner);
   if (driver.empty() || !clientFor(driver)) return Status::Ok();  // not ours
   if (!cls || cls->value("provisioner", std::string()) != driver) return Status::Ok();
+  const std::string selectedNode = api::annotationValue(claim, api::kAnnSelectedNode);
   if (cls->value("volumeBindingMode", std::string()) == "WaitForFirstConsumer" &&
-      api::annotationValue(claim, api::kAnnSelectedNode).empty()) {
+      selectedNode.empty()) {
     return Status::Ok();  // the scheduler picks the node first
+  }
+  if (!options_.nodeName.empty() && selectedNode != options_.nodeName) {
+    return Status::Ok();  // another node's provisioner serves it
   }
   return provision(claim, *cls, driver);
 }
@@ -122,6 +127,21 @@ Status CsiProvisioner::provision(const json& claim, const json& cls, const std::
     auto* cap = request.add_volume_capabilities();
     cap->mutable_mount();
     cap->mutable_access_mode()->set_mode(csi::accessModeOf(mode.get<std::string>()));
+  }
+  if (!options_.nodeName.empty()) {
+    // Node-deployment: the volume must be reachable from this node.
+    auto info = clientFor(driver)->nodeInfo();
+    if (!info.ok()) {
+      event(claim, "PersistentVolumeClaim", "Warning", "ProvisioningFailed",
+            "failed to get the topology of node " + options_.nodeName + " from " + driver + ": " +
+                info.status().message());
+      return info.status();
+    }
+    if (!info->accessible_topology().segments().empty()) {
+      auto* requirements = request.mutable_accessibility_requirements();
+      *requirements->add_requisite() = info->accessible_topology();
+      *requirements->add_preferred() = info->accessible_topology();
+    }
   }
   const json parameters = cls.value("parameters", json::object());
   for (const auto& [k, v] : parameters.items()) {
@@ -162,6 +182,16 @@ Status CsiProvisioner::provision(const json& claim, const json& cls, const std::
         {"csi", {{"driver", driver}, {"volumeHandle", vol.volume_id()}}}}}};
   if (!attributes.empty()) pv["spec"]["csi"]["volumeAttributes"] = attributes;
   if (cls.contains("mountOptions")) pv["spec"]["mountOptions"] = cls["mountOptions"];
+  // Where the volume can be used, as the driver said (external-provisioner's nodeAffinity).
+  json terms = json::array();
+  for (const auto& topology : vol.accessible_topology()) {
+    json expressions = json::array();
+    for (const auto& [key, value] : topology.segments()) {
+      expressions.push_back({{"key", key}, {"operator", "In"}, {"values", json::array({value})}});
+    }
+    if (!expressions.empty()) terms.push_back({{"matchExpressions", expressions}});
+  }
+  if (!terms.empty()) pv["spec"]["nodeAffinity"] = {{"required", {{"nodeSelectorTerms", terms}}}};
   auto r = rest_.create(kPersistentVolumes, "", pv);
   if (!r.ok() && r.status().reason() != "AlreadyExists") {
     event(claim, "PersistentVolumeClaim", "Warning", "ProvisioningFailed",
@@ -206,6 +236,9 @@ Status CsiProvisioner::syncVolume(const json& volume) {
       stringAt(volume, "/spec/persistentVolumeReclaimPolicy"_json_pointer) != "Delete" ||
       isTerminating(volume)) {
     return Status::Ok();
+  }
+  if (!options_.nodeName.empty() && !api::volumePinnedToNode(volume, options_.nodeName)) {
+    return Status::Ok();  // on another node: its provisioner deletes it
   }
   Status s =
       clientFor(driver)->deleteVolume(stringAt(volume, "/spec/csi/volumeHandle"_json_pointer));

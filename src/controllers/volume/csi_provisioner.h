@@ -14,6 +14,13 @@
 // Events: Provisioning, ProvisioningSucceeded, ProvisioningFailed, VolumeFailedDelete,
 // VolumeResizeSuccessful, VolumeResizeFailed. Failures are retried with back-off. Level-
 // triggered and idempotent (CreateVolume of an existing name returns it); thread-safe.
+//
+// A volume the driver reports accessible_topology for gets a required nodeAffinity of those
+// segments. With `nodeName` set, the provisioner runs in node-deployment mode, as
+// external-provisioner --node-deployment does for node-local drivers (one per agent, next to the
+// driver of that node): it provisions only claims whose selected-node is this node (asking the
+// driver for this node's topology, NodeGetInfo, as the requisite), deletes only volumes pinned to
+// this node (api::volumePinnedToNode), and expands nothing.
 #pragma once
 
 #include <chrono>
@@ -36,6 +43,8 @@ struct CsiProvisionerOptions {
   // Deadline of each CSI call (external-provisioner's --timeout); a failed call is retried.
   std::chrono::milliseconds timeout = std::chrono::seconds(10);
   int workers = 1;
+  // Non-empty: node-deployment mode for this node (see above).
+  std::string nodeName;
   const client::Clock* clock = &client::RealClock::instance();
   client::EventRecorder* events = nullptr;  // source external-provisioner
 };
