@@ -246,6 +246,18 @@ TEST(NodeAuthorizerTest, KubeletPermissions) {
                                       "certificatesigningrequests", ""))
                   .allowed());
   EXPECT_FALSE(nodes.authorize(resource(n1, "delete", "apps", "deployments", "d", "x")).allowed());
+  // The node-local CSI provisioner: classes read, volumes created and deleted (admission checks
+  // which), never updated.
+  EXPECT_TRUE(
+      nodes.authorize(resource(n1, "watch", "storage.k8s.io", "storageclasses", "")).allowed());
+  EXPECT_FALSE(
+      nodes.authorize(resource(n1, "create", "storage.k8s.io", "storageclasses", "")).allowed());
+  EXPECT_TRUE(nodes.authorize(resource(n1, "create", "", "persistentvolumes", "")).allowed());
+  EXPECT_TRUE(nodes.authorize(resource(n1, "delete", "", "persistentvolumes", "", "pv")).allowed());
+  EXPECT_FALSE(
+      nodes.authorize(resource(n1, "update", "", "persistentvolumes", "", "pv")).allowed());
+  EXPECT_FALSE(
+      nodes.authorize(resource(n1, "update", "", "persistentvolumeclaims", "d", "c")).allowed());
   // Not a node: no opinion at all; a node-like name without the group is not a node either.
   EXPECT_EQ(nodes.authorize(resource(user("alice"), "get", "", "pods", "d")).kind,
             Decision::Kind::kNoOpinion);
@@ -391,6 +403,43 @@ TEST(NodeRestrictionTest, PodsAndLeases) {
   // Other users pass.
   c.node = user("alice");
   EXPECT_TRUE(c.run("CREATE", nullptr, &otherLease).ok());
+}
+
+TEST(NodeRestrictionTest, OnlyNodeLocalVolumesOfItsOwn) {
+  AdmissionCase c;
+  c.ri.resource = "persistentvolumes";
+  auto pinnedTo = [](const std::string& node) {
+    return json{{"metadata", {{"name", "pvc-1"}}},
+                {"spec",
+                 {{"csi", {{"driver", "local.csi.minik8s.io"}, {"volumeHandle", "pvc-1"}}},
+                  {"nodeAffinity",
+                   {{"required",
+                     {{"nodeSelectorTerms",
+                       json::array({{{"matchExpressions",
+                                      json::array({{{"key", "kubernetes.io/hostname"},
+                                                    {"operator", "In"},
+                                                    {"values", json::array({node})}}})}}})}}}}}}}};
+  };
+  json mine = pinnedTo("n1");
+  json theirs = pinnedTo("n2");
+  json unpinned = mine;
+  unpinned["spec"].erase("nodeAffinity");
+  json hostPath = mine;
+  hostPath["spec"].erase("csi");
+  hostPath["spec"]["hostPath"] = {{"path", "/"}};
+  EXPECT_TRUE(c.run("CREATE", nullptr, &mine).ok());
+  EXPECT_EQ(c.run("CREATE", nullptr, &theirs).message(),
+            "persistentvolumes \"pvc-1\" is forbidden: node \"n1\" can only create CSI persistent "
+            "volumes whose nodeAffinity requires kubernetes.io/hostname in [n1]");
+  EXPECT_EQ(c.run("CREATE", nullptr, &unpinned).code(), 403);
+  EXPECT_EQ(c.run("CREATE", nullptr, &hostPath).code(), 403);
+  c.ri.name = "pvc-1";
+  EXPECT_TRUE(c.run("DELETE", &mine, nullptr).ok());
+  EXPECT_EQ(c.run("DELETE", &theirs, nullptr).code(), 403);
+  EXPECT_EQ(c.run("DELETE", &unpinned, nullptr).code(), 403);
+  EXPECT_EQ(c.run("UPDATE", &mine, &mine).code(), 403);
+  c.node = user("system:kube-controller-manager");
+  EXPECT_TRUE(c.run("DELETE", &theirs, nullptr).ok());
 }
 
 TEST(BootstrapPolicyTest, GrantsWhatKubernetesGrants) {

@@ -54,6 +54,12 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
                     "persistentvolumes", "namespaces"})) {
       return Decision::allow("node: " + res);
     }
+    // The node-deployment provisioner of the agent's node-local CSI driver (local.csi.minik8s.io)
+    // creates and deletes the volumes of its node; NodeRestriction admits only volumes pinned
+    // to the requesting node.
+    if (res == "persistentvolumes" && sub.empty() && oneOf(verb, {"create", "delete"})) {
+      return Decision::allow("node: node-local persistent volumes");
+    }
     if (res == "events" && oneOf(verb, {"create", "update", "patch"})) {
       return Decision::allow("node: events");
     }
@@ -76,6 +82,10 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
       return Decision::noOpinion("node '" + node + "' cannot access lease '" + a.name + "'");
     }
     return Decision::noOpinion();
+  }
+  // ... and reads the classes of the claims it provisions.
+  if (a.apiGroup == "storage.k8s.io" && res == "storageclasses" && sub.empty() && isRead(verb)) {
+    return Decision::allow("node: storage classes");
   }
   if (a.apiGroup == "certificates.k8s.io" && res == "certificatesigningrequests" && sub.empty() &&
       (isRead(verb) || verb == "create")) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "api/persistent_volumes.h"
 #include "apiserver/auth/node_authorizer.h"
 #include "apiserver/registry.h"
 
@@ -92,6 +93,7 @@ Status NodeRestriction::admit(AdmissionRequest& request) {
   if (ri.group.empty() && ri.resource == "serviceaccounts" && ri.subresource == "token") {
     return admitToken(node, request);
   }
+  if (ri.group.empty() && ri.resource == "persistentvolumes") return admitVolume(node, request);
   return Status::Ok();
 }
 
@@ -196,6 +198,28 @@ Status NodeRestriction::admitToken(const std::string& node, const AdmissionReque
     return refuse(r, "node " + quote(node) + " can only request tokens for pods bound to it");
   }
   return Status::Ok();
+}
+
+Status NodeRestriction::admitVolume(const std::string& node, const AdmissionRequest& r) {
+  if (r.operation == "CREATE") {
+    if (!r.newObject || !r.newObject->contains("/spec/csi"_json_pointer) ||
+        !api::volumePinnedToNode(*r.newObject, node)) {
+      return refuse(r, "node " + quote(node) +
+                           " can only create CSI persistent volumes whose nodeAffinity requires "
+                           "kubernetes.io/hostname in [" +
+                           node + "]");
+    }
+    return Status::Ok();
+  }
+  if (r.operation == "DELETE") {
+    if (!r.oldObject || !api::volumePinnedToNode(*r.oldObject, node)) {
+      return refuse(r, "node " + quote(node) +
+                           " can only delete persistent volumes pinned to itself by nodeAffinity");
+    }
+    return Status::Ok();
+  }
+  return refuse(
+      r, "node " + quote(node) + " is not allowed to " + r.request.verb + " persistentvolumes");
 }
 
 std::string NodeRestriction::storedPodNode(const std::string& ns, const std::string& name) const {

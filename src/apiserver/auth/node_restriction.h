@@ -7,7 +7,10 @@
 // - Pod: create only mirror pods (annotation kubernetes.io/config.mirror) bound to itself;
 //   update only the status of pods bound to it; delete and evict only pods bound to it;
 // - Lease: only its own in kube-node-lease;
-// - serviceaccounts/token: a token bound to a pod must be for a pod bound to it.
+// - serviceaccounts/token: a token bound to a pod must be for a pod bound to it;
+// - PersistentVolume (the agent's node-local CSI provisioner): create only a CSI volume pinned
+//   to itself (api::volumePinnedToNode: required nodeAffinity kubernetes.io/hostname In [node]),
+//   delete only volumes pinned to itself.
 // Other users pass untouched. Refusals are 403 Forbidden worded like Kubernetes'. Thread-safe.
 #pragma once
 
@@ -30,6 +33,7 @@ class NodeRestriction : public AdmissionPlugin {
   Status admitPod(const std::string& node, const AdmissionRequest& request);
   Status admitLease(const std::string& node, const AdmissionRequest& request);
   Status admitToken(const std::string& node, const AdmissionRequest& request);
+  Status admitVolume(const std::string& node, const AdmissionRequest& request);
   // The spec.nodeName of a stored pod ("" when absent or not found).
   std::string storedPodNode(const std::string& ns, const std::string& name) const;
 
