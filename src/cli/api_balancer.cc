@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include "cli/stop_signals.h"
 #include "common/logging.h"
 
 namespace minik8s::cli {
@@ -9,12 +10,7 @@ namespace minik8s::cli {
 int runApiBalancer(const ApiBalancerOptions& options) {
   initLogging("info", "api-balancer");
   // Signals are waited for here, not delivered to whichever thread runs.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = blockStopSignals();
   client::ApiBalancer balancer(options);
   if (Status s = balancer.start(); !s.ok()) {
     LOG_ERROR("{}", s.message());
@@ -22,8 +18,7 @@ int runApiBalancer(const ApiBalancerOptions& options) {
   }
   // cluster up waits for this line.
   LOG_INFO("api balancer on {} for {} servers ready", options.listen, options.backends.size());
-  int sig = 0;
-  sigwait(&signals, &sig);
+  waitForStopSignal(signals);
   balancer.stop();
   LOG_INFO("api balancer stopped");
   return 0;

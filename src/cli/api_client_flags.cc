@@ -24,4 +24,9 @@ Result<client::ClientConfig> ApiClientFlags::clientConfig() const {
   return config;
 }
 
+Result<client::ClientConfig> ApiClientFlags::clientConfigOrInCluster() const {
+  if (kubeconfig.empty() && server.empty()) return client::inClusterConfig();
+  return clientConfig();
+}
+
 }  // namespace minik8s::cli

@@ -19,6 +19,9 @@ struct ApiClientFlags {
   void addTo(CLI::App* cmd);
   // BadRequest when neither flag is given or the kubeconfig cannot be read.
   Result<client::ClientConfig> clientConfig() const;
+  // For a component that also runs in a pod (mesh proxy, serverless gateway): with neither flag,
+  // the pod's service account (client::inClusterConfig); else clientConfig().
+  Result<client::ClientConfig> clientConfigOrInCluster() const;
 };
 
 }  // namespace minik8s::cli

@@ -4,6 +4,7 @@
 
 #include "cli/api_client_flags.h"
 #include "cli/metrics_server.h"
+#include "cli/stop_signals.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -27,12 +28,7 @@ struct ControllerManagerFlags {
 
 int runControllerManager(const ControllerManagerFlags& f) {
   initLogging(f.logLevel, "controller-manager");
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = blockStopSignals();
 
   auto apiConfig = f.api.clientConfig();
   if (!apiConfig.ok()) {
@@ -87,8 +83,7 @@ int runControllerManager(const ControllerManagerFlags& f) {
     startControllers();
     if (!manager) return 1;
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
+  int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: shutting down", sig);
   if (elector) elector->stop();
   stopControllers();

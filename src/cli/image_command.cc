@@ -12,6 +12,7 @@
 #include "cli/dockerfile_build.h"
 #include "cli/flags_file.h"
 #include "cli/install_paths.h"
+#include "cli/stop_signals.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/yaml_json.h"
@@ -87,21 +88,6 @@ std::vector<std::string> defaultRecipes(const std::string& dir) {
 }
 
 // Blocks SIGINT/SIGTERM in every thread (call before starting any) and waits for one.
-sigset_t blockStopSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
-
-int waitForStopSignal(const sigset_t& set) {
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
-}
-
 }  // namespace
 
 Result<std::vector<std::string>> buildAndPushDefaultImages(const std::string& registry,

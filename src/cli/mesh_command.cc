@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "cli/api_client_flags.h"
+#include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/command.h"
 #include "common/logging.h"
@@ -27,8 +28,8 @@ namespace {
 
 // In a pod: the service account; elsewhere --kubeconfig, --server, $KUBECONFIG or the server's.
 client::ClientConfig configFor(ApiClientFlags& flags, bool inCluster) {
-  if (inCluster && flags.kubeconfig.empty() && flags.server.empty()) {
-    auto config = client::inClusterConfig();
+  if (inCluster) {
+    auto config = flags.clientConfigOrInCluster();
     if (!config.ok()) fatal(config.status());
     return *config;
   }
@@ -112,12 +113,7 @@ void addProxyCommand(CLI::App& app) {
   f->api.addTo(cmd);
   cmd->callback([f] {
     initLogging("info", "mesh-proxy");
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    ::signal(SIGPIPE, SIG_IGN);
+    sigset_t signals = blockStopSignals();
     client::RestClient rest(configFor(f->api, true));
     mesh::SidecarProxy proxy(f->options);
     mesh::ConfigWatcher watcher(rest, [&proxy](std::shared_ptr<const mesh::MeshConfig> c) {
@@ -126,8 +122,7 @@ void addProxyCommand(CLI::App& app) {
     });
     if (Status s = proxy.start(); !s.ok()) fatal(s);
     watcher.start();
-    int sig = 0;
-    sigwait(&signals, &sig);
+    int sig = waitForStopSignal(signals);
     LOG_INFO("signal {}: stopping the mesh proxy", sig);
     watcher.stop();
     proxy.stop();

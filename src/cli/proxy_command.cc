@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/api_client_flags.h"
+#include "cli/stop_signals.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "dns/cluster_dns.h"
@@ -40,13 +41,7 @@ int runProxy(const ProxyFlags& f) {
     }
     return 0;
   }
-  // Block the stop signals before any thread starts so only sigwait() sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = blockStopSignals();
 
   auto apiConfig = f.api.clientConfig();
   if (!apiConfig.ok()) {
@@ -82,8 +77,7 @@ int runProxy(const ProxyFlags& f) {
       }
     }
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
+  int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: stopping (rules stay until `proxy --cleanup`)", sig);
   if (clusterDns) clusterDns->stop();
   serviceProxy.stop();

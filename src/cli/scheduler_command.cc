@@ -4,6 +4,7 @@
 
 #include "cli/api_client_flags.h"
 #include "cli/metrics_server.h"
+#include "cli/stop_signals.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -28,13 +29,7 @@ int runScheduler(const SchedulerFlags& f) {
     LOG_ERROR("{}", policy.status().message());
     return 2;
   }
-  // Block the stop signals before any thread starts so only sigwait() sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = blockStopSignals();
 
   auto apiConfig = f.api.clientConfig();
   if (!apiConfig.ok()) {
@@ -64,8 +59,7 @@ int runScheduler(const SchedulerFlags& f) {
     startScheduler();
   }
   LOG_INFO("scheduling pods through {} with policy {}", apiConfig->servers, f.policy);
-  int sig = 0;
-  sigwait(&signals, &sig);
+  int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: stopping", sig);
   if (elector) elector->stop();
   stopScheduler();

@@ -23,6 +23,7 @@
 #include "apiserver/kubeconfig.h"
 #include "apiserver/server_pki.h"
 #include "cli/flags_file.h"
+#include "cli/stop_signals.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/cidr.h"
@@ -64,32 +65,57 @@ struct ServerFlags {
   // The built-in directory CSI driver's volumes (a filesystem every node mounts at the same
   // path); empty: no built-in driver, no default StorageClass.
   std::string csiVolumesDir;
+  // No CSIDriver local.csi.minik8s.io and StorageClass local-path (the agents' node-local
+  // storage).
+  bool disableLocalStorage = false;
 };
 
-// The built-in driver's CSIDriver object and the default StorageClass "standard" on it, created
-// once (an administrator's later changes, such as another default class, are kept).
-Status ensureDefaultStorage(apiserver::Registry& registry) {
+// A CSIDriver object for one of the built-in drivers (no attach, no pod info, persistent).
+json builtinCsiDriver(const std::string& name) {
+  return {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "CSIDriver"},
+          {"metadata", {{"name", name}}},
+          {"spec",
+           {{"attachRequired", false},
+            {"podInfoOnMount", false},
+            {"volumeLifecycleModes", {"Persistent"}}}}};
+}
+
+// The built-in drivers' CSIDriver objects and StorageClasses, each created once (an
+// administrator's later changes, such as another default class, are kept): with `shared`, the
+// directory driver and the default class "standard" on it; with `local`, the node-local driver
+// every agent serves and the class "local-path" on it (WaitForFirstConsumer: the scheduler
+// picks the node, the volume is made there).
+Status ensureBuiltinStorage(apiserver::Registry& registry, bool shared, bool local) {
   const api::Scheme& scheme = registry.scheme();
   const auto* drivers = scheme.byResource("storage.k8s.io", "v1", "csidrivers");
   const auto* classes = scheme.byResource("storage.k8s.io", "v1", "storageclasses");
   if (!drivers || !classes) return Status::Internal("the scheme has no storage.k8s.io resources");
-  json driver = {{"apiVersion", "storage.k8s.io/v1"},
-                 {"kind", "CSIDriver"},
-                 {"metadata", {{"name", csi::kDirectoryDriverName}}},
-                 {"spec",
-                  {{"attachRequired", false},
-                   {"podInfoOnMount", false},
-                   {"volumeLifecycleModes", {"Persistent"}}}}};
-  json standard = {{"apiVersion", "storage.k8s.io/v1"},
-                   {"kind", "StorageClass"},
-                   {"metadata",
-                    {{"name", "standard"},
-                     {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
-                   {"provisioner", csi::kDirectoryDriverName},
-                   {"reclaimPolicy", "Delete"},
-                   {"volumeBindingMode", "Immediate"},
-                   {"allowVolumeExpansion", true}};
-  for (auto [info, obj] : {std::pair{drivers, driver}, std::pair{classes, standard}}) {
+  std::vector<std::pair<const api::ResourceInfo*, json>> objects;
+  if (shared) {
+    objects.emplace_back(drivers, builtinCsiDriver(csi::kDirectoryDriverName));
+    objects.emplace_back(
+        classes,
+        json{{"apiVersion", "storage.k8s.io/v1"},
+             {"kind", "StorageClass"},
+             {"metadata",
+              {{"name", "standard"},
+               {"annotations", {{"storageclass.kubernetes.io/is-default-class", "true"}}}}},
+             {"provisioner", csi::kDirectoryDriverName},
+             {"reclaimPolicy", "Delete"},
+             {"volumeBindingMode", "Immediate"},
+             {"allowVolumeExpansion", true}});
+  }
+  if (local) {
+    objects.emplace_back(drivers, builtinCsiDriver(csi::kLocalDriverName));
+    objects.emplace_back(classes, json{{"apiVersion", "storage.k8s.io/v1"},
+                                       {"kind", "StorageClass"},
+                                       {"metadata", {{"name", "local-path"}}},
+                                       {"provisioner", csi::kLocalDriverName},
+                                       {"reclaimPolicy", "Delete"},
+                                       {"volumeBindingMode", "WaitForFirstConsumer"}});
+  }
+  for (const auto& [info, obj] : objects) {
     auto existing = registry.get(*info, "", obj["metadata"]["name"]);
     if (existing.ok()) continue;
     if (existing.status().code() != 404) return existing.status();
@@ -139,13 +165,7 @@ int runServer(const ServerFlags& f) {
     LOG_ERROR("cannot open datastore {}: {}", datastore, store.status().message());
     return 1;
   }
-  // Block the stop signals before any thread starts so only sigwait() sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = blockStopSignals();
 
   std::string host = f.advertise.empty() ? "127.0.0.1" : f.advertise;
   std::string listenHost = f.listen.substr(0, f.listen.rfind(':'));
@@ -356,10 +376,12 @@ int runServer(const ServerFlags& f) {
       return 1;
     }
     csiDrivers[dopts.name] = "unix://" + socket;
-    if (Status es = ensureDefaultStorage(api.registry()); !es.ok()) {
-      LOG_ERROR("cannot create the default StorageClass: {}", es.toString());
-      return 1;
-    }
+  }
+  if (Status es =
+          ensureBuiltinStorage(api.registry(), !f.csiVolumesDir.empty(), !f.disableLocalStorage);
+      !es.ok()) {
+    LOG_ERROR("cannot create the built-in StorageClasses: {}", es.toString());
+    return 1;
   }
   std::unique_ptr<controllers::ControllerManager> cm;
   if (!f.disableControllers) {
@@ -405,8 +427,7 @@ int runServer(const ServerFlags& f) {
            kubeconfig);
   LOG_INFO("nodes join with: minik8s agent --server {}{} --token $(cat {}/token) ...", scheme,
            address, f.dataDir);
-  int sig = 0;
-  sigwait(&signals, &sig);
+  int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: shutting down", sig);
   for (auto& e : electors) e->stop();  // stops what they started and releases the Leases
   if (cm) cm->stop();
@@ -460,6 +481,10 @@ void addServerCommand(CLI::App& app) {
                   "Run the built-in CSI driver dir.csi.minik8s.io with its volumes in this "
                   "directory (on a filesystem every node mounts at the same path), and create "
                   "the default StorageClass \"standard\" on it");
+  cmd->add_flag("--disable-local-storage", flags->disableLocalStorage,
+                "Do not create the StorageClass \"local-path\" (node-local volumes of "
+                "local.csi.minik8s.io, which every agent serves unless started with "
+                "--disable-local-storage)");
   cmd->add_flag("--insecure-http", flags->insecureHttp,
                 "Serve plain HTTP instead of TLS (debugging only; client certificates cannot "
                 "be used, the kubeconfig carries the admin token)");

@@ -10,6 +10,7 @@
 
 #include "api/object_meta.h"
 #include "cli/api_client_flags.h"
+#include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/base64.h"
 #include "common/command.h"
@@ -342,23 +343,15 @@ void addGatewayCommand(CLI::App& app) {
   f->api.addTo(cmd);
   cmd->callback([f] {
     initLogging("info", "serverless-gateway");
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    ::signal(SIGPIPE, SIG_IGN);
-    // In a pod: the service account; elsewhere --kubeconfig or --server.
-    auto config = f->api.kubeconfig.empty() && f->api.server.empty() ? client::inClusterConfig()
-                                                                     : f->api.clientConfig();
+    sigset_t signals = blockStopSignals();
+    auto config = f->api.clientConfigOrInCluster();
     if (!config.ok()) fatal(config.status());
     client::RestClient rest(*config);
     sl::GatewayOptions options;
     options.listen = f->listen;
     sl::Gateway gateway(rest, sl::restScaler(rest), options);
     if (Status s = gateway.start(); !s.ok()) fatal(s);
-    int sig = 0;
-    sigwait(&signals, &sig);
+    int sig = waitForStopSignal(signals);
     LOG_INFO("signal {}: stopping the serverless gateway", sig);
     gateway.stop();
   });

@@ -15,6 +15,7 @@
 
 #include "api/object_meta.h"
 #include "cli/api_client_flags.h"
+#include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/base64.h"
 #include "common/child_process.h"
@@ -129,16 +130,10 @@ void addSubmitterCommand(CLI::App& app) {
     if (!fromFile && (f->ns.empty() || f->name.empty())) {
       die(Status::BadRequest("slurm-submitter: --namespace and --name, or --file, are required"));
     }
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-    ::signal(SIGPIPE, SIG_IGN);
+    sigset_t signals = blockStopSignals();
     static std::atomic<bool> stop{false};
     std::thread([signals] {
-      int sig = 0;
-      sigwait(&signals, &sig);
+      waitForStopSignal(signals);
       stop = true;
     }).detach();
 
