@@ -17,11 +17,15 @@
 
 #include "api/quantity.h"
 #include "cli/flags_file.h"
+#include "client/event_recorder.h"
+#include "client/informer.h"
 #include "client/rest_client.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/strings.h"
 #include "common/yaml_json.h"
+#include "controllers/volume/csi_provisioner.h"
+#include "controllers/volume/persistent_volume_controller.h"
 #include "csi/directory_driver.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
@@ -56,7 +60,48 @@ struct AgentFlags {
   bool disableProxy = false;
   bool disableDns = false;
   std::string csiVolumesDir;  // the built-in directory CSI driver's volumes; empty: none
+  // The node-local CSI driver's volumes (default <data-dir>/local-volumes).
+  std::string localVolumesDir;
+  bool disableLocalStorage = false;
 };
+
+// The node-local storage of this node (StorageClass local-path), as Kubernetes' CSI distributed
+// provisioning runs it: the driver local.csi.minik8s.io serves its Controller and Node services
+// for a directory of this node, and a csi-provisioner in node-deployment mode creates the
+// volumes of the claims the scheduler placed here and deletes them when released.
+struct LocalStorage {
+  std::unique_ptr<csi::DirectoryDriver> driver;
+  std::unique_ptr<client::Informer> claims, volumes, classes;
+  std::unique_ptr<client::ApiEventRecorder> events;
+  std::unique_ptr<controllers::CsiProvisioner> provisioner;
+
+  void stop() {
+    if (provisioner) provisioner->stop();
+    for (auto* i : {claims.get(), volumes.get(), classes.get()})
+      if (i) i->stop();
+    if (driver) driver->stop();
+  }
+};
+
+// Starts the provisioner of `storage` (its driver already serves `socket`).
+void startLocalProvisioner(LocalStorage& storage, client::RestClient& client,
+                           const std::string& nodeName, const std::string& socket) {
+  storage.claims = std::make_unique<client::Informer>(client, controllers::kPersistentVolumeClaims);
+  storage.volumes = std::make_unique<client::Informer>(client, controllers::kPersistentVolumes);
+  storage.classes = std::make_unique<client::Informer>(client, controllers::kStorageClasses);
+  client::ApiEventRecorderOptions eo;
+  eo.component = "external-provisioner";
+  eo.host = nodeName;
+  storage.events = std::make_unique<client::ApiEventRecorder>(client, eo);
+  controllers::CsiProvisionerOptions po;
+  po.drivers = {{csi::kLocalDriverName, "unix://" + socket}};
+  po.nodeName = nodeName;
+  po.events = storage.events.get();
+  storage.provisioner = std::make_unique<controllers::CsiProvisioner>(
+      client, *storage.claims, *storage.volumes, *storage.classes, po);
+  for (auto* i : {storage.claims.get(), storage.volumes.get(), storage.classes.get()}) i->start();
+  storage.provisioner->start();
+}
 
 // What node.yaml adds beyond the kubelet's options.
 struct NodeConfigExtras {
@@ -361,6 +406,22 @@ int runAgent(AgentFlags f) {
     }
     opts.csiDrivers[dopts.name] = "unix://" + socket;
   }
+  LocalStorage localStorage;
+  std::string localSocket;
+  if (!f.disableLocalStorage) {
+    csi::DirectoryDriverOptions dopts;
+    dopts.name = csi::kLocalDriverName;
+    dopts.baseDir = f.localVolumesDir.empty() ? opts.dataDir + "/local-volumes" : f.localVolumesDir;
+    dopts.nodeId = f.nodeName;
+    dopts.topologyKey = csi::kLocalTopologyKey;
+    localStorage.driver = std::make_unique<csi::DirectoryDriver>(dopts);
+    localSocket = opts.dataDir + "/plugins/" + dopts.name + "/csi.sock";
+    if (Status ds = localStorage.driver->start(localSocket); !ds.ok()) {
+      LOG_ERROR("cannot start the CSI driver {}: {}", dopts.name, ds.toString());
+      return 1;
+    }
+    opts.csiDrivers[dopts.name] = "unix://" + localSocket;
+  }
   kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
   // The server may be unreachable for a while (restarting, failing over): wait for it.
   s = retryUntilDone("starting the kubelet", signals, [&] { return kubeletCore.start(); });
@@ -368,6 +429,7 @@ int runAgent(AgentFlags f) {
     LOG_ERROR("cannot start the kubelet: {}", s.toString());
     return 1;
   }
+  if (localStorage.driver) startLocalProvisioner(localStorage, client, f.nodeName, localSocket);
   // The pod network: podCIDR from the node IPAM controller, CNI config, overlay routes.
   std::unique_ptr<network::NetworkAgent> net;
   {
@@ -461,6 +523,7 @@ int runAgent(AgentFlags f) {
   if (clusterDns) clusterDns->stop();
   if (serviceProxy) serviceProxy->stop();
   if (net) net->stop();
+  localStorage.stop();
   kubeletCore.stop();
   if (containerd) containerd->stop();
   return 0;
@@ -507,6 +570,11 @@ void addAgentCommand(CLI::App& app) {
   cmd->add_option("--csi-volumes-dir", flags->csiVolumesDir,
                   "Serve the built-in CSI driver dir.csi.minik8s.io's node side with its "
                   "volumes in this directory (the server's --csi-volumes-dir, mounted here)");
+  cmd->add_option("--local-volumes-dir", flags->localVolumesDir,
+                  "Where the node-local CSI driver local.csi.minik8s.io keeps this node's "
+                  "volumes (StorageClass local-path; default <data-dir>/local-volumes)");
+  cmd->add_flag("--disable-local-storage", flags->disableLocalStorage,
+                "Do not serve node-local volumes (local.csi.minik8s.io and its provisioner)");
   cmd->add_option("--listen", flags->listen, "Address of the agent's HTTP API")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
