@@ -17,6 +17,7 @@
 
 #include "api/quantity.h"
 #include "cli/flags_file.h"
+#include "cli/stop_signals.h"
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
@@ -342,12 +343,7 @@ int runAgent(AgentFlags f) {
     LOG_ERROR("cannot create data dir {}: {}", opts.dataDir, ec.message());
     return 1;
   }
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  ::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals = blockStopSignals();
 
   auto joined = joinCluster(f, opts, signals);
   if (!joined.ok()) {
@@ -515,8 +511,7 @@ int runAgent(AgentFlags f) {
     if (!s.ok()) LOG_WARN("agent API not served on {}: {}", f.listen, s.message());
   }
   LOG_INFO("agent of node {} running (runtime {}, data {})", f.nodeName, endpoint, opts.dataDir);
-  int sig = 0;
-  sigwait(&signals, &sig);
+  int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: shutting down (containers keep running)", sig);
   agentServer.stop();
   if (gateway) gateway->stop();
