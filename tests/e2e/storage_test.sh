@@ -7,7 +7,9 @@
 # class stays Pending with an Event saying why; bad input gets 422 with field paths. Dynamic
 # provisioning through the built-in CSI driver: a claim of the default class gets a volume that
 # pods on all three nodes share, grows, and is deleted with its data (reclaim Delete); a
-# StatefulSet's claims follow its pods through deletion and scale-down.
+# claim of the node-local class local-path waits for its pod, gets a volume on the pod's node
+# (nodeAffinity, data in that node's directory) that a replacement pod finds there, and is
+# deleted with its data; a StatefulSet's claims follow its pods through deletion and scale-down.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -217,6 +219,64 @@ expect_eq "$voldir" "/tmp/minik8s-e2e-stor/volumes/$pv" "the volume's directory"
 kubectl delete pvc dynamic >/dev/null
 wait_for 30 bash -c "! kubectl get pv $pv >/dev/null 2>&1" || fail "reclaim Delete removes the volume"
 wait_for 10 bash -c "[[ ! -e $voldir ]]" || fail "reclaim Delete removes the data"
+
+step "node-local volumes (local-path): made on the pod's node once it is scheduled, deleted with their data"
+expect_contains "$(kubectl get sc local-path | tr -s ' ')" \
+  "local-path local.csi.minik8s.io Delete WaitForFirstConsumer" "the local-path class"
+expect_contains "$(kubectl get csidriver)" "local.csi.minik8s.io" "its CSIDriver"
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: local-data}
+spec:
+  storageClassName: local-path
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+YAML
+wait_for 30 bash -c "kubectl describe pvc local-data | grep -q 'waiting for first consumer'" ||
+  fail "WaitForFirstConsumer event on the local claim"
+sleep 2
+expect_eq "$(kubectl get pvc local-data -o jsonpath='{.status.phase}')" "Pending" "no local volume before a pod"
+expect_eq "$(kubectl get pv -o jsonpath='{.items[?(@.spec.storageClassName=="local-path")].metadata.name}')" "" \
+  "no PersistentVolume yet"
+local_pod() {  # NAME COMMAND: a pod of the claim local-data, placed by the scheduler
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: $1}
+spec:
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 1
+  volumes: [{name: data, persistentVolumeClaim: {claimName: local-data}}]
+  containers:
+  - {name: c, image: minik8s/busybox:1.35, command: [sh, -c, "$2"], volumeMounts: [{name: data, mountPath: /data}]}
+YAML
+}
+local_pod local-writer "echo kept-on-this-node > /data/file"
+wait_for 60 bash -c "kubectl get pod local-writer -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
+  { kubectl describe pod local-writer; kubectl describe pvc local-data; }
+node=$(kubectl get pod local-writer -o jsonpath='{.spec.nodeName}')
+expect_eq "$(kubectl get pvc local-data -o jsonpath='{.status.phase}')" "Bound" "provisioned once the pod had a node"
+pv=$(kubectl get pvc local-data -o jsonpath='{.spec.volumeName}')
+expect_eq "$(kubectl get pv "$pv" -o jsonpath='{.spec.csi.driver}')" "local.csi.minik8s.io" "a node-local CSI volume"
+expect_eq "$(kubectl get pv "$pv" -o jsonpath='{.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key}={.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[*]}')" \
+  "kubernetes.io/hostname=$node" "the volume's nodeAffinity names the pod's node"
+expect_eq "$(cat "$CL_DIR/nodes/$node/local-volumes/$pv/file" 2>/dev/null)" "kept-on-this-node" \
+  "the data lives in $node's local directory"
+for other in node-1 node-2 node-3; do
+  [[ $other == "$node" ]] && continue
+  [[ ! -e $CL_DIR/nodes/$other/local-volumes/$pv ]] || fail "the volume is also on $other"
+done
+kubectl delete pod local-writer --wait=true --timeout=60s >/dev/null
+local_pod local-reader "cat /data/file"
+wait_for 60 bash -c "kubectl get pod local-reader -o jsonpath='{.status.phase}' | grep -qx Succeeded" ||
+  kubectl describe pod local-reader
+expect_eq "$(kubectl get pod local-reader -o jsonpath='{.spec.nodeName}')" "$node" "the replacement pod went to the volume's node"
+expect_eq "$(kubectl logs local-reader)" "kept-on-this-node" "and read the data there"
+kubectl delete pod local-reader --wait=true --timeout=60s >/dev/null
+kubectl delete pvc local-data >/dev/null
+wait_for 30 bash -c "! kubectl get pv $pv >/dev/null 2>&1" || fail "reclaim Delete removes the local volume"
+wait_for 10 bash -c "[[ ! -e $CL_DIR/nodes/$node/local-volumes/$pv ]]" || fail "reclaim Delete removes the local data"
 
 step "a StatefulSet's claims from the default class follow its pods through deletion and scale-down"
 kubectl apply -f - >/dev/null <<'YAML'
