@@ -469,7 +469,8 @@ void addServerCommand(CLI::App& app) {
                   "Admission plugins to turn on besides the default ones (all are on by default: "
                   "MeshSidecarInjection, ServiceAccount, DefaultStorageClass, "
                   "StorageObjectInUseProtection, "
-                  "MutatingAdmissionWebhook, NodeRestriction, ValidatingAdmissionWebhook)")
+                  "MutatingAdmissionWebhook, NodeRestriction, PodSecurity, "
+                  "ValidatingAdmissionWebhook)")
       ->delimiter(',');
   cmd->add_option("--disable-admission-plugins", flags->disableAdmissionPlugins,
                   "Admission plugins to turn off, comma-separated")

@@ -190,11 +190,11 @@ TEST(AdmissionChainTest, FixedOrderAndSelection) {
             (std::vector<std::string>{"MeshSidecarInjection(m)", "ServiceAccount(m)",
                                       "DefaultStorageClass(m)", "StorageObjectInUseProtection(m)",
                                       "MutatingAdmissionWebhook(m)", "NodeRestriction(v)",
-                                      "ValidatingAdmissionWebhook(v)"}));
+                                      "PodSecurity(v)", "ValidatingAdmissionWebhook(v)"}));
   EXPECT_EQ(selectAdmissionPlugins({}, {"NodeRestriction", "DefaultStorageClass"}),
             (std::vector<std::string>{"MeshSidecarInjection", "ServiceAccount",
                                       "StorageObjectInUseProtection", "MutatingAdmissionWebhook",
-                                      "ValidatingAdmissionWebhook"}));
+                                      "PodSecurity", "ValidatingAdmissionWebhook"}));
   testing::FakeStore store;
   Registry registry(store, api::Scheme::builtin());
   auto chain = buildAdmissionChain({"ValidatingAdmissionWebhook", "ServiceAccount"}, registry);

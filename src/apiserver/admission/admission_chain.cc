@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "apiserver/admission/pod_security_admission.h"
 #include "apiserver/admission/sidecar_injection.h"
 #include "apiserver/admission/storage_admission.h"
 #include "apiserver/admission/webhook_admission.h"
@@ -35,6 +36,7 @@ const std::vector<Entry>& entries() {
        }},
       {{"NodeRestriction", false},
        [](Registry& r) { return std::make_shared<auth::NodeRestriction>(&r); }},
+      {{"PodSecurity", false}, [](Registry& r) { return std::make_shared<PodSecurity>(r); }},
       {{"ValidatingAdmissionWebhook", false},
        [](Registry& r) {
          return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kValidating);

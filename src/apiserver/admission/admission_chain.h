@@ -7,6 +7,7 @@
 //   StorageObjectInUseProtection  mutating    pvc-/pv-protection finalizers on create
 //   MutatingAdmissionWebhook      mutating    users' MutatingWebhookConfigurations
 //   NodeRestriction               validating  what a node may change (auth/)
+//   PodSecurity                   validating  Pod Security Standards by namespace labels
 //   ValidatingAdmissionWebhook    validating  users' ValidatingWebhookConfigurations
 //
 // A new plugin is one entry in admission_chain.cc (name, mutating or not, factory). The order

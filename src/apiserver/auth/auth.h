@@ -82,7 +82,8 @@ class Authorizer {
 // One write after authorization and before storage. operation CREATE (oldObject null), UPDATE
 // (PUT and PATCH: both set, newObject already patched), DELETE (newObject null). A plugin may
 // change *newObject (mutating admission, e.g. service-account defaults) or refuse with a Status
-// (Forbidden with a message naming what is not allowed).
+// (Forbidden with a message naming what is not allowed). A plugin may also add warnings, which
+// the server returns as `Warning: 299 - "..."` headers that kubectl prints.
 struct AdmissionRequest {
   const UserInfo& user;
   const RequestInfo& request;
@@ -90,6 +91,11 @@ struct AdmissionRequest {
   const json* oldObject = nullptr;
   json* newObject = nullptr;
   bool dryRun = false;
+  std::vector<std::string>* warnings = nullptr;  // null: the caller does not collect warnings
+
+  void warn(std::string text) const {
+    if (warnings) warnings->push_back(std::move(text));
+  }
 };
 
 class AdmissionPlugin {

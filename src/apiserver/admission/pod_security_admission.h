@@ -1,0 +1,53 @@
+// PodSecurity (validating): Kubernetes' built-in Pod Security admission. A namespace's labels
+// pod-security.kubernetes.io/{enforce,audit,warn}[-version] choose a Pod Security Standard
+// level (privileged, baseline, restricted; pod_security_policy.h) per mode:
+//
+//   - pods (create, and updates that change an image or add an ephemeral container): enforce
+//     refuses with 403 `pods "web" is forbidden: violates PodSecurity "restricted:latest": ...`;
+//     warn adds `would violate PodSecurity "baseline:latest": ...` warnings (kubectl prints them
+//     as `Warning: ...`); audit is written to the server's log (minik8s has no audit log);
+//   - the pod templates of Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs,
+//     ReplicationControllers and PodTemplates: warn and audit only, never enforce (the pods the
+//     controllers create are refused instead);
+//   - namespaces: labels with a bad level or version are refused (422 on the label); tightening
+//     enforce warns about the namespace's existing pods that would violate it.
+//
+// Unlabelled namespaces are privileged:latest for every mode, so nothing changes for them. No
+// exemptions are configured (Kubernetes' default). Thread-safe (stateless besides the registry).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apiserver/admission/pod_security_policy.h"
+#include "apiserver/auth/auth.h"
+#include "apiserver/registry.h"
+
+namespace minik8s::apiserver::admission {
+
+class PodSecurity : public auth::AdmissionPlugin {
+ public:
+  explicit PodSecurity(Registry& registry) : registry_(registry) {}
+  Status admit(auth::AdmissionRequest& request) override;
+
+  // The warnings a namespace update gets when its enforce level becomes `enforce`: which of the
+  // namespace's pods would violate it (Kubernetes' wording; at most 3000 pods, about a second).
+  std::vector<std::string> evaluatePodsInNamespace(const std::string& ns,
+                                                   const podsecurity::LevelVersion& enforce);
+
+ private:
+  Status admitNamespace(auth::AdmissionRequest& request);
+  Status admitPod(auth::AdmissionRequest& request);
+  Status admitTemplate(auth::AdmissionRequest& request, const json& podMetadata,
+                       const json& podSpec);
+  // The checks of the namespace's policy on one pod or template; `enforce` only for pods.
+  Status evaluate(auth::AdmissionRequest& request, const podsecurity::Policy& policy,
+                  const json& podMetadata, const json& podSpec, bool enforce);
+  // The namespace's labels (null when it has none); nullopt when there is no such namespace.
+  Result<std::optional<json>> namespaceLabels(const std::string& ns);
+
+  Registry& registry_;
+};
+
+}  // namespace minik8s::apiserver::admission
