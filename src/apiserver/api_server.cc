@@ -132,9 +132,9 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
       registry_(store, scheme_),
       watchCache_(store),
       customResources_(registry_, scheme_, watchCache_),
-      metrics_(registry_, [proxy = options_.nodeProxy](const NodeEndpoint& ep) {
-        return fetchSummary(ep, proxy);
-      }) {
+      metrics_(registry_, [proxy = options_.nodeProxy](
+                              const NodeEndpoint& ep) { return fetchSummary(ep, proxy); }),
+      flowControl_(options_.flowControl) {
   tokenAuthenticators_ = options_.tokenAuthenticators;
   if (!options_.bearerTokens.empty()) {
     tokenAuthenticators_.push_back(std::make_shared<auth::StaticTokenAuthenticator>(
@@ -408,8 +408,18 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& writer) {
     return w.send(http::Response::text(200, options_.caPem));
   }
   const RequestInfo& ri = w.setRequestInfo(parseRequestInfo(req, scheme_));
-  auto caller = admitCaller(req, ri);
+  auto caller = authenticateCaller(req);
   if (!caller.ok()) return sendError(w, caller.status());
+  // Overload protection between authentication and authorization, as in kube-apiserver: a seat
+  // held until this request ends, or 429 now. Long-running requests (watches) take none.
+  FlowControl::Seat seat;
+  if (!isLongRunning(ri)) {
+    seat = flowControl_.admit(requestKind(req), *caller);
+    if (!seat.admitted()) return w.send(tooManyRequestsResponse());
+  }
+  if (Status allowed = authorizeCaller(req, ri, *caller); !allowed.ok()) {
+    return sendError(w, allowed);
+  }
   if (const std::string ct = req.header("Content-Type"); !req.body.empty() &&
                                                          ct.find("protobuf") == std::string::npos &&
                                                          ct.find("yaml") == std::string::npos) {
@@ -479,17 +489,19 @@ void ApiServer::handle(const http::Request& req, http::ResponseWriter& writer) {
   serveResource(req, w, ri, *caller);
 }
 
-Result<auth::UserInfo> ApiServer::admitCaller(const http::Request& req,
-                                              const RequestInfo& ri) const {
+Result<auth::UserInfo> ApiServer::authenticateCaller(const http::Request& req) const {
   auto caller = auth::authenticateRequest(req, tokenAuthenticators_, options_.allowAnonymous);
   if (!caller.ok()) return caller.status();
-  auto user = auth::impersonate(req, *caller, options_.authorizer.get());
-  if (!user.ok()) return user.status();
-  if (!options_.authorizer) return user;
-  auth::Attributes attributes = auth::requestAttributes(*user, req, ri);
+  return auth::impersonate(req, *caller, options_.authorizer.get());
+}
+
+Status ApiServer::authorizeCaller(const http::Request& req, const RequestInfo& ri,
+                                  const auth::UserInfo& user) const {
+  if (!options_.authorizer) return Status::Ok();
+  auth::Attributes attributes = auth::requestAttributes(user, req, ri);
   auth::Decision decision = options_.authorizer->authorize(attributes);
   if (!decision.allowed()) return auth::forbidden(attributes, decision.reason);
-  return user;
+  return Status::Ok();
 }
 
 Status ApiServer::runAdmission(const auth::UserInfo& user, const RequestInfo& ri,

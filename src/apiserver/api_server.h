@@ -18,6 +18,7 @@
 
 #include "apiserver/auth/auth.h"
 #include "apiserver/custom_resources.h"
+#include "apiserver/flow_control.h"
 #include "apiserver/metrics_api.h"
 #include "apiserver/node_proxy.h"
 #include "apiserver/registry.h"
@@ -62,6 +63,8 @@ struct ApiServerOptions {
   // for an aggregated API). The handler must be thread-safe.
   std::map<std::string, std::function<void(const http::Request&, http::ResponseWriter&)>>
       pathHandlers;
+  // Overload protection (flow_control.h): in-flight limits, 429 with Retry-After past them.
+  FlowControlOptions flowControl;
 };
 
 class ApiServer {
@@ -81,8 +84,11 @@ class ApiServer {
   Registry& registry() { return registry_; }
 
  private:
-  // Authentication and authorization of a request: the caller, or the 401/403 to send.
-  Result<auth::UserInfo> admitCaller(const http::Request& req, const RequestInfo& ri) const;
+  // Authentication (and impersonation) of a request: the caller, or the 401/403 to send.
+  Result<auth::UserInfo> authenticateCaller(const http::Request& req) const;
+  // Authorization of the caller's request: OK or the 403 to send.
+  Status authorizeCaller(const http::Request& req, const RequestInfo& ri,
+                         const auth::UserInfo& user) const;
   // Runs the admission plugins on one write; the first refusal wins.
   Status runAdmission(const auth::UserInfo& user, const RequestInfo& ri, const std::string& op,
                       const json* oldObject, json* newObject, bool dryRun) const;
@@ -143,6 +149,7 @@ class ApiServer {
   WatchCache watchCache_;
   CustomResourceManager customResources_;
   MetricsApi metrics_;
+  FlowControl flowControl_;
   std::unique_ptr<ServiceAllocator> serviceAllocator_;
   std::thread housekeeper_;
   std::mutex mu_;

@@ -22,6 +22,12 @@ std::vector<std::string> splitPath(const std::string& path) {
 }
 }  // namespace
 
+bool isLongRunning(const RequestInfo& ri) {
+  const std::string& sub = ri.subresource;
+  return ri.verb == "watch" || sub == "log" || sub == "exec" || sub == "attach" ||
+         sub == "portforward" || sub == "proxy";
+}
+
 bool isTrueParam(const std::string& v) { return v == "true" || v == "1" || v == "True"; }
 
 RequestInfo parseRequestInfo(const http::Request& req, const api::Scheme& scheme) {

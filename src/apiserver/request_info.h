@@ -27,6 +27,10 @@ struct RequestInfo {
 // Parses /api/... and /apis/... resource paths. Not a resource path -> isResourceRequest false.
 RequestInfo parseRequestInfo(const http::Request& req, const api::Scheme& scheme);
 
+// kube-apiserver's long-running requests: watches and the streaming subresources (log, exec,
+// attach, portforward, proxy). They hold no in-flight seat (flow_control.h).
+bool isLongRunning(const RequestInfo& ri);
+
 // "true", "1", "True" are true (clients differ).
 bool isTrueParam(const std::string& v);
 

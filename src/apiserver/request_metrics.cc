@@ -65,10 +65,7 @@ const RequestInfo& RequestMetricsWriter::setRequestInfo(RequestInfo ri) {
 void RequestMetricsWriter::trackInflight(int delta) {
   ApiServerMetrics& m = apiServerMetrics();
   if (delta > 0) inflightCounted_ = true;
-  // kube-apiserver's long-running requests: watches and the streaming subresources.
-  const std::string& sub = ri_.subresource;
-  if (ri_.verb == "watch" || sub == "log" || sub == "exec" || sub == "attach" ||
-      sub == "portforward" || sub == "proxy") {
+  if (isLongRunning(ri_)) {
     m.longRunning
         .with({reportedVerb(), ri_.group, ri_.version, ri_.resource, ri_.subresource, scope(),
                "apiserver"})
