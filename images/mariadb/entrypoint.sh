@@ -105,8 +105,8 @@ initialize() {
   log "initialised $datadir"
 }
 
-# Arguments that start with '-' are options of mariadbd (args: [--innodb-buffer-pool-size=64M]).
-if [ "${1#-}" != "$1" ]; then set -- mariadbd "$@"; fi
+# No arguments, or ones that start with '-', are mariadbd's (args: [--innodb-buffer-pool-size=64M]).
+if [ $# -eq 0 ] || [ "${1#-}" != "$1" ]; then set -- mariadbd "$@"; fi
 
 if [ "$1" = mariadbd ] || [ "$1" = mysqld ]; then
   mkdir -p "$datadir" /run/mysqld
