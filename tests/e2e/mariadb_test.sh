@@ -4,7 +4,8 @@
 # inserted with `kubectl exec ... mariadb` survive: (a) mariadbd killed with SIGKILL from the
 # host (the kubelet restarts it in place: InnoDB crash recovery) and its node cordoned, then the
 # pod deleted as one does for a node that is gone: it comes back on another node; (b) `kubectl
-# delete pod`; (c) the control plane killed with SIGKILL and resumed with `cluster up`. Each time
+# delete pod`; (c) the control plane killed with SIGKILL and resumed with `cluster up` (then the
+# pod deleted once more: the restarted controllers bring it back with its claim). Each time
 # `SELECT COUNT(*)` and `CHECKSUM TABLE` show every row and new inserts work; a client pod on
 # another node logs in as root over TCP (mariadb-0.mariadb) with the Secret's password.
 source "$(dirname "$0")/lib.sh"
@@ -123,6 +124,12 @@ expect_eq "$(pod_state | cut -d' ' -f1)" "$uid_c" "the same pod after the contro
 check_rows "(c)"
 insert_row "(c)"
 check_rows "(c) after a new insert"
+# The restarted controllers and scheduler bring the pod back with its claim too.
+t_delete=$(date +%s.%N)
+kubectl delete pod mariadb-0 >/dev/null || fail "delete pod"
+wait_new_pod "$uid_c" 120 || { kubectl get pods -o wide; kubectl describe pod mariadb-0 | tail -20; }
+echo "mariadb-0 Ready on $(pod_state | cut -d' ' -f2) $(elapsed "$t_delete") s after a delete with the restarted control plane"
+check_rows "(c) after a delete with the restarted control plane"
 sql "SELECT id, name FROM demo.items WHERE id > 1000"
 
 step "a client pod on another node logs in as root over TCP with the Secret's password"
