@@ -342,6 +342,11 @@ std::vector<ResourceInfo> builtinResources() {
     r.namespaced = false;
     out.push_back(r);
   }
+  {
+    auto r = resource("storage.k8s.io", "v1", "CSINode", "csinodes", "csinode");
+    r.namespaced = false;
+    out.push_back(r);
+  }
   for (auto [kind, plural, singular] :
        {std::tuple{"MutatingWebhookConfiguration", "mutatingwebhookconfigurations",
                    "mutatingwebhookconfiguration"},

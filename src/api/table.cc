@@ -687,6 +687,10 @@ const std::map<std::string, Printer>& printersByKind() {
          col("RequiresRepublish", "Volumes are republished periodically.", "boolean"),
          col("Modes", "Volume lifecycle modes."), ageColumn()},
         [](const json& obj, const json&, TimePoint now) { return csiDriverCells(obj, now); }};
+    p["CSINode"] = {
+        {nameColumn(), col("Drivers", "Number of CSI drivers on the node.", "integer"),
+         ageColumn()},
+        [](const json& obj, const json&, TimePoint now) { return csiNodeCells(obj, now); }};
     for (const char* kind : {"RoleBinding", "ClusterRoleBinding"}) {
       p[kind] = {{nameColumn(), col("Role", "The role bound."), ageColumn(),
                   wide("Users", "Users in the binding"), wide("Groups", "Groups in the binding"),

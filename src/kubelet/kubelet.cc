@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/logging.h"
+#include "kubelet/csi_node_registration.h"
 #include "kubelet/pod_util.h"
 
 namespace minik8s::kubelet {
@@ -132,6 +133,10 @@ Status Kubelet::start() {
     Status s = nodeStatus_->registerNode();
     if (!s.ok()) return s;
     nodeStatus_->renewLease();
+    if (!options_.csiDrivers.empty()) {
+      if (Status cs = registerCsiNode(client_, options_.nodeName, options_.csiDrivers); !cs.ok())
+        LOG_WARN("CSINode {} not written: {}", options_.nodeName, cs.message());
+    }
   }
 
   client::ListParams params;

@@ -224,6 +224,9 @@ step "node-local volumes (local-path): made on the pod's node once it is schedul
 expect_contains "$(kubectl get sc local-path | tr -s ' ')" \
   "local-path local.csi.minik8s.io Delete WaitForFirstConsumer" "the local-path class"
 expect_contains "$(kubectl get csidriver)" "local.csi.minik8s.io" "its CSIDriver"
+expect_contains "$(kubectl get csinode | tr -s ' ')" "node-3 2 " "every node lists its CSI drivers (CSINode)"
+expect_eq "$(kubectl get csinode node-2 -o jsonpath='{range .spec.drivers[*]}{.name}={.nodeID}:{.topologyKeys[*]} {end}')" \
+  "dir.csi.minik8s.io=node-2: local.csi.minik8s.io=node-2:kubernetes.io/hostname " "node-2's drivers and topology keys"
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: PersistentVolumeClaim

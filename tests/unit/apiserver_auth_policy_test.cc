@@ -258,6 +258,12 @@ TEST(NodeAuthorizerTest, KubeletPermissions) {
       nodes.authorize(resource(n1, "update", "", "persistentvolumes", "", "pv")).allowed());
   EXPECT_FALSE(
       nodes.authorize(resource(n1, "update", "", "persistentvolumeclaims", "d", "c")).allowed());
+  EXPECT_TRUE(
+      nodes.authorize(resource(n1, "create", "storage.k8s.io", "csinodes", "", "")).allowed());
+  EXPECT_TRUE(
+      nodes.authorize(resource(n1, "update", "storage.k8s.io", "csinodes", "", "n1")).allowed());
+  EXPECT_FALSE(
+      nodes.authorize(resource(n1, "update", "storage.k8s.io", "csinodes", "", "n2")).allowed());
   // Not a node: no opinion at all; a node-like name without the group is not a node either.
   EXPECT_EQ(nodes.authorize(resource(user("alice"), "get", "", "pods", "d")).kind,
             Decision::Kind::kNoOpinion);
@@ -405,7 +411,7 @@ TEST(NodeRestrictionTest, PodsAndLeases) {
   EXPECT_TRUE(c.run("CREATE", nullptr, &otherLease).ok());
 }
 
-TEST(NodeRestrictionTest, OnlyNodeLocalVolumesOfItsOwn) {
+TEST(NodeRestrictionTest, OnlyNodeLocalVolumesAndCsiNodeOfItsOwn) {
   AdmissionCase c;
   c.ri.resource = "persistentvolumes";
   auto pinnedTo = [](const std::string& node) {
@@ -440,6 +446,16 @@ TEST(NodeRestrictionTest, OnlyNodeLocalVolumesOfItsOwn) {
   EXPECT_EQ(c.run("UPDATE", &mine, &mine).code(), 403);
   c.node = user("system:kube-controller-manager");
   EXPECT_TRUE(c.run("DELETE", &theirs, nullptr).ok());
+
+  AdmissionCase csi;
+  csi.ri.group = "storage.k8s.io";
+  csi.ri.resource = "csinodes";
+  json own = {{"metadata", {{"name", "n1"}}}};
+  json other = {{"metadata", {{"name", "n2"}}}};
+  EXPECT_TRUE(csi.run("CREATE", nullptr, &own).ok());
+  EXPECT_EQ(csi.run("CREATE", nullptr, &other).message(),
+            "csinodes.storage.k8s.io \"n2\" is forbidden: node \"n1\" is not allowed to modify "
+            "csinode \"n2\"");
 }
 
 TEST(BootstrapPolicyTest, GrantsWhatKubernetesGrants) {

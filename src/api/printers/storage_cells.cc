@@ -122,4 +122,10 @@ json csiDriverCells(const json& driver, TimePoint now) {
                       booleanOr(spec, "requiresRepublish", false), modes, age(meta, now)});
 }
 
+json csiNodeCells(const json& node, TimePoint now) {
+  const json& meta = object(node, "metadata");
+  const auto drivers = static_cast<int64_t>(array(object(node, "spec"), "drivers").size());
+  return json::array({str(meta, "name"), drivers, age(meta, now)});
+}
+
 }  // namespace minik8s::api::printers

@@ -1,5 +1,6 @@
-// The rows of `kubectl get pv,pvc,storageclass,csidriver`, as upstream's printPersistentVolume,
-// printPersistentVolumeClaim, printStorageClass and printCSIDriver compute them: capacities in
+// The rows of `kubectl get pv,pvc,storageclass,csidriver,csinode`, as upstream's
+// printPersistentVolume, printPersistentVolumeClaim, printStorageClass, printCSIDriver and
+// printCSINode compute them: capacities in
 // canonical quantity form, access modes as RWO/ROX/RWX/RWOP, "<unset>" for absent pointers.
 // Internal to src/api; thread-safe.
 #pragma once
@@ -25,5 +26,7 @@ json storageClassCells(const json& sc, TimePoint now);
 // Name, AttachRequired, PodInfoOnMount, StorageCapacity, TokenRequests, RequiresRepublish, Modes,
 // Age.
 json csiDriverCells(const json& driver, TimePoint now);
+// Name, Drivers (how many), Age.
+json csiNodeCells(const json& node, TimePoint now);
 
 }  // namespace minik8s::api::printers

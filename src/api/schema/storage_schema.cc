@@ -1,5 +1,5 @@
 // Schemas of storage: core/v1 PersistentVolume and PersistentVolumeClaim, storage.k8s.io/v1
-// StorageClass and CSIDriver.
+// StorageClass, CSIDriver and CSINode.
 #include "api/schema/schema_texts.h"
 
 namespace minik8s::api::schema {
@@ -139,6 +139,17 @@ CSIDriverSpec: Properties of a CSI driver.
 TokenRequest: A service account token a CSI driver receives.
   audience! string: Intended audience of the token.
   expirationSeconds int64: Lifetime of the token.
+CSINode @storage.k8s.io/v1 +list: A CSINode holds the CSI drivers installed on a node. Its name is the node's; the kubelet writes it.
+  spec! CSINodeSpec: The drivers of the node.
+CSINodeSpec: The CSI drivers a node serves.
+  drivers! []CSINodeDriver: One entry per driver registered on the node.
+CSINodeDriver: A CSI driver on one node.
+  name! string: Name of the driver, as in its CSIDriver object.
+  nodeID! string: The node as the driver names it (NodeGetInfo).
+  topologyKeys []string: Node label keys the driver uses for topology (NodeGetInfo's accessible_topology).
+  allocatable VolumeNodeResources: Limits of the driver's volumes on the node.
+VolumeNodeResources: Volume limits of a driver on a node.
+  count int32: Most volumes of the driver the node can use; unset for no limit.
 )schema";
 }
 

@@ -87,6 +87,15 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
   if (a.apiGroup == "storage.k8s.io" && res == "storageclasses" && sub.empty() && isRead(verb)) {
     return Decision::allow("node: storage classes");
   }
+  // The CSI drivers of a node (the kubelet writes its own CSINode).
+  if (a.apiGroup == "storage.k8s.io" && res == "csinodes" && sub.empty()) {
+    if (isRead(verb) || verb == "create") return Decision::allow("node: csinodes");
+    if (oneOf(verb, {"update", "patch", "delete"})) {
+      if (a.name == node) return Decision::allow("node: its own csinode");
+      return Decision::noOpinion("node '" + node + "' cannot modify csinode '" + a.name + "'");
+    }
+    return Decision::noOpinion();
+  }
   if (a.apiGroup == "certificates.k8s.io" && res == "certificatesigningrequests" && sub.empty() &&
       (isRead(verb) || verb == "create")) {
     return Decision::allow("node: certificate signing requests");

@@ -4,9 +4,9 @@
 // simplified here to get/list/watch of those kinds), register and update its own Node and its
 // status, its own Lease in kube-node-lease, pod status, events, its CSRs, and tokens for the
 // service accounts of the pods bound to it; for its node-local CSI provisioner, read storage
-// classes and create and delete persistent volumes. Node restriction admission (node_restriction.h)
-// then checks what the written objects contain. Other users get NoOpinion, as do node requests
-// this authorizer does not recognise (RBAC decides next). Thread-safe.
+// classes and create and delete persistent volumes; its own CSINode. Node restriction admission
+// (node_restriction.h) then checks what the written objects contain. Other users get NoOpinion, as
+// do node requests this authorizer does not recognise (RBAC decides next). Thread-safe.
 #pragma once
 
 #include "apiserver/auth/auth.h"

@@ -94,6 +94,14 @@ Status NodeRestriction::admit(AdmissionRequest& request) {
     return admitToken(node, request);
   }
   if (ri.group.empty() && ri.resource == "persistentvolumes") return admitVolume(node, request);
+  if (ri.group == "storage.k8s.io" && ri.resource == "csinodes") {
+    const std::string target =
+        request.operation == "CREATE" ? objectName(request.newObject) : ri.name;
+    if (target != node) {
+      return refuse(request,
+                    "node " + quote(node) + " is not allowed to modify csinode " + quote(target));
+    }
+  }
   return Status::Ok();
 }
 

@@ -10,7 +10,8 @@
 // - serviceaccounts/token: a token bound to a pod must be for a pod bound to it;
 // - PersistentVolume (the agent's node-local CSI provisioner): create only a CSI volume pinned
 //   to itself (api::volumePinnedToNode: required nodeAffinity kubernetes.io/hostname In [node]),
-//   delete only volumes pinned to itself.
+//   delete only volumes pinned to itself;
+// - CSINode: only its own (named after the node).
 // Other users pass untouched. Refusals are 403 Forbidden worded like Kubernetes'. Thread-safe.
 #pragma once
 
