@@ -68,6 +68,9 @@ struct ServerFlags {
   // No CSIDriver local.csi.minik8s.io and StorageClass local-path (the agents' node-local
   // storage).
   bool disableLocalStorage = false;
+  // Overload protection (apiserver/flow_control.h), kube-apiserver's flags and defaults.
+  int maxRequestsInflight = 400;
+  int maxMutatingRequestsInflight = 200;
 };
 
 // A CSIDriver object for one of the built-in drivers (no attach, no pod info, persistent).
@@ -214,6 +217,8 @@ int runServer(const ServerFlags& f) {
   apiserver::ApiServerOptions opts;
   opts.advertiseAddress = address;
   opts.serviceClusterIPRange = f.serviceClusterIPRange;
+  opts.flowControl.maxRequestsInflight = f.maxRequestsInflight;
+  opts.flowControl.maxMutatingRequestsInflight = f.maxMutatingRequestsInflight;
   auto token = loadOrCreateJoinToken(f.dataDir, f.token, pki->ca.certPem);
   if (!token.ok()) {
     LOG_ERROR("{}", token.status().message());
@@ -429,6 +434,9 @@ int runServer(const ServerFlags& f) {
            address, f.dataDir);
   int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: shutting down", sig);
+  // Nothing waits out an overloaded server's Retry-After any more.
+  schedulerRest.stopRetrying();
+  rest.stopRetrying();
   for (auto& e : electors) e->stop();  // stops what they started and releases the Leases
   if (cm) cm->stop();
   if (sched) sched->stop();
@@ -486,6 +494,14 @@ void addServerCommand(CLI::App& app) {
                 "Do not create the StorageClass \"local-path\" (node-local volumes of "
                 "local.csi.minik8s.io, which every agent serves unless started with "
                 "--disable-local-storage)");
+  cmd->add_option("--max-requests-inflight", flags->maxRequestsInflight,
+                  "Read-only requests in flight at most (watches excluded; system:masters "
+                  "exempt); past it, and past a user's fair share, 429 with Retry-After. 0: no "
+                  "limit")
+      ->capture_default_str();
+  cmd->add_option("--max-mutating-requests-inflight", flags->maxMutatingRequestsInflight,
+                  "Mutating requests in flight at most, as --max-requests-inflight")
+      ->capture_default_str();
   cmd->add_flag("--insecure-http", flags->insecureHttp,
                 "Serve plain HTTP instead of TLS (debugging only; client certificates cannot "
                 "be used, the kubeconfig carries the admin token)");

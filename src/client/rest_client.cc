@@ -1,6 +1,13 @@
 #include "client/rest_client.h"
 
+#include <strings.h>
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+
 #include "client/watch_event_decoder.h"
+#include "common/logging.h"
 #include "common/metrics.h"
 
 namespace minik8s::client {
@@ -61,6 +68,7 @@ RestClient::RestClient(const ClientConfig& config) : RestClient(config.servers) 
   tls_ = config.tls;
   timeouts_ = config.timeouts;
   bearerToken_ = config.bearerToken;
+  maxRetries_ = config.maxRetries;
 }
 
 RestClient::~RestClient() = default;
@@ -138,12 +146,59 @@ Result<json> RestClient::request(const std::string& method, const std::string& p
   return j;
 }
 
+namespace {
+// The seconds of an answer's `Retry-After: N` header when the answer may be retried after them
+// (client-go's checkWait: 429 or 5xx); nullopt otherwise.
+std::optional<int> retryAfterSeconds(const http::Response& r) {
+  if (r.status != 429 && (r.status < 500 || r.status > 599)) return std::nullopt;
+  for (const auto& [k, v] : r.headers) {
+    if (strcasecmp(k.c_str(), "Retry-After") != 0) continue;
+    int seconds = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), seconds);
+    if (ec != std::errc() || end != v.data() + v.size() || seconds < 0) return std::nullopt;
+    return seconds;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+void RestClient::stopRetrying() {
+  {
+    std::lock_guard lock(retryMu_);
+    stopRetrying_ = true;
+  }
+  retryCv_.notify_all();
+}
+
+bool RestClient::waitToRetry(std::chrono::milliseconds d) {
+  std::unique_lock lock(retryMu_);
+  return !retryCv_.wait_for(lock, d, [this] { return stopRetrying_; });
+}
+
 Result<std::string> RestClient::requestText(const std::string& method, const std::string& path,
                                             const std::string& body, const std::string& contentType,
                                             const std::string& accept) {
   std::vector<std::pair<std::string, std::string>> headers = authHeaders();
   headers.emplace_back("Accept", accept);
   if (!body.empty()) headers.emplace_back("Content-Type", contentType);
+  Result<http::Response> res = send(method, path, body, headers);
+  for (int retry = 0; retry < maxRetries_ && res.ok(); ++retry) {
+    std::optional<int> after = retryAfterSeconds(*res);
+    if (!after) break;
+    const auto wait = std::chrono::milliseconds(std::min(*after, 10) * 1000);
+    LOG_DEBUG("{} {}: {} with Retry-After {}, retry {} of {}", method, path, res->status, *after,
+              retry + 1, maxRetries_);
+    if (!waitToRetry(wait)) break;
+    res = send(method, path, body, headers);
+  }
+  if (!res.ok()) return res.status();
+  if (res->status >= 300) return statusFromResponse(res->status, res->body);
+  return std::move(res->body);
+}
+
+Result<http::Response> RestClient::send(
+    const std::string& method, const std::string& path, const std::string& body,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   Result<http::Response> res = Status::Unavailable("no API server");
   for (size_t attempt = 0; attempt < urls_.size(); ++attempt) {
     const size_t server = current_.load() % urls_.size();
@@ -164,9 +219,7 @@ Result<std::string> RestClient::requestText(const std::string& method, const std
     failOver(server);
     if (!safeToRetryElsewhere(method, res.status())) return res.status();
   }
-  if (!res.ok()) return res.status();
-  if (res->status >= 300) return statusFromResponse(res->status, res->body);
-  return std::move(res->body);
+  return res;
 }
 
 namespace {

@@ -15,9 +15,16 @@
 // never reached a server: http::neverReachedServer). It stays on a server while it answers, and
 // comes back to an earlier one when the servers after it fail in turn. Watches are not retried
 // here: the caller's next watch (an informer relists and rewatches) goes to the new server.
+//
+// Overload (as client-go): an answer 429, or 5xx, with a `Retry-After: N` header is retried after
+// N seconds (at most 10 s per wait), up to ClientConfig::maxRetries times (10), whatever the
+// method: the server did not act on it. stopRetrying() ends such waits (the last answer is
+// returned) for callers that are shutting down.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -81,6 +88,7 @@ struct ClientConfig {
   http::TlsClientConfig tls;      // for https:// servers
   std::string bearerToken;        // sent as Authorization: Bearer when set
   http::ClientTimeouts timeouts;  // connect, request and dead-peer limits of every connection
+  int maxRetries = 10;            // retries of answers with Retry-After (client-go's default)
 };
 
 class RestClient {
@@ -94,6 +102,11 @@ class RestClient {
   std::string currentUrl() const;                          // the server in use now
   // Sends `Authorization: Bearer <token>` with every request (call before first use).
   void setBearerToken(std::string token) { bearerToken_ = std::move(token); }
+  // Retries of 429/5xx answers that carry Retry-After (0: none). Call before first use.
+  void setMaxRetries(int n) { maxRetries_ = n; }
+  // Requests waiting out a Retry-After return the answer they got now, and later ones do not
+  // wait (for shutdown: nothing waits on an overloaded server any more).
+  void stopRetrying();
 
   Result<json> get(const Resource& r, const std::string& ns, const std::string& name);
   Result<json> list(const Resource& r, const std::string& ns, const ListParams& params = {});
@@ -135,6 +148,12 @@ class RestClient {
   void failOver(size_t failed);
 
   std::vector<std::pair<std::string, std::string>> authHeaders() const;
+  // One round of requestText over the servers (failover), without Retry-After handling.
+  Result<http::Response> send(const std::string& method, const std::string& path,
+                              const std::string& body,
+                              const std::vector<std::pair<std::string, std::string>>& headers);
+  // Sleeps `d` unless stopRetrying() is called; false when it was.
+  bool waitToRetry(std::chrono::milliseconds d);
 
   std::string baseUrl_;
   std::vector<std::string> urls_;  // baseUrl_ split at commas; never empty
@@ -142,6 +161,10 @@ class RestClient {
   http::TlsClientConfig tls_;
   http::ClientTimeouts timeouts_;
   std::string bearerToken_;
+  int maxRetries_ = 10;
+  std::mutex retryMu_;
+  std::condition_variable retryCv_;
+  bool stopRetrying_ = false;
   std::mutex mu_;
   std::vector<std::pair<size_t, std::unique_ptr<http::Client>>> pool_;  // (server, connection)
 };
