@@ -51,8 +51,9 @@ struct ClusterFlags {
   bool ha = false;  // 3 etcd members, `servers` API servers, a balancer for kubectl
   int servers = 2;  // API servers with --ha
   // Where the CSI driver's volumes live: "dir" (a host directory) or "gluster" (a replicated
-  // GlusterFS volume served by the first nodes, FUSE-mounted on the host and in every node).
-  std::string storage = "dir";
+  // GlusterFS volume served by the first nodes, FUSE-mounted on the host and in every node);
+  // "auto" (the default) is gluster when GlusterFS is installed, resolved by runCluster.
+  std::string storage = "auto";
   // Prometheus and the node exporter (addons/monitoring) applied once the nodes are Ready.
   bool monitoring = true;
 };
@@ -1162,6 +1163,20 @@ int runCluster(const std::string& verb, const ClusterFlags& f) {
   ::signal(SIGPIPE, SIG_IGN);
   const json state = readState(*l);
   if (!state.empty() && (verb != "up" || resumable(*l, state))) applySavedSettings(l->flags, state);
+  if (l->flags.storage == "auto") {
+    // A new cluster: GlusterFS under the default StorageClass when it is installed (a replicated
+    // network filesystem, as on real machines), else a host directory, said out loud.
+    if (checkGlusterInstalled().ok()) {
+      l->flags.storage = "gluster";
+    } else {
+      l->flags.storage = "dir";
+      if (verb == "up") {
+        std::cout << "storage: a host directory (--storage dir): GlusterFS is not installed "
+                     "(apt-get install glusterfs-server glusterfs-client, or scripts/setup.sh, "
+                     "for volumes on a replicated network filesystem)\n";
+      }
+    }
+  }
   if (verb == "up") return up(*l);
   if (verb == "down") return down(*l);
   if (verb == "status") return status(*l);
@@ -1206,9 +1221,10 @@ void addClusterCommand(CLI::App& app) {
   upCmd->add_option("--servers", f->servers, "API servers with --ha")->capture_default_str();
   upCmd
       ->add_option("--storage", f->storage,
-                   "Where CSI volumes live: dir (a host directory) or gluster (a replica-3 "
-                   "GlusterFS volume on the first nodes, mounted on every node)")
-      ->check(CLI::IsMember({"dir", "gluster"}))
+                   "Where CSI volumes live: gluster (a replica-3 GlusterFS volume on the first "
+                   "nodes, mounted on every node), dir (a host directory), or auto: gluster "
+                   "when GlusterFS is installed, else dir (kept from the first up)")
+      ->check(CLI::IsMember({"auto", "dir", "gluster"}))
       ->capture_default_str();
   upCmd->callback([f] { std::exit(runCluster("up", *f)); });
   auto* downCmd = cluster->add_subcommand("down", "Stop the cluster and remove what it created");

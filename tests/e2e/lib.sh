@@ -64,7 +64,8 @@ start_etcd() {
   ETCD_URL="etcd://127.0.0.1:$cport"
 }
 
-# start_server [sqlite|etcd]: SERVER_URL, KUBECONFIG and SERVER_PID are set afterwards.
+# start_server [sqlite|etcd]: SERVER_URL, KUBECONFIG and SERVER_PID are set afterwards. Extra
+# server flags come from SERVER_ARGS ("--max-requests-inflight 6").
 start_server() {
   local backend=${1:-sqlite}
   local datastore=""
@@ -75,7 +76,7 @@ start_server() {
   SERVER_PORT=${SERVER_PORT:-$(free_port)}
   # shellcheck disable=SC2086
   "$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
-    $datastore >>"$E2E_DIR/server.log" 2>&1 &
+    $datastore ${SERVER_ARGS:-} >>"$E2E_DIR/server.log" 2>&1 &
   SERVER_PID=$!
   E2E_PIDS+=($SERVER_PID)
   SERVER_URL="https://127.0.0.1:$SERVER_PORT"
@@ -158,6 +159,9 @@ start_cluster() {
   local start=$SECONDS
   # Prometheus and the node exporter only where a test asks for them (--monitoring).
   [[ " $* " == *" --monitoring "* ]] || set -- "$@" --no-monitoring
+  # A host directory under the CSI volumes unless a test asks for GlusterFS (--storage gluster,
+  # the default of `cluster up` where it is installed, costs ~10 s per up).
+  [[ " $* " == *" --storage "* ]] || set -- "$@" --storage dir
   if ! "$MINIK8S_BIN" cluster up "${CL_ARGS[@]}" --nodes "$nodes" --timeout 240 "$@"; then
     tail -n 30 "$CL_DIR"/logs/*.log
     return 1
