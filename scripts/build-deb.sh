@@ -52,7 +52,10 @@ done
 for recipe in "$root"/images/*/image.yaml; do  # each recipe with the files kept beside it
   name=$(basename "$(dirname "$recipe")")
   mkdir -p "$pkg/usr/share/minik8s/images/$name"
-  install -m 0644 "$(dirname "$recipe")"/* "$pkg/usr/share/minik8s/images/$name/"
+  for f in "$(dirname "$recipe")"/*; do  # scripts stay executable (an image's entrypoint)
+    if [[ -x $f ]]; then mode=0755; else mode=0644; fi
+    install -m "$mode" "$f" "$pkg/usr/share/minik8s/images/$name/"
+  done
 done
 for dir in "$root"/addons/*/; do  # manifests `cluster up` applies (addons/<name>/*.yaml)
   name=$(basename "$dir")

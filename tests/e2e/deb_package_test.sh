@@ -44,6 +44,10 @@ for f in ./usr/bin/minik8s ./lib/systemd/system/minik8s-server.service \
   ./usr/share/minik8s/addons/monitoring/prometheus.yaml; do
   expect_contains "$files" "$f" "packaged $f"
 done
+expect_contains "$(grep ' ./usr/share/minik8s/images/dashboard/start.sh$' <<<"$files")" "-rwxr-xr-x" \
+  "an image's entrypoint script stays executable"
+expect_contains "$(grep ' ./usr/share/minik8s/images/nginx/nginx.conf$' <<<"$files")" "-rw-r--r--" \
+  "other recipe files are 0644"
 expect_contains "$(dpkg-deb --contents "$dbgsym")" "./usr/lib/debug/.build-id/" "debug info by build id"
 mkdir -p "$E2E_DIR/x"
 dpkg-deb -x "$deb" "$E2E_DIR/x"
