@@ -1,5 +1,6 @@
 // The controllers end to end against a real in-process API server on a temp SQLite file:
-// ReplicaSet replicas/adoption/status, a Deployment rollout and the garbage collector.
+// ReplicaSet replicas/adoption/status, a Deployment rollout and the garbage collector (also of a
+// deleted Node's CSINode).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -236,6 +237,28 @@ TEST_F(ControllersFixture, GarbageCollectorOrphanAndForegroundFinalizers) {
   }));
   std::this_thread::sleep_for(200ms);
   EXPECT_EQ(pods("app=keep").size(), 1u);  // the orphan stays
+}
+
+TEST_F(ControllersFixture, GarbageCollectorRemovesTheCsiNodeOfADeletedNode) {
+  const client::Resource csiNodes{"storage.k8s.io", "v1", "csinodes", false};
+  auto node = rest->create(
+      res::kNodes, "", {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", "n1"}}}});
+  ASSERT_TRUE(node.ok()) << node.status().toString();
+  json csiNode = {{"apiVersion", "storage.k8s.io/v1"},
+                  {"kind", "CSINode"},
+                  {"metadata",
+                   {{"name", "n1"},
+                    {"ownerReferences",
+                     {{{"apiVersion", "v1"},
+                       {"kind", "Node"},
+                       {"name", "n1"},
+                       {"uid", (*node)["metadata"]["uid"]}}}}}},
+                  {"spec", {{"drivers", json::array()}}}};
+  ASSERT_TRUE(rest->create(csiNodes, "", csiNode).ok());
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(rest->get(csiNodes, "", "n1").ok());  // its node is there
+  ASSERT_TRUE(rest->remove(res::kNodes, "", "n1").ok());
+  EXPECT_TRUE(eventually([&] { return rest->get(csiNodes, "", "n1").status().code() == 404; }));
 }
 
 TEST_F(ControllersFixture, RecreateScalesOldToZeroBeforeCreatingNew) {

@@ -111,6 +111,9 @@ class ControllerManager::Context {
 
 namespace {
 
+// A node's CSINode (written by its kubelet, owned by the Node): collected with the node.
+const client::Resource kCsiNodes{"storage.k8s.io", "v1", "csinodes", false};
+
 using Context = ControllerManager::Context;
 using Runnable = ControllerManager::Runnable;
 
@@ -248,7 +251,9 @@ const std::vector<Registration>& registrations() {
              {"CronJob", kCronJobs, &c.informer(kCronJobs)},
              {"DaemonSet", kDaemonSets, &c.informer(kDaemonSets)},
              {"StatefulSet", kStatefulSets, &c.informer(kStatefulSets)},
-             {"ControllerRevision", kControllerRevisions, &c.indexed(kControllerRevisions)}};
+             {"ControllerRevision", kControllerRevisions, &c.indexed(kControllerRevisions)},
+             {"Node", res::kNodes, &c.informer(res::kNodes)},
+             {"CSINode", kCsiNodes, &c.informer(kCsiNodes)}};
          return make<GarbageCollector>(c.rest, std::move(kinds), c.options.workersPerController);
        }},
       {{"nodeipam"},
