@@ -506,10 +506,10 @@ Status ApiServer::authorizeCaller(const http::Request& req, const RequestInfo& r
 
 Status ApiServer::runAdmission(const auth::UserInfo& user, const RequestInfo& ri,
                                const std::string& op, const json* oldObject, json* newObject,
-                               bool dryRun) const {
+                               bool dryRun, std::vector<std::string>* warnings) const {
   for (const auto& plugin : options_.admissionPlugins) {
     if (!plugin) continue;
-    auth::AdmissionRequest request{user, ri, op, oldObject, newObject, dryRun};
+    auth::AdmissionRequest request{user, ri, op, oldObject, newObject, dryRun, warnings};
     Status s = plugin->admit(request);
     if (!s.ok()) return s;
   }
@@ -908,7 +908,7 @@ void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
       if (!user.extra.empty()) spec["extra"] = user.extra;
     }
   }
-  if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &*obj, isDryRun(req));
+  if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &*obj, isDryRun(req), &warnings);
       !admitted.ok()) {
     return sendError(w, admitted);
   }
@@ -930,6 +930,7 @@ void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
   auto stored = toStorageVersion(r, std::move(obj.value()));
   if (!stored.ok()) return sendError(w, stored.status());
   Result<json> updated = Status::Internal("not updated");
+  std::vector<std::string> admissionWarnings;  // of the last try
   if (options_.admissionPlugins.empty()) {
     updated = registry_.update(registry_.storageInfo(r), ri.namespaceName, ri.name,
                                std::move(stored.value()), ri.subresource, isDryRun(req));
@@ -938,7 +939,9 @@ void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
     // (the body's resourceVersion, when set) as a plain update.
     auto mutate = [&](json current) -> Result<json> {
       json next = *stored;
-      Status admitted = runAdmission(user, ri, "UPDATE", &current, &next, isDryRun(req));
+      admissionWarnings.clear();
+      Status admitted =
+          runAdmission(user, ri, "UPDATE", &current, &next, isDryRun(req), &admissionWarnings);
       if (!admitted.ok()) return admitted;
       return next;
     };
@@ -946,6 +949,7 @@ void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
                                          mutate, ri.subresource, isDryRun(req));
   }
   if (!updated.ok()) return sendError(w, updated.status());
+  warnings.insert(warnings.end(), admissionWarnings.begin(), admissionWarnings.end());
   noteWrite(r);
   sendObject(req, w, 200, r, std::move(updated.value()), warnings);
 }
@@ -1011,7 +1015,7 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w, co
     if (!fields.ok()) return fields;
     auto next = toStorageVersion(r, std::move(patched.value()));
     if (!next.ok()) return next;
-    Status admitted = runAdmission(user, ri, "UPDATE", &current, &*next, isDryRun(req));
+    Status admitted = runAdmission(user, ri, "UPDATE", &current, &*next, isDryRun(req), &warnings);
     if (!admitted.ok()) return admitted;
     return next;
   };
@@ -1022,7 +1026,8 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w, co
     auto obj = decodeObject(req, r, warnings);
     if (!obj.ok()) return sendError(w, obj.status());
     (*obj)["metadata"]["name"] = ri.name;
-    if (Status admitted = runAdmission(user, ri, "CREATE", nullptr, &*obj, isDryRun(req));
+    if (Status admitted =
+            runAdmission(user, ri, "CREATE", nullptr, &*obj, isDryRun(req), &warnings);
         !admitted.ok()) {
       return sendError(w, admitted);
     }

@@ -89,9 +89,11 @@ class ApiServer {
   // Authorization of the caller's request: OK or the 403 to send.
   Status authorizeCaller(const http::Request& req, const RequestInfo& ri,
                          const auth::UserInfo& user) const;
-  // Runs the admission plugins on one write; the first refusal wins.
+  // Runs the admission plugins on one write; the first refusal wins. Their warnings are added
+  // to `warnings` when given.
   Status runAdmission(const auth::UserInfo& user, const RequestInfo& ri, const std::string& op,
-                      const json* oldObject, json* newObject, bool dryRun) const;
+                      const json* oldObject, json* newObject, bool dryRun,
+                      std::vector<std::string>* warnings = nullptr) const;
   void serveCreateOnly(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
                        const auth::UserInfo& user, const auth::CreateOnlyHandler& handler);
   void serveApproval(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,

@@ -180,7 +180,14 @@ class ConnectionWriter : public ResponseWriter {
   void send(Response response) override {
     if (done_) return;
     bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(response.status), version_};
-    for (auto& [k, v] : response.headers) res.set(k, v);
+    for (auto& [k, v] : response.headers) {
+      // One Warning header per warning (kubectl prints each); other names replace.
+      if (beast::iequals(k, "Warning")) {
+        res.insert(k, v);
+      } else {
+        res.set(k, v);
+      }
+    }
     res.body() = std::move(response.body);
     res.keep_alive(keepAlive_);
     res.prepare_payload();

@@ -1,12 +1,17 @@
 // The PodSecurity admission plugin (apiserver/admission/pod_security_admission.h) on a registry
 // over a fake store: enforce refuses pods, warn warns, templates only warn, namespace labels are
-// validated and tightening them warns about existing pods; and the chain has it on by default.
+// validated and tightening them warns about existing pods; the chain has it on by default; and
+// through a real API server its warnings reach the client as one Warning header each.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "apiserver/admission/admission_chain.h"
 #include "apiserver/admission/pod_security_admission.h"
+#include "apiserver/api_server.h"
+#include "common/http_client.h"
 #include "fake_store.h"
 
 namespace minik8s::apiserver::admission {
@@ -275,6 +280,68 @@ TEST_F(PodSecurityAdmissionTest, IsInTheDefaultChainBeforeTheValidatingWebhooks)
   ASSERT_TRUE(chain.ok());
   ASSERT_EQ(chain->size(), 1u);
   EXPECT_NE(dynamic_cast<PodSecurity*>((*chain)[0].get()), nullptr);
+}
+
+// The plugin in a real API server over HTTP: refusals are 403 Status objects, and every warning
+// is its own `Warning: 299 - "..."` header, as kubectl expects them.
+TEST(PodSecurityServerTest, WarningsAreHeadersAndRefusalsAre403) {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("minik8s-psa-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto store = storage::openStore("sqlite://" + dir + "/state.db");
+  ASSERT_TRUE(store.ok());
+  Registry pluginRegistry(**store, api::Scheme::builtin());
+  ApiServerOptions options;
+  options.admissionPlugins.push_back(std::make_shared<PodSecurity>(pluginRegistry));
+  ApiServer api(**store, api::Scheme::builtin(), options);
+  ASSERT_TRUE(api.start().ok());
+  http::Server server(
+      [&](const http::Request& req, http::ResponseWriter& w) { api.handle(req, w); });
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  http::Client client("http://127.0.0.1:" + std::to_string(server.port()));
+  const std::vector<std::pair<std::string, std::string>> jsonBody = {
+      {"Content-Type", "application/json"}};
+  auto warningsOf = [](const http::Response& r) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : r.headers) {
+      if (k == "Warning") out.push_back(v);
+    }
+    return out;
+  };
+
+  json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}};
+  ASSERT_EQ(client.request("POST", "/api/v1/namespaces", ns.dump(), jsonBody)->status, 201);
+  for (const std::string name : {"a", "b"}) {
+    json p = pod(name, name == "a" ? privilegedSpec()
+                                   : json{{"hostPID", true},
+                                          {"containers", {{{"name", "c"}, {"image", "busybox"}}}}});
+    auto created = client.request("POST", "/api/v1/namespaces/team/pods", p.dump(), jsonBody);
+    ASSERT_EQ(created->status, 201) << created->body;
+  }
+  auto labelled =
+      client.request("PATCH", "/api/v1/namespaces/team",
+                     R"({"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"baseline"}}})",
+                     {{"Content-Type", "application/merge-patch+json"}});
+  ASSERT_EQ(labelled->status, 200) << labelled->body;
+  EXPECT_EQ(
+      warningsOf(*labelled),
+      (std::vector<std::string>{
+          R"(299 - "existing pods in namespace \"team\" violate the new PodSecurity enforce level \"baseline:latest\"")",
+          R"(299 - "a: privileged")", R"(299 - "b: host namespaces")"}));
+
+  auto refused = client.request("POST", "/api/v1/namespaces/team/pods",
+                                pod("c", privilegedSpec()).dump(), jsonBody);
+  EXPECT_EQ(refused->status, 403);
+  json status = json::parse(refused->body);
+  EXPECT_EQ(status["reason"], "Forbidden");
+  EXPECT_EQ(status["details"]["kind"], "pods");
+  EXPECT_EQ(status["message"],
+            "pods \"c\" is forbidden: violates PodSecurity \"baseline:latest\": privileged "
+            "(container \"c\" must not set securityContext.privileged=true)");
+  server.stop();
+  api.stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
