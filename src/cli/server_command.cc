@@ -61,6 +61,7 @@ struct ServerFlags {
   bool leaderElect = true;
   bool insecureHttp = false;  // debugging only: plain HTTP, bearer tokens only
   std::vector<std::string> enableAdmissionPlugins, disableAdmissionPlugins;
+  std::string admissionControlConfigFile;
   controllers::ControllerDurationFlags durations;
   // The built-in directory CSI driver's volumes (a filesystem every node mounts at the same
   // path); empty: no built-in driver, no default StorageClass.
@@ -254,10 +255,19 @@ int runServer(const ServerFlags& f) {
   opts.createOnlyHandlers = apiserver::auth::reviewHandlers(authorizer, opts.tokenAuthenticators);
   opts.createOnlyHandlers["serviceaccounts/token"] =
       apiserver::auth::makeTokenRequestHandler(authRegistry, tokenGenerator);
+  apiserver::admission::AdmissionPluginConfigs admissionConfigs;
+  if (!f.admissionControlConfigFile.empty()) {
+    auto read = apiserver::admission::readAdmissionConfiguration(f.admissionControlConfigFile);
+    if (!read.ok()) {
+      LOG_ERROR("--admission-control-config-file: {}", read.status().message());
+      return 1;
+    }
+    admissionConfigs = std::move(read.value());
+  }
   auto admissionChain = apiserver::admission::buildAdmissionChain(
       apiserver::admission::selectAdmissionPlugins(f.enableAdmissionPlugins,
                                                    f.disableAdmissionPlugins),
-      authRegistry);
+      authRegistry, admissionConfigs);
   if (!admissionChain.ok()) {
     LOG_ERROR("admission plugins: {}", admissionChain.status().message());
     return 1;
@@ -483,6 +493,9 @@ void addServerCommand(CLI::App& app) {
   cmd->add_option("--disable-admission-plugins", flags->disableAdmissionPlugins,
                   "Admission plugins to turn off, comma-separated")
       ->delimiter(',');
+  cmd->add_option("--admission-control-config-file", flags->admissionControlConfigFile,
+                  "An AdmissionConfiguration file with the plugins' configurations (PodSecurity: "
+                  "a PodSecurityConfiguration with defaults and exemptions)");
   cmd->add_option("--prometheus-url", flags->prometheusUrl,
                   "Prometheus for the custom metrics API (custom.metrics.k8s.io); default: "
                   "Service monitoring/prometheus's NodePort");

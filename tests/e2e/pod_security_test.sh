@@ -4,13 +4,25 @@
 # (as UID 1000); warn=baseline prints a Warning for a hostPath pod and admits it; a Deployment
 # whose template violates restricted is created with a warning while its ReplicaSet's pods are
 # refused (FailedCreate events); labelling a namespace warns about its existing pods; a bad level
-# is refused; unlabelled namespaces stay privileged.
+# is refused; unlabelled namespaces stay privileged; a namespace exempted by the server's
+# --admission-control-config-file ignores its labels and says so.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
-step "cluster up: 1 node"
-start_cluster psa 172.29.133 1 || exit 1
+step "cluster up: 1 node, namespace \"exempt\" exempted by the admission configuration"
+cat >"$E2E_DIR/admission.yaml" <<'YAML'
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    exemptions: {namespaces: [exempt]}
+YAML
+start_cluster psa 172.29.133 1 --server-arg="--admission-control-config-file=$E2E_DIR/admission.yaml" ||
+  exit 1
 
 BUSYBOX=minik8s/busybox:1.35
 
@@ -122,5 +134,21 @@ spec:
 YAML
 )
 expect_eq "$out" "pod/priv created (server dry run)" "a privileged pod in default: no refusal, no warning"
+
+step "an exempt namespace ignores its labels and says so"
+kubectl create namespace exempt >/dev/null
+out=$(kubectl label namespace exempt pod-security.kubernetes.io/enforce=restricted 2>&1)
+expect_contains "$out" 'Warning: namespace "exempt" is exempt from Pod Security, and the policy (enforce=restricted:latest) will be ignored' \
+  "the exemption warning"
+out=$(kubectl -n exempt apply --dry-run=server -f - 2>&1 <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: priv}
+spec:
+  containers:
+  - {name: c, image: $BUSYBOX, securityContext: {privileged: true}}
+YAML
+)
+expect_eq "$out" "pod/priv created (server dry run)" "a privileged pod in the exempt namespace"
 
 finish

@@ -7,11 +7,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 
 #include "apiserver/admission/admission_chain.h"
 #include "apiserver/admission/pod_security_admission.h"
 #include "apiserver/api_server.h"
 #include "common/http_client.h"
+#include "common/yaml_json.h"
 #include "fake_store.h"
 
 namespace minik8s::apiserver::admission {
@@ -84,16 +86,18 @@ class PodSecurityAdmissionTest : public ::testing::Test {
     ri.resource = resource;
     ri.subresource = subresource;
     ri.name = obj.value("/metadata/name"_json_pointer, std::string());
-    auth::UserInfo user{"alice", "", {}, {}};
+    auth::UserInfo user{userName, "", {}, {}};
     warnings.clear();
     auth::AdmissionRequest req{user, ri, operation, old, &obj, false, &warnings};
-    return plugin.admit(req);
+    return (with ? *with : plugin).admit(req);
   }
 
   testing::FakeStore store;
   Registry registry{store, api::Scheme::builtin()};
   PodSecurity plugin{registry};
   std::vector<std::string> warnings;
+  std::string userName = "alice";
+  PodSecurity* with = nullptr;  // another plugin than `plugin` (a configured one)
 };
 
 TEST_F(PodSecurityAdmissionTest, UnlabelledNamespacesArePrivileged) {
@@ -280,6 +284,90 @@ TEST_F(PodSecurityAdmissionTest, IsInTheDefaultChainBeforeTheValidatingWebhooks)
   ASSERT_TRUE(chain.ok());
   ASSERT_EQ(chain->size(), 1u);
   EXPECT_NE(dynamic_cast<PodSecurity*>((*chain)[0].get()), nullptr);
+}
+
+TEST_F(PodSecurityAdmissionTest, ConfiguredDefaultsAndExemptions) {
+  auto config = PodSecurityConfiguration::fromJson(parseYaml(R"(
+apiVersion: pod-security.admission.config.k8s.io/v1
+kind: PodSecurityConfiguration
+defaults: {enforce: baseline, warn: restricted, warn-version: v1.30}
+exemptions: {usernames: [ci-bot], namespaces: [sys], runtimeClasses: [kata]}
+)")
+                                                       .value());
+  ASSERT_TRUE(config.ok()) << config.status().toString();
+  EXPECT_EQ(config->defaults.enforce.toString(), "baseline:latest");
+  EXPECT_EQ(config->defaults.warn.toString(), "restricted:v1.30");
+  PodSecurity configured(registry, *config);
+  with = &configured;
+  // Unlabelled namespaces now get the defaults.
+  Status s = admit("", "pods", pod("p", privilegedSpec()));
+  EXPECT_EQ(s.code(), 403);
+  EXPECT_NE(s.message().find("violates PodSecurity \"baseline:latest\": privileged"),
+            std::string::npos);
+  EXPECT_TRUE(admit("", "pods", pod("p", plainSpec())).ok());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind("would violate PodSecurity \"restricted:v1.30\": ", 0), 0u);
+  // Exempt runtime classes, users and namespaces pass.
+  json kata = privilegedSpec();
+  kata["runtimeClassName"] = "kata";
+  EXPECT_TRUE(admit("", "pods", pod("p", kata)).ok());
+  userName = "ci-bot";
+  EXPECT_TRUE(admit("", "pods", pod("p", privilegedSpec())).ok());
+  userName = "alice";
+  // An exempt namespace's labels change nothing, and saying so is a warning.
+  json ns = {
+      {"metadata",
+       {{"name", "sys"}, {"labels", {{"pod-security.kubernetes.io/enforce", "restricted"}}}}}};
+  EXPECT_TRUE(admit("", "namespaces", ns).ok());
+  EXPECT_EQ(warnings, (std::vector<std::string>{
+                          "namespace \"sys\" is exempt from Pod Security, and the policy "
+                          "(enforce=restricted:latest) will be ignored"}));
+}
+
+TEST_F(PodSecurityAdmissionTest, BadConfigurationsAreRefused) {
+  auto bad = PodSecurityConfiguration::fromJson({{"defaults", {{"enforce", "strict"}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "defaults.enforce: Invalid value: \"strict\": must be one of privileged, baseline, "
+            "restricted");
+  EXPECT_FALSE(PodSecurityConfiguration::fromJson({{"defaults", {{"audit-version", "1.2"}}}}).ok());
+  EXPECT_FALSE(
+      PodSecurityConfiguration::fromJson({{"exemptions", {{"namespaces", "kube-system"}}}}).ok());
+  auto chain = buildAdmissionChain({"PodSecurity"}, registry,
+                                   {{"PodSecurity", {{"defaults", {{"warn", "strict"}}}}}});
+  ASSERT_FALSE(chain.ok());
+  EXPECT_EQ(chain.status().message().rfind("admission plugin PodSecurity: defaults.warn", 0), 0u);
+}
+
+TEST(AdmissionConfigurationTest, InlineAndPathConfigurations) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("minik8s-admission-config-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "admission.yaml") << R"(apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults: {enforce: restricted}
+    exemptions: {namespaces: [kube-system]}
+- name: Other
+  path: other.yaml
+)";
+  std::ofstream(dir / "other.yaml") << "kind: Something\nvalue: 3\n";
+  auto configs = readAdmissionConfiguration((dir / "admission.yaml").string());
+  ASSERT_TRUE(configs.ok()) << configs.status().toString();
+  EXPECT_EQ((*configs)["PodSecurity"]["defaults"]["enforce"], "restricted");
+  EXPECT_EQ((*configs)["Other"]["value"], 3);
+  std::ofstream(dir / "wrong.yaml") << "kind: Pod\n";
+  EXPECT_FALSE(readAdmissionConfiguration((dir / "wrong.yaml").string()).ok());
+  EXPECT_FALSE(readAdmissionConfiguration((dir / "missing.yaml").string()).ok());
+  testing::FakeStore store;
+  Registry registry(store, api::Scheme::builtin());
+  auto chain = buildAdmissionChain({"PodSecurity"}, registry, *configs);
+  ASSERT_TRUE(chain.ok()) << chain.status().toString();
+  std::filesystem::remove_all(dir);
 }
 
 // The plugin in a real API server over HTTP: refusals are 403 Status objects, and every warning

@@ -1,6 +1,7 @@
 #include "apiserver/admission/admission_chain.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 
 #include "apiserver/admission/pod_security_admission.h"
@@ -9,15 +10,21 @@
 #include "apiserver/admission/webhook_admission.h"
 #include "apiserver/auth/node_restriction.h"
 #include "apiserver/auth/service_account_admission.h"
+#include "common/file_util.h"
+#include "common/yaml_json.h"
 
 namespace minik8s::apiserver::admission {
 namespace {
 
 using Factory = std::function<std::shared_ptr<auth::AdmissionPlugin>(Registry&)>;
+// For plugins that take a configuration (null when none is given).
+using ConfiguredFactory =
+    std::function<Result<std::shared_ptr<auth::AdmissionPlugin>>(Registry&, const json&)>;
 
 struct Entry {
   PluginInfo info;
   Factory make;
+  ConfiguredFactory configured = nullptr;
 };
 
 const std::vector<Entry>& entries() {
@@ -36,7 +43,14 @@ const std::vector<Entry>& entries() {
        }},
       {{"NodeRestriction", false},
        [](Registry& r) { return std::make_shared<auth::NodeRestriction>(&r); }},
-      {{"PodSecurity", false}, [](Registry& r) { return std::make_shared<PodSecurity>(r); }},
+      {{"PodSecurity", false},
+       nullptr,
+       [](Registry& r, const json& config) -> Result<std::shared_ptr<auth::AdmissionPlugin>> {
+         auto parsed = PodSecurityConfiguration::fromJson(config);
+         if (!parsed.ok()) return parsed.status();
+         return std::shared_ptr<auth::AdmissionPlugin>(
+             std::make_shared<PodSecurity>(r, std::move(parsed.value())));
+       }},
       {{"ValidatingAdmissionWebhook", false},
        [](Registry& r) {
          return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kValidating);
@@ -75,7 +89,8 @@ std::vector<std::string> selectAdmissionPlugins(const std::vector<std::string>& 
 }
 
 Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
-    const std::vector<std::string>& enabled, Registry& registry) {
+    const std::vector<std::string>& enabled, Registry& registry,
+    const AdmissionPluginConfigs& configs) {
   for (const auto& name : enabled) {
     const bool known = std::any_of(entries().begin(), entries().end(),
                                    [&](const Entry& e) { return e.info.name == name; });
@@ -87,11 +102,50 @@ Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
   }
   std::vector<std::shared_ptr<auth::AdmissionPlugin>> chain;
   for (const auto& e : entries()) {
-    if (std::find(enabled.begin(), enabled.end(), e.info.name) != enabled.end()) {
+    if (std::find(enabled.begin(), enabled.end(), e.info.name) == enabled.end()) continue;
+    if (!e.configured) {
       chain.push_back(e.make(registry));
+      continue;
     }
+    auto config = configs.find(e.info.name);
+    auto plugin = e.configured(registry, config == configs.end() ? json() : config->second);
+    if (!plugin.ok()) {
+      return Status::BadRequest("admission plugin " + e.info.name + ": " +
+                                plugin.status().message());
+    }
+    chain.push_back(std::move(plugin.value()));
   }
   return chain;
+}
+
+Result<AdmissionPluginConfigs> readAdmissionConfiguration(const std::string& path) {
+  auto text = readFile(path);
+  if (!text.ok()) return text.status();
+  auto doc = parseYaml(*text);
+  if (!doc.ok()) return Status::BadRequest(path + ": " + doc.status().message());
+  if (!doc->is_object() || doc->value("kind", "") != "AdmissionConfiguration") {
+    return Status::BadRequest(path + ": expected kind AdmissionConfiguration");
+  }
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  AdmissionPluginConfigs out;
+  const json plugins = doc->value("plugins", json::array());
+  if (!plugins.is_array()) return Status::BadRequest(path + ": plugins must be a list");
+  for (const auto& p : plugins) {
+    const std::string name = p.is_object() ? p.value("name", "") : "";
+    if (name.empty()) return Status::BadRequest(path + ": every plugin needs a name");
+    if (p.contains("configuration")) {
+      out[name] = p["configuration"];
+    } else if (p.contains("path") && p["path"].is_string()) {
+      std::filesystem::path file = p["path"].get<std::string>();
+      if (file.is_relative()) file = std::filesystem::path(dir) / file;
+      auto configText = readFile(file.string());
+      if (!configText.ok()) return configText.status();
+      auto config = parseYaml(*configText);
+      if (!config.ok()) return Status::BadRequest(file.string() + ": " + config.status().message());
+      out[name] = std::move(config.value());
+    }
+  }
+  return out;
 }
 
 }  // namespace minik8s::apiserver::admission

@@ -14,6 +14,7 @@
 // does not depend on the order of --enable-admission-plugins, as in kube-apiserver.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,10 +34,21 @@ std::vector<PluginInfo> admissionPlugins();
 // The plugins on by default (all of them).
 std::vector<std::string> defaultAdmissionPlugins();
 
+// Plugin name -> its configuration object (PodSecurity's PodSecurityConfiguration), as an
+// AdmissionConfiguration gives them; plugins without one get their defaults.
+using AdmissionPluginConfigs = std::map<std::string, json>;
+
 // The chain of `enabled` plugins (names as above; an unknown name is InvalidArgument-style
 // BadRequest naming the known ones), in chain order. The plugins read objects through `registry`.
+// A configuration a plugin cannot use is BadRequest naming the plugin.
 Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
-    const std::vector<std::string>& enabled, Registry& registry);
+    const std::vector<std::string>& enabled, Registry& registry,
+    const AdmissionPluginConfigs& configs = {});
+
+// kube-apiserver's --admission-control-config-file: an AdmissionConfiguration
+// (apiserver.config.k8s.io/v1, YAML or JSON) whose plugins[] each give a `configuration` object
+// or a `path` to a file holding one (relative paths from the file's directory).
+Result<AdmissionPluginConfigs> readAdmissionConfiguration(const std::string& path);
 
 // `defaults` plus `enable` minus `disable` (kube-apiserver's --enable/--disable-admission-plugins).
 std::vector<std::string> selectAdmissionPlugins(const std::vector<std::string>& enable,

@@ -106,7 +106,90 @@ std::string errorsText(const std::vector<Cause>& errors) {
   return out;
 }
 
+bool contains(const std::vector<std::string>& list, const std::string& s) {
+  return !s.empty() && std::find(list.begin(), list.end(), s) != list.end();
+}
+
+Result<std::vector<std::string>> stringList(const json& config, const char* key) {
+  const json& v = member(member(config, "exemptions"), key);
+  if (v.is_null()) return std::vector<std::string>();
+  if (!v.is_array())
+    return Status::BadRequest(std::string("exemptions.") + key + " must be a list");
+  std::vector<std::string> out;
+  for (const auto& item : v) {
+    if (!item.is_string() || item.get<std::string>().empty()) {
+      return Status::BadRequest(std::string("exemptions.") + key +
+                                " must be a list of non-empty strings");
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 }  // namespace
+
+Result<PodSecurityConfiguration> PodSecurityConfiguration::fromJson(const json& config) {
+  PodSecurityConfiguration out;
+  if (config.is_null()) return out;
+  if (!config.is_object()) return Status::BadRequest("PodSecurityConfiguration must be an object");
+  const json& defaults = member(config, "defaults");
+  struct Mode {
+    podsecurity::LevelVersion& lv;
+    const char* level;
+    const char* version;
+  };
+  for (const Mode& m : {Mode{out.defaults.enforce, "enforce", "enforce-version"},
+                        Mode{out.defaults.audit, "audit", "audit-version"},
+                        Mode{out.defaults.warn, "warn", "warn-version"}}) {
+    if (const std::string v = stringMember(defaults, m.level); !v.empty()) {
+      auto level = podsecurity::parseLevel(v);
+      if (!level) {
+        return Status::BadRequest(std::string("defaults.") + m.level + ": Invalid value: \"" + v +
+                                  "\": must be one of privileged, baseline, restricted");
+      }
+      m.lv.level = *level;
+    }
+    if (const std::string v = stringMember(defaults, m.version); !v.empty()) {
+      auto version = podsecurity::parseVersion(v);
+      if (!version) {
+        return Status::BadRequest(std::string("defaults.") + m.version + ": Invalid value: \"" + v +
+                                  "\": must be \"latest\" or \"v1.x\"");
+      }
+      m.lv.version = *version;
+    }
+  }
+  for (auto [list, key] : {std::pair{&out.exemptUsernames, "usernames"},
+                           std::pair{&out.exemptNamespaces, "namespaces"},
+                           std::pair{&out.exemptRuntimeClasses, "runtimeClasses"}}) {
+    auto items = stringList(config, key);
+    if (!items.ok()) return items.status();
+    *list = std::move(items.value());
+  }
+  return out;
+}
+
+bool PodSecurity::exempt(const auth::AdmissionRequest& request, const std::string& ns) const {
+  return contains(config_.exemptNamespaces, ns) ||
+         contains(config_.exemptUsernames, request.user.name);
+}
+
+std::string PodSecurity::exemptNamespaceWarning(const std::string& ns, const Policy& policy,
+                                                const json& labels) const {
+  if (policy.fullyPrivileged() || policy.equivalent(config_.defaults)) return "";
+  auto has = [&](const char* key) { return labels.is_object() && labels.contains(key); };
+  std::string modes;
+  auto add = [&](const char* name, const LevelVersion& lv, const char* levelKey,
+                 const char* versionKey) {
+    if (lv.level == Level::kPrivileged || (!has(levelKey) && !has(versionKey))) return;
+    modes += (modes.empty() ? "" : ", ") + std::string(name) + "=" + lv.toString();
+  };
+  add("enforce", policy.enforce, podsecurity::kEnforceLevelLabel,
+      podsecurity::kEnforceVersionLabel);
+  add("audit", policy.audit, podsecurity::kAuditLevelLabel, podsecurity::kAuditVersionLabel);
+  add("warn", policy.warn, podsecurity::kWarnLevelLabel, podsecurity::kWarnVersionLabel);
+  return "namespace \"" + ns + "\" is exempt from Pod Security, and the policy (" + modes +
+         ") will be ignored";
+}
 
 Status PodSecurity::admit(auth::AdmissionRequest& request) {
   if (request.operation != "CREATE" && request.operation != "UPDATE") return Status::Ok();
@@ -135,13 +218,17 @@ Status PodSecurity::admitNamespace(auth::AdmissionRequest& request) {
   if (!request.request.subresource.empty()) return Status::Ok();
   const json& ns = *request.newObject;
   const std::string name = stringMember(member(ns, "metadata"), "name");
-  auto next = podsecurity::policyFromLabels(member(member(ns, "metadata"), "labels"));
+  const json& labels = member(member(ns, "metadata"), "labels");
+  auto next = podsecurity::policyFromLabels(labels, config_.defaults);
   if (request.operation == "CREATE" || request.oldObject == nullptr) {
     if (!next.errors.empty()) return Status::Invalid("Namespace", name, next.errors);
+    if (contains(config_.exemptNamespaces, name)) {
+      if (auto w = exemptNamespaceWarning(name, next.policy, labels); !w.empty()) request.warn(w);
+    }
     return Status::Ok();
   }
-  auto previous =
-      podsecurity::policyFromLabels(member(member(*request.oldObject, "metadata"), "labels"));
+  auto previous = podsecurity::policyFromLabels(
+      member(member(*request.oldObject, "metadata"), "labels"), config_.defaults);
   // Labels that were already bad may stay bad (the namespace can still be written), but a change
   // must not introduce new errors.
   if (!next.errors.empty() &&
@@ -154,6 +241,10 @@ Status PodSecurity::admitNamespace(auth::AdmissionRequest& request) {
   if (enforce.version == before.version &&
       podsecurity::compareLevels(enforce.level, before.level) < 1) {
     return Status::Ok();  // relaxed
+  }
+  if (contains(config_.exemptNamespaces, name)) {
+    if (auto w = exemptNamespaceWarning(name, next.policy, labels); !w.empty()) request.warn(w);
+    return Status::Ok();
   }
   for (auto& w : evaluatePodsInNamespace(name, enforce)) request.warn(std::move(w));
   return Status::Ok();
@@ -169,6 +260,10 @@ std::vector<std::string> PodSecurity::evaluatePodsInNamespace(const std::string&
   std::vector<const json*> pods, duplicates;
   std::set<std::string> controllers;
   for (const auto& pod : page->items) {
+    if (contains(config_.exemptRuntimeClasses,
+                 stringMember(member(pod, "spec"), "runtimeClassName"))) {
+      continue;
+    }
     std::string controller;
     const json& refs = member(member(pod, "metadata"), "ownerReferences");
     if (refs.is_array()) {
@@ -237,6 +332,7 @@ Status PodSecurity::admitPod(auth::AdmissionRequest& request) {
   if (ignoredPodSubresource(request.request.subresource)) return Status::Ok();
   std::string ns = request.request.namespaceName;
   if (ns.empty()) ns = stringMember(member(*request.newObject, "metadata"), "namespace");
+  if (exempt(request, ns)) return Status::Ok();
   auto labels = namespaceLabels(ns);
   if (!labels.ok()) {
     return Status::Internal("failed to lookup namespace \"" + ns +
@@ -244,7 +340,7 @@ Status PodSecurity::admitPod(auth::AdmissionRequest& request) {
   }
   // A missing namespace is refused by storage with its own NotFound.
   if (!labels->has_value()) return Status::Ok();
-  auto policy = podsecurity::policyFromLabels(**labels);
+  auto policy = podsecurity::policyFromLabels(**labels, config_.defaults);
   if (policy.errors.empty() && policy.policy.fullyPrivileged()) return Status::Ok();
   if (request.operation == "UPDATE" && request.oldObject != nullptr &&
       !isSignificantPodUpdate(*request.newObject, *request.oldObject)) {
@@ -264,10 +360,11 @@ Status PodSecurity::admitTemplate(auth::AdmissionRequest& request, const json& p
                                   const json& podSpec) {
   std::string ns = request.request.namespaceName;
   if (ns.empty()) ns = stringMember(member(*request.newObject, "metadata"), "namespace");
+  if (exempt(request, ns)) return Status::Ok();
   auto labels = namespaceLabels(ns);
   // Templates are only warned about: never refuse a workload because its namespace is unknown.
   if (!labels.ok() || !labels->has_value()) return Status::Ok();
-  auto policy = podsecurity::policyFromLabels(**labels);
+  auto policy = podsecurity::policyFromLabels(**labels, config_.defaults);
   if (policy.errors.empty() && policy.policy.warn.level == Level::kPrivileged &&
       policy.policy.audit.level == Level::kPrivileged) {
     return Status::Ok();
@@ -277,6 +374,9 @@ Status PodSecurity::admitTemplate(auth::AdmissionRequest& request, const json& p
 
 Status PodSecurity::evaluate(auth::AdmissionRequest& request, const Policy& policy,
                              const json& podMetadata, const json& podSpec, bool enforce) {
+  if (contains(config_.exemptRuntimeClasses, stringMember(podSpec, "runtimeClassName"))) {
+    return Status::Ok();
+  }
   Status response = Status::Ok();
   if (enforce) {
     auto result = podsecurity::evaluatePod(policy.enforce, podMetadata, podSpec);

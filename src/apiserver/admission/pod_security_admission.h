@@ -12,8 +12,10 @@
 //   - namespaces: labels with a bad level or version are refused (422 on the label); tightening
 //     enforce warns about the namespace's existing pods that would violate it.
 //
-// Unlabelled namespaces are privileged:latest for every mode, so nothing changes for them. No
-// exemptions are configured (Kubernetes' default). Thread-safe (stateless besides the registry).
+// Unlabelled namespaces are privileged:latest for every mode, so nothing changes for them, and
+// nothing is exempt (Kubernetes' defaults). A PodSecurityConfiguration (the PodSecurity entry of
+// the server's --admission-control-config-file, as in kube-apiserver) may set other defaults and
+// exempt usernames, namespaces and runtime classes. Thread-safe (stateless besides the registry).
 #pragma once
 
 #include <optional>
@@ -26,9 +28,21 @@
 
 namespace minik8s::apiserver::admission {
 
+// pod-security.admission.config.k8s.io/v1 PodSecurityConfiguration.
+struct PodSecurityConfiguration {
+  podsecurity::Policy defaults;  // privileged:latest for every mode
+  std::vector<std::string> exemptUsernames, exemptNamespaces, exemptRuntimeClasses;
+
+  // From its JSON (or YAML) object: {defaults: {enforce, enforce-version, audit, audit-version,
+  // warn, warn-version}, exemptions: {usernames, namespaces, runtimeClasses}}. A bad level or
+  // version is BadRequest naming the field.
+  static Result<PodSecurityConfiguration> fromJson(const json& config);
+};
+
 class PodSecurity : public auth::AdmissionPlugin {
  public:
-  explicit PodSecurity(Registry& registry) : registry_(registry) {}
+  explicit PodSecurity(Registry& registry, PodSecurityConfiguration config = {})
+      : registry_(registry), config_(std::move(config)) {}
   Status admit(auth::AdmissionRequest& request) override;
 
   // The warnings a namespace update gets when its enforce level becomes `enforce`: which of the
@@ -46,8 +60,13 @@ class PodSecurity : public auth::AdmissionPlugin {
                   const json& podMetadata, const json& podSpec, bool enforce);
   // The namespace's labels (null when it has none); nullopt when there is no such namespace.
   Result<std::optional<json>> namespaceLabels(const std::string& ns);
+  bool exempt(const auth::AdmissionRequest& request, const std::string& ns) const;
+  // The warning a labelled exempt namespace gets ("" when its labels change nothing).
+  std::string exemptNamespaceWarning(const std::string& ns, const podsecurity::Policy& policy,
+                                     const json& labels) const;
 
   Registry& registry_;
+  const PodSecurityConfiguration config_;
 };
 
 }  // namespace minik8s::apiserver::admission

@@ -673,21 +673,6 @@ std::vector<ActiveCheck> activeChecks(const LevelVersion& lv) {
   return out;
 }
 
-std::optional<Level> parseLevel(const std::string& s) {
-  if (s == "privileged") return Level::kPrivileged;
-  if (s == "baseline") return Level::kBaseline;
-  if (s == "restricted") return Level::kRestricted;
-  return std::nullopt;
-}
-
-std::optional<Version> parseVersion(const std::string& s) {
-  if (s == "latest") return Version{};
-  static const std::regex kV1(R"(^v1\.([0-9]|[1-9][0-9]*)$)");
-  std::smatch m;
-  if (!std::regex_match(s, m, kV1) || m[1].length() > 9) return std::nullopt;
-  return Version::v1(std::stoi(m[1].str()));
-}
-
 Cause labelError(const std::string& label, const std::string& value, const std::string& why) {
   return {"FieldValueInvalid", "metadata.labels[" + label + "]",
           "Invalid value: " + goQuote(value) + ": " + why};
@@ -712,6 +697,21 @@ int compareLevels(Level a, Level b) {
   return x < y ? -1 : (x > y ? 1 : 0);
 }
 
+std::optional<Level> parseLevel(const std::string& s) {
+  if (s == "privileged") return Level::kPrivileged;
+  if (s == "baseline") return Level::kBaseline;
+  if (s == "restricted") return Level::kRestricted;
+  return std::nullopt;
+}
+
+std::optional<Version> parseVersion(const std::string& s) {
+  if (s == "latest") return Version{};
+  static const std::regex kV1(R"(^v1\.([0-9]|[1-9][0-9]*)$)");
+  std::smatch m;
+  if (!std::regex_match(s, m, kV1) || m[1].length() > 9) return std::nullopt;
+  return Version::v1(std::stoi(m[1].str()));
+}
+
 std::string Version::toString() const { return latest ? "latest" : "v1." + std::to_string(minor); }
 
 std::string LevelVersion::toString() const {
@@ -723,8 +723,15 @@ bool Policy::fullyPrivileged() const {
          warn.level == Level::kPrivileged;
 }
 
-PolicyFromLabels policyFromLabels(const json& labels) {
-  PolicyFromLabels out;
+bool Policy::equivalent(const Policy& other) const {
+  auto same = [](const LevelVersion& a, const LevelVersion& b) {
+    return (a.level == Level::kPrivileged && b.level == Level::kPrivileged) || a == b;
+  };
+  return same(enforce, other.enforce) && same(audit, other.audit) && same(warn, other.warn);
+}
+
+PolicyFromLabels policyFromLabels(const json& labels, const Policy& defaults) {
+  PolicyFromLabels out{defaults, {}};
   if (!labels.is_object()) return out;
   auto label = [&](const char* key) -> std::optional<std::string> {
     auto it = labels.find(key);

@@ -19,6 +19,7 @@
 // v1.27, v1.29 and v1.32, ...). Stateless and thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,9 +65,12 @@ struct Policy {
   LevelVersion enforce, audit, warn;
 
   bool fullyPrivileged() const;
+  // Every mode privileged in both, or at the same level and version.
+  bool equivalent(const Policy& other) const;
 };
 
-// A namespace's policy from its labels (a JSON object, or null for none). Bad values are
+// A namespace's policy from its labels (a JSON object, or null for none); modes without labels
+// keep `defaults` (privileged:latest unless the plugin is configured otherwise). Bad values are
 // reported as FieldValueInvalid causes on metadata.labels[<label>] with Kubernetes' messages
 // ("Invalid value: \"bogus\": must be one of privileged, baseline, restricted"); the policy is
 // still usable (see the header comment).
@@ -74,7 +78,11 @@ struct PolicyFromLabels {
   Policy policy;
   std::vector<Cause> errors;
 };
-PolicyFromLabels policyFromLabels(const json& labels);
+PolicyFromLabels policyFromLabels(const json& labels, const Policy& defaults = {});
+
+// "privileged", "baseline", "restricted"; "latest", "v1.<minor>" (nullopt otherwise).
+std::optional<Level> parseLevel(const std::string& s);
+std::optional<Version> parseVersion(const std::string& s);
 
 // The outcome of the checks of one level: the reasons and their details, in check order.
 struct Evaluation {
