@@ -432,6 +432,28 @@ void defaultPersistentVolumeClaim(json& obj) {
   if (json* spec = objectField(obj, "spec")) setIfMissing(*spec, "volumeMode", "Filesystem");
 }
 
+// core/v1 SetDefaults_LimitRangeItem: a Container item's default limit is its max, its default
+// request the default limit, else its min.
+void defaultLimitRange(json& obj) {
+  json* spec = existingObject(obj, "spec");
+  json* limits = spec ? existingArray(*spec, "limits") : nullptr;
+  if (!limits) return;
+  for (auto& item : *limits) {
+    if (!item.is_object() || item.value("type", json()) != "Container") continue;
+    auto fill = [&](const char* into, const char* from) {
+      if (!item.contains(from) || !item[from].is_object()) return;
+      if (!item.contains(into) || !item[into].is_object()) item[into] = json::object();
+      for (const auto& [k, v] : item[from].items()) {
+        if (!item[into].contains(k)) item[into][k] = v;
+      }
+      if (item[into].empty()) item.erase(into);
+    };
+    fill("default", "max");
+    fill("defaultRequest", "default");
+    fill("defaultRequest", "min");
+  }
+}
+
 // storage.k8s.io/v1 SetDefaults_StorageClass and SetDefaults_CSIDriver.
 void defaultStorageClass(json& obj) {
   setIfMissing(obj, "reclaimPolicy", "Delete");
@@ -516,6 +538,8 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
       defaultPersistentVolume(obj);
     else if (k == "PersistentVolumeClaim")
       defaultPersistentVolumeClaim(obj);
+    else if (k == "LimitRange")
+      defaultLimitRange(obj);
     else if (k == "Endpoints") {
       if (json* subsets = existingArray(obj, "subsets")) {
         for (auto& s : *subsets) defaultEndpointPorts(s);

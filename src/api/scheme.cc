@@ -164,6 +164,11 @@ std::vector<ResourceInfo> builtinResources() {
     out.push_back(r);
   }
   {
+    auto r = resource("", "v1", "LimitRange", "limitranges", "limitrange");
+    r.shortNames = {"limits"};
+    out.push_back(r);
+  }
+  {
     auto r = resource("", "v1", "Namespace", "namespaces", "namespace");
     r.namespaced = false;
     r.verbs = {"create", "delete", "get", "list", "patch", "update", "watch"};
@@ -208,6 +213,12 @@ std::vector<ResourceInfo> builtinResources() {
         SubresourceInfo{"log", "", "v1", "Pod", {"get"}},
         SubresourceInfo{"portforward", "", "v1", "PodPortForwardOptions", {"create", "get"}},
         statusOf(r)};
+    out.push_back(r);
+  }
+  {
+    auto r = resource("", "v1", "ResourceQuota", "resourcequotas", "resourcequota");
+    r.shortNames = {"quota"};
+    r.subresources = {statusOf(r)};
     out.push_back(r);
   }
   {

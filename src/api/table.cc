@@ -8,6 +8,7 @@
 
 #include "api/printers/pod_cells.h"
 #include "api/printers/print_format.h"
+#include "api/printers/quota_cells.h"
 #include "api/printers/storage_cells.h"
 #include "common/strings.h"
 
@@ -673,6 +674,13 @@ const std::map<std::string, Printer>& printersByKind() {
                                   [](const json& obj, const json&, TimePoint now) {
                                     return persistentVolumeClaimCells(obj, now);
                                   }};
+    p["ResourceQuota"] = {
+        {nameColumn(), ageColumn(), col("Request", "Requested resources and their use."),
+         col("Limit", "Resource limits and their use.")},
+        [](const json& obj, const json&, TimePoint now) { return resourceQuotaCells(obj, now); }};
+    p["LimitRange"] = {
+        {nameColumn(), col("Created At", "Time the object was created.", "date")},
+        [](const json& obj, const json&, TimePoint) { return limitRangeCells(obj); }};
     p["StorageClass"] = {
         {nameColumn(), col("Provisioner", "The plugin or CSI driver that provisions volumes."),
          col("ReclaimPolicy", "Reclaim policy of the volumes provisioned."),

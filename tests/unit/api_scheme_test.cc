@@ -111,9 +111,10 @@ TEST(SchemeTest, GroupVersionIsSortedAndComplete) {
   std::vector<std::string> plurals;
   for (const auto* r : core) plurals.push_back(r->plural);
   EXPECT_EQ(plurals,
-            (std::vector<std::string>{"bindings", "configmaps", "endpoints", "events", "namespaces",
-                                      "nodes", "persistentvolumeclaims", "persistentvolumes",
-                                      "pods", "secrets", "serviceaccounts", "services"}));
+            (std::vector<std::string>{"bindings", "configmaps", "endpoints", "events",
+                                      "limitranges", "namespaces", "nodes",
+                                      "persistentvolumeclaims", "persistentvolumes", "pods",
+                                      "resourcequotas", "secrets", "serviceaccounts", "services"}));
 }
 
 TEST(SchemeTest, StorageResourcesLikeKubernetes) {

@@ -15,5 +15,6 @@ std::string_view otherGroupsSchemaText();  // autoscaling, coordination, discove
 std::string_view securityGroupsSchemaText();  // rbac, authorization, authentication reviews,
                                               // certificates
 std::string_view storageSchemaText();         // core/v1 PersistentVolume(Claim), storage.k8s.io/v1
+std::string_view quotaSchemaText();           // core/v1 ResourceQuota, LimitRange
 
 }  // namespace minik8s::api::schema

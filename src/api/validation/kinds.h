@@ -72,6 +72,8 @@ void validatePersistentVolume(FieldErrors& errs, const json& obj, const json* ol
 void validatePersistentVolumeClaim(FieldErrors& errs, const json& obj, const json* old);
 void validateStorageClass(FieldErrors& errs, const json& obj, const json* old);
 void validateCSIDriver(FieldErrors& errs, const json& obj, const json* old);
+void validateResourceQuota(FieldErrors& errs, const json& obj, const json* old);
+void validateLimitRange(FieldErrors& errs, const json& obj, const json* old);
 
 // Small helpers shared by the kinds.
 // obj[name] if obj is an object holding that key (null included as nullptr), else nullptr.

@@ -31,6 +31,8 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"", "Endpoints", validation::validateEndpoints},
       {"", "PersistentVolume", validation::validatePersistentVolume},
       {"", "PersistentVolumeClaim", validation::validatePersistentVolumeClaim},
+      {"", "ResourceQuota", validation::validateResourceQuota},
+      {"", "LimitRange", validation::validateLimitRange},
       {"apps", "Deployment", validation::validateDeployment},
       {"apps", "ReplicaSet", validation::validateReplicaSet},
       {"apps", "DaemonSet", validation::validateDaemonSet},
