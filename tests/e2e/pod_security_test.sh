@@ -135,6 +135,11 @@ YAML
 )
 expect_eq "$out" "pod/priv created (server dry run)" "a privileged pod in default: no refusal, no warning"
 
+step "the server counts its decisions"
+out=$(kubectl get --raw /metrics | grep '^pod_security_evaluations_total')
+expect_contains "$out" 'pod_security_evaluations_total{decision="deny",policy_level="restricted",policy_version="latest",mode="enforce",request_operation="create",resource="pod",subresource=""}' \
+  "the refusals are counted"
+
 step "an exempt namespace ignores its labels and says so"
 kubectl create namespace exempt >/dev/null
 out=$(kubectl label namespace exempt pod-security.kubernetes.io/enforce=restricted 2>&1)

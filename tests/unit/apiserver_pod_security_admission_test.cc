@@ -13,6 +13,7 @@
 #include "apiserver/admission/pod_security_admission.h"
 #include "apiserver/api_server.h"
 #include "common/http_client.h"
+#include "common/metrics.h"
 #include "common/yaml_json.h"
 #include "fake_store.h"
 
@@ -284,6 +285,32 @@ TEST_F(PodSecurityAdmissionTest, IsInTheDefaultChainBeforeTheValidatingWebhooks)
   ASSERT_TRUE(chain.ok());
   ASSERT_EQ(chain->size(), 1u);
   EXPECT_NE(dynamic_cast<PodSecurity*>((*chain)[0].get()), nullptr);
+}
+
+TEST_F(PodSecurityAdmissionTest, CountsEvaluationsAsKubernetesDoes) {
+  labelNamespace({{"pod-security.kubernetes.io/enforce", "restricted"},
+                  {"pod-security.kubernetes.io/warn", "baseline"},
+                  {"pod-security.kubernetes.io/warn-version", "v1.40"}});
+  auto counter = [](std::initializer_list<std::string_view> labels) {
+    return metrics::defaultRegistry()
+        .counterVec("pod_security_evaluations_total", "",
+                    {"decision", "policy_level", "policy_version", "mode", "request_operation",
+                     "resource", "subresource"})
+        .with(labels)
+        .value();
+  };
+  const double denied = counter({"deny", "restricted", "latest", "enforce", "create", "pod", ""});
+  const double allowed = counter({"allow", "restricted", "latest", "enforce", "create", "pod", ""});
+  const double warned = counter({"deny", "baseline", "future", "warn", "create", "controller", ""});
+  EXPECT_EQ(admit("", "pods", pod("p", privilegedSpec())).code(), 403);
+  EXPECT_TRUE(admit("", "pods", pod("ok", restrictedSpec())).ok());
+  json rs = {{"metadata", {{"name", "x"}}}, {"spec", {{"template", {{"spec", privilegedSpec()}}}}}};
+  EXPECT_TRUE(admit("apps", "replicasets", rs).ok());
+  EXPECT_EQ(counter({"deny", "restricted", "latest", "enforce", "create", "pod", ""}), denied + 1);
+  EXPECT_EQ(counter({"allow", "restricted", "latest", "enforce", "create", "pod", ""}),
+            allowed + 1);
+  EXPECT_EQ(counter({"deny", "baseline", "future", "warn", "create", "controller", ""}),
+            warned + 1);
 }
 
 TEST_F(PodSecurityAdmissionTest, ConfiguredDefaultsAndExemptions) {

@@ -1,11 +1,13 @@
 #include "apiserver/admission/pod_security_admission.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <map>
 #include <set>
 
 #include "common/logging.h"
+#include "common/metrics.h"
 #include "common/random.h"
 
 namespace minik8s::apiserver::admission {
@@ -124,6 +126,72 @@ Result<std::vector<std::string>> stringList(const json& config, const char* key)
     out.push_back(item.get<std::string>());
   }
   return out;
+}
+
+// Kubernetes' pod_security_* metrics, on the server's /metrics.
+struct PodSecurityMetrics {
+  metrics::CounterVec& evaluations;
+  metrics::CounterVec& exemptions;
+  metrics::CounterVec& errors;
+};
+
+PodSecurityMetrics& podSecurityMetrics() {
+  static PodSecurityMetrics m = [] {
+    metrics::Registry& r = metrics::defaultRegistry();
+    return PodSecurityMetrics{
+        r.counterVec("pod_security_evaluations_total",
+                     "Number of policy evaluations that occurred, not counting ignored or exempt "
+                     "requests.",
+                     {"decision", "policy_level", "policy_version", "mode", "request_operation",
+                      "resource", "subresource"}),
+        r.counterVec("pod_security_exemptions_total",
+                     "Number of exempt requests, not counting ignored or out of scope requests.",
+                     {"request_operation", "resource", "subresource"}),
+        r.counterVec("pod_security_errors_total",
+                     "Number of errors preventing normal evaluation. Non-fatal errors may result "
+                     "in the latest restricted profile being used for evaluation.",
+                     {"fatal", "request_operation", "resource", "subresource"}),
+    };
+  }();
+  return m;
+}
+
+std::string operationLabel(const auth::AdmissionRequest& r) {
+  std::string op = r.operation;
+  std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
+  return op;
+}
+
+std::string resourceLabel(const auth::AdmissionRequest& r) {
+  if (r.request.group.empty() && r.request.resource == "pods") return "pod";
+  if (r.request.group.empty() && r.request.resource == "namespaces") return "namespace";
+  return "controller";
+}
+
+void recordEvaluation(const auth::AdmissionRequest& r, bool allowed, const LevelVersion& lv,
+                      const char* mode) {
+  std::string version = "latest";
+  if (!lv.version.latest && lv.level != Level::kPrivileged) {
+    version = lv.version.minor <= podsecurity::kMaxPolicyMinor ? lv.version.toString() : "future";
+  }
+  podSecurityMetrics()
+      .evaluations
+      .with({allowed ? "allow" : "deny", podsecurity::levelName(lv.level), version, mode,
+             operationLabel(r), resourceLabel(r), r.request.subresource})
+      .inc();
+}
+
+void recordExemption(const auth::AdmissionRequest& r) {
+  podSecurityMetrics()
+      .exemptions.with({operationLabel(r), resourceLabel(r), r.request.subresource})
+      .inc();
+}
+
+void recordError(const auth::AdmissionRequest& r, bool fatal) {
+  podSecurityMetrics()
+      .errors
+      .with({fatal ? "true" : "false", operationLabel(r), resourceLabel(r), r.request.subresource})
+      .inc();
 }
 
 }  // namespace
@@ -332,16 +400,23 @@ Status PodSecurity::admitPod(auth::AdmissionRequest& request) {
   if (ignoredPodSubresource(request.request.subresource)) return Status::Ok();
   std::string ns = request.request.namespaceName;
   if (ns.empty()) ns = stringMember(member(*request.newObject, "metadata"), "namespace");
-  if (exempt(request, ns)) return Status::Ok();
+  if (exempt(request, ns)) {
+    recordExemption(request);
+    return Status::Ok();
+  }
   auto labels = namespaceLabels(ns);
   if (!labels.ok()) {
+    recordError(request, true);
     return Status::Internal("failed to lookup namespace \"" + ns +
                             "\": " + labels.status().message());
   }
   // A missing namespace is refused by storage with its own NotFound.
   if (!labels->has_value()) return Status::Ok();
   auto policy = podsecurity::policyFromLabels(**labels, config_.defaults);
-  if (policy.errors.empty() && policy.policy.fullyPrivileged()) return Status::Ok();
+  if (policy.errors.empty() && policy.policy.fullyPrivileged()) {
+    recordEvaluation(request, true, policy.policy.enforce, "enforce");
+    return Status::Ok();
+  }
   if (request.operation == "UPDATE" && request.oldObject != nullptr &&
       !isSignificantPodUpdate(*request.newObject, *request.oldObject)) {
     return Status::Ok();
@@ -353,30 +428,38 @@ Status PodSecurity::admitPod(auth::AdmissionRequest& request) {
         ns, errorsText(policy.errors));
   }
   const json& pod = *request.newObject;
-  return evaluate(request, policy.policy, member(pod, "metadata"), member(pod, "spec"), true);
+  return evaluate(request, policy.policy, member(pod, "metadata"), member(pod, "spec"), true,
+                  !policy.errors.empty());
 }
 
 Status PodSecurity::admitTemplate(auth::AdmissionRequest& request, const json& podMetadata,
                                   const json& podSpec) {
   std::string ns = request.request.namespaceName;
   if (ns.empty()) ns = stringMember(member(*request.newObject, "metadata"), "namespace");
-  if (exempt(request, ns)) return Status::Ok();
+  if (exempt(request, ns)) {
+    recordExemption(request);
+    return Status::Ok();
+  }
   auto labels = namespaceLabels(ns);
   // Templates are only warned about: never refuse a workload because its namespace is unknown.
+  if (!labels.ok()) recordError(request, true);
   if (!labels.ok() || !labels->has_value()) return Status::Ok();
   auto policy = podsecurity::policyFromLabels(**labels, config_.defaults);
   if (policy.errors.empty() && policy.policy.warn.level == Level::kPrivileged &&
       policy.policy.audit.level == Level::kPrivileged) {
     return Status::Ok();
   }
-  return evaluate(request, policy.policy, podMetadata, podSpec, false);
+  return evaluate(request, policy.policy, podMetadata, podSpec, false, !policy.errors.empty());
 }
 
 Status PodSecurity::evaluate(auth::AdmissionRequest& request, const Policy& policy,
-                             const json& podMetadata, const json& podSpec, bool enforce) {
+                             const json& podMetadata, const json& podSpec, bool enforce,
+                             bool badLabels) {
   if (contains(config_.exemptRuntimeClasses, stringMember(podSpec, "runtimeClassName"))) {
+    recordExemption(request);
     return Status::Ok();
   }
+  if (badLabels) recordError(request, false);
   Status response = Status::Ok();
   if (enforce) {
     auto result = podsecurity::evaluatePod(policy.enforce, podMetadata, podSpec);
@@ -393,9 +476,11 @@ Status PodSecurity::evaluate(auth::AdmissionRequest& request, const Policy& poli
                                    policy.enforce.toString() + "\": " + result.forbiddenDetail());
       response.withDetails(name, "", "pods");
     }
+    recordEvaluation(request, result.allowed(), policy.enforce, "enforce");
   }
   auto audit = podsecurity::evaluatePod(policy.audit, podMetadata, podSpec);
   if (!audit.allowed()) {
+    recordEvaluation(request, false, policy.audit, "audit");
     // minik8s has no audit log: the audit-violations annotation goes to the server's log.
     LOG_INFO("PodSecurity audit: {} {}/{} would violate PodSecurity \"{}\": {}",
              request.request.resource, request.request.namespaceName,
@@ -406,6 +491,7 @@ Status PodSecurity::evaluate(auth::AdmissionRequest& request, const Policy& poli
   if (response.ok()) {
     auto warn = podsecurity::evaluatePod(policy.warn, podMetadata, podSpec);
     if (!warn.allowed()) {
+      recordEvaluation(request, false, policy.warn, "warn");
       request.warn("would violate PodSecurity \"" + policy.warn.toString() +
                    "\": " + warn.forbiddenDetail());
     }

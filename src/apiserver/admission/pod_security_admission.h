@@ -15,7 +15,9 @@
 // Unlabelled namespaces are privileged:latest for every mode, so nothing changes for them, and
 // nothing is exempt (Kubernetes' defaults). A PodSecurityConfiguration (the PodSecurity entry of
 // the server's --admission-control-config-file, as in kube-apiserver) may set other defaults and
-// exempt usernames, namespaces and runtime classes. Thread-safe (stateless besides the registry).
+// exempt usernames, namespaces and runtime classes. Counts pod_security_evaluations_total,
+// pod_security_exemptions_total and pod_security_errors_total as Kubernetes does. Thread-safe
+// (stateless besides the registry).
 #pragma once
 
 #include <optional>
@@ -55,9 +57,10 @@ class PodSecurity : public auth::AdmissionPlugin {
   Status admitPod(auth::AdmissionRequest& request);
   Status admitTemplate(auth::AdmissionRequest& request, const json& podMetadata,
                        const json& podSpec);
-  // The checks of the namespace's policy on one pod or template; `enforce` only for pods.
+  // The checks of the namespace's policy on one pod or template; `enforce` only for pods;
+  // `badLabels` when the policy comes from labels with errors (counted as an error).
   Status evaluate(auth::AdmissionRequest& request, const podsecurity::Policy& policy,
-                  const json& podMetadata, const json& podSpec, bool enforce);
+                  const json& podMetadata, const json& podSpec, bool enforce, bool badLabels);
   // The namespace's labels (null when it has none); nullopt when there is no such namespace.
   Result<std::optional<json>> namespaceLabels(const std::string& ns);
   bool exempt(const auth::AdmissionRequest& request, const std::string& ns) const;
