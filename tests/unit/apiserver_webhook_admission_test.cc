@@ -189,12 +189,14 @@ TEST(AdmissionChainTest, FixedOrderAndSelection) {
   EXPECT_EQ(names(admissionPlugins()),
             (std::vector<std::string>{"MeshSidecarInjection(m)", "ServiceAccount(m)",
                                       "DefaultStorageClass(m)", "StorageObjectInUseProtection(m)",
-                                      "MutatingAdmissionWebhook(m)", "NodeRestriction(v)",
-                                      "PodSecurity(v)", "ValidatingAdmissionWebhook(v)"}));
+                                      "MutatingAdmissionWebhook(m)", "LimitRanger(m)",
+                                      "NodeRestriction(v)", "PodSecurity(v)",
+                                      "ValidatingAdmissionWebhook(v)", "ResourceQuota(v)"}));
   EXPECT_EQ(selectAdmissionPlugins({}, {"NodeRestriction", "DefaultStorageClass"}),
             (std::vector<std::string>{"MeshSidecarInjection", "ServiceAccount",
                                       "StorageObjectInUseProtection", "MutatingAdmissionWebhook",
-                                      "PodSecurity", "ValidatingAdmissionWebhook"}));
+                                      "LimitRanger", "PodSecurity", "ValidatingAdmissionWebhook",
+                                      "ResourceQuota"}));
   testing::FakeStore store;
   Registry registry(store, api::Scheme::builtin());
   auto chain = buildAdmissionChain({"ValidatingAdmissionWebhook", "ServiceAccount"}, registry);

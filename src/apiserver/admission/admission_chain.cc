@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <functional>
 
+#include "apiserver/admission/limit_ranger.h"
 #include "apiserver/admission/pod_security_admission.h"
+#include "apiserver/admission/resource_quota_admission.h"
 #include "apiserver/admission/sidecar_injection.h"
 #include "apiserver/admission/storage_admission.h"
 #include "apiserver/admission/webhook_admission.h"
@@ -41,6 +43,7 @@ const std::vector<Entry>& entries() {
        [](Registry& r) {
          return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kMutating);
        }},
+      {{"LimitRanger", true}, [](Registry& r) { return std::make_shared<LimitRanger>(r); }},
       {{"NodeRestriction", false},
        [](Registry& r) { return std::make_shared<auth::NodeRestriction>(&r); }},
       {{"PodSecurity", false},
@@ -55,6 +58,8 @@ const std::vector<Entry>& entries() {
        [](Registry& r) {
          return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kValidating);
        }},
+      {{"ResourceQuota", false},
+       [](Registry& r) { return std::make_shared<ResourceQuotaAdmission>(r); }},
   };
   return kEntries;
 }

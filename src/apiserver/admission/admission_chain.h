@@ -6,9 +6,11 @@
 //   DefaultStorageClass           mutating    claims without a class get the default one
 //   StorageObjectInUseProtection  mutating    pvc-/pv-protection finalizers on create
 //   MutatingAdmissionWebhook      mutating    users' MutatingWebhookConfigurations
+//   LimitRanger                   mutating    LimitRange defaults, then its min/max checks
 //   NodeRestriction               validating  what a node may change (auth/)
 //   PodSecurity                   validating  Pod Security Standards by namespace labels
 //   ValidatingAdmissionWebhook    validating  users' ValidatingWebhookConfigurations
+//   ResourceQuota                 validating  ResourceQuota checks; charges status.used
 //
 // A new plugin is one entry in admission_chain.cc (name, mutating or not, factory). The order
 // does not depend on the order of --enable-admission-plugins, as in kube-apiserver.

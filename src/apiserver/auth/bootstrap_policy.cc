@@ -59,10 +59,11 @@ const Strings kAll = {"create", "delete", "deletecollection", "get",
                       "list",   "patch",  "update",           "watch"};
 
 // Namespaced workload resources that view reads and edit writes (secrets: edit only).
+// ResourceQuotas and LimitRanges are not among them: as in Kubernetes, view, edit and admin only
+// read them (policyRules), so a namespace's admin cannot raise its own quota.
 json workloadRules(const Strings& verbs, bool withSecrets) {
-  Strings core = {
-      "configmaps",      "endpoints", "persistentvolumeclaims", "pods",           "services",
-      "serviceaccounts", "events",    "replicationcontrollers", "resourcequotas", "limitranges"};
+  Strings core = {"configmaps",      "endpoints", "persistentvolumeclaims", "pods", "services",
+                  "serviceaccounts", "events",    "replicationcontrollers"};
   if (withSecrets) core.push_back("secrets");
   return json::array({
       rule(verbs, {""}, core),
@@ -79,8 +80,14 @@ json workloadRules(const Strings& verbs, bool withSecrets) {
   });
 }
 
+// The namespace's policy objects, read-only for view, edit and admin.
+json policyRules() {
+  return rule(kRead, {""}, {"resourcequotas", "resourcequotas/status", "limitranges"});
+}
+
 json viewRules() {
   json rules = workloadRules(kRead, false);
+  rules.push_back(policyRules());
   rules.push_back(rule(kRead, {""},
                        {"pods/log", "pods/status", "services/status",
                         "persistentvolumeclaims/status", "namespaces", "namespaces/status"}));
@@ -90,6 +97,7 @@ json viewRules() {
 
 json editRules() {
   json rules = workloadRules(kAll, true);
+  rules.push_back(policyRules());
   rules.push_back(rule(kRead, {""},
                        {"pods/log", "pods/status", "persistentvolumeclaims/status", "namespaces"}));
   rules.push_back(
