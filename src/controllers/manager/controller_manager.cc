@@ -23,6 +23,7 @@
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
+#include "controllers/resourcequota/resource_quota_controller.h"
 #include "controllers/serviceaccount/root_ca_publisher.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/slurmjob/slurmjob_controller.h"
@@ -288,6 +289,18 @@ const std::vector<Registration>& registrations() {
          o.terminatedPodThreshold = c.options.terminatedPodGcThreshold;
          o.quarantine = c.options.podGcQuarantine;
          return make<PodGcController>(c.rest, c.indexed(res::kPods), c.informer(res::kNodes), o);
+       }},
+      {{"resourcequota"},
+       [](Context& c) {
+         ResourceQuotaControllerOptions o;
+         o.workers = c.options.workersPerController;
+         std::vector<QuotaMonitor> monitors = {{res::kPods, &c.indexed(res::kPods)}};
+         for (const auto* r :
+              {&res::kServices, &kPersistentVolumeClaims, &res::kConfigMaps, &res::kSecrets}) {
+           monitors.push_back({*r, &c.informer(*r)});
+         }
+         return make<ResourceQuotaController>(c.rest, c.informer(kResourceQuotas),
+                                              std::move(monitors), o);
        }},
       {{"serviceaccount"},
        [](Context& c) {
