@@ -77,7 +77,19 @@ bool canBindOnNode(const json& claim, const json& node, const ClusterView& clust
   if (cluster.volumes && api::findMatchingVolume(claim, cluster.volumes(), &node)) return true;
   auto cls = cluster.storageClass(api::claimClassOf(claim));
   const std::string provisioner = cls ? cls->value("provisioner", std::string()) : "";
-  return !provisioner.empty() && provisioner != "kubernetes.io/no-provisioner";
+  if (provisioner.empty() || provisioner == "kubernetes.io/no-provisioner") return false;
+  // A CSI driver that nodes list in their CSINode (node-local storage such as
+  // local.csi.minik8s.io, whose provisioner runs on each node) provisions only on those nodes.
+  auto lists = [&provisioner](const json& csiNode) {
+    for (const auto& d : csiNode.value("/spec/drivers"_json_pointer, json::array()))
+      if (d.value("name", "") == provisioner) return true;
+    return false;
+  };
+  if (!cluster.csiNodes) return true;
+  const auto all = cluster.csiNodes();
+  if (std::none_of(all.begin(), all.end(), lists)) return true;  // a central provisioner
+  auto here = cluster.csiNode(node.value("/metadata/name"_json_pointer, std::string()));
+  return here && lists(*here);
 }
 
 class VolumeBinding : public FilterPlugin {

@@ -30,6 +30,9 @@ struct ClusterView {
   std::function<std::optional<json>(const std::string&)> volume;
   std::function<std::vector<json>()> volumes;                           // all of them
   std::function<std::optional<json>(const std::string&)> storageClass;  // by name
+  // storage.k8s.io CSINodes (by node name; all of them): which node serves which CSI driver.
+  std::function<std::optional<json>(const std::string&)> csiNode;
+  std::function<std::vector<json>()> csiNodes;
 };
 
 class FilterPlugin {

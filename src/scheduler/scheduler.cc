@@ -69,7 +69,8 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
       nodes_(client, client::resources::kNodes),
       claims_(client, client::Resource{"", "v1", "persistentvolumeclaims", true}),
       volumes_(client, client::Resource{"", "v1", "persistentvolumes", false}),
-      classes_(client, client::Resource{"storage.k8s.io", "v1", "storageclasses", false}) {
+      classes_(client, client::Resource{"storage.k8s.io", "v1", "storageclasses", false}),
+      csiNodes_(client, client::Resource{"storage.k8s.io", "v1", "csinodes", false}) {
   // A claim that binds or a volume that appears may make a waiting pod schedulable.
   auto storageChanged = [this](const json&) { queue_.moveAllToActiveOrBackoff(); };
   claims_.addHandlers({storageChanged,
@@ -78,6 +79,9 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
   volumes_.addHandlers({storageChanged,
                         [storageChanged](const json&, const json& v) { storageChanged(v); },
                         nullptr});
+  csiNodes_.addHandlers({storageChanged,
+                         [storageChanged](const json&, const json& n) { storageChanged(n); },
+                         nullptr});
   pods_.addHandlers({[this](const json& p) { onPodAdd(p); },
                      [this](const json& o, const json& n) { onPodUpdate(o, n); },
                      [this](const json& p) { onPodDelete(p); }});
@@ -124,6 +128,7 @@ void Scheduler::start() {
   claims_.start();
   volumes_.start();
   classes_.start();
+  csiNodes_.start();
   for (int i = 0; i < std::max(1, options_.bindWorkers); ++i) {
     workers_.emplace_back([this] { workerLoop(); });
   }
@@ -148,6 +153,7 @@ void Scheduler::stop() {
   claims_.stop();
   volumes_.stop();
   classes_.stop();
+  csiNodes_.stop();
 }
 
 bool Scheduler::waitForSync(std::chrono::milliseconds timeout) {
@@ -220,6 +226,8 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
     view.volume = [this](const std::string& name) { return volumes_.get(name); };
     view.volumes = [this] { return volumes_.list(); };
     view.storageClass = [this](const std::string& name) { return classes_.get(name); };
+    view.csiNode = [this](const std::string& name) { return csiNodes_.get(name); };
+    view.csiNodes = [this] { return csiNodes_.list(); };
     return framework_->schedule(info, view);
   });
   if (result.nodeName.empty()) {

@@ -92,7 +92,7 @@ class Scheduler {
   SchedulingQueue queue_;
   client::ApiEventRecorder events_;
   client::Informer pods_, nodes_;
-  client::Informer claims_, volumes_, classes_;  // VolumeBinding's view of storage
+  client::Informer claims_, volumes_, classes_, csiNodes_;  // VolumeBinding's view of storage
 
   std::mutex tasksMu_;
   std::condition_variable tasksCv_;

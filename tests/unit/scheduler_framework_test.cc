@@ -65,6 +65,12 @@ class FrameworkTest : public ::testing::Test {
         return out;
       };
       v.storageClass = [this](const std::string& k) { return lookup(classes, k); };
+      v.csiNode = [this](const std::string& k) { return lookup(csiNodes, k); };
+      v.csiNodes = [this] {
+        std::vector<json> out;
+        for (const auto& [k, n] : csiNodes) out.push_back(n);
+        return out;
+      };
       for (const NodeInfo* n : v.nodes) {
         if (n->name() == nodeName) return f->filter(info, *n, v);
       }
@@ -82,9 +88,10 @@ class FrameworkTest : public ::testing::Test {
     return it == m.end() ? std::nullopt : std::optional<json>(it->second);
   }
   SchedulerCache cache;
-  std::map<std::string, json> claims;   // "ns/name", as VolumeBinding sees them
-  std::map<std::string, json> volumes;  // by name
-  std::map<std::string, json> classes;  // StorageClasses by name
+  std::map<std::string, json> claims;    // "ns/name", as VolumeBinding sees them
+  std::map<std::string, json> volumes;   // by name
+  std::map<std::string, json> classes;   // StorageClasses by name
+  std::map<std::string, json> csiNodes;  // CSINodes by node name
 };
 
 TEST(PodInfoTest, RequestsSumContainersTakeMaxOfInitContainersAndAddOverhead) {
@@ -308,6 +315,36 @@ TEST_F(FrameworkTest, VolumeRestrictionsKeepAReadWriteOnceClaimOnOneNode) {
   // ReadWriteMany too: any node; a claim of the same name in another namespace is another claim.
   EXPECT_TRUE(filter("VolumeRestrictions", using_("n", "many", "default"), "n2").empty());
   EXPECT_TRUE(filter("VolumeRestrictions", using_("o", "shared", "other"), "n2").empty());
+}
+
+TEST_F(FrameworkTest, VolumeBindingProvisionsANodeLocalDriversClaimOnlyWhereTheDriverRuns) {
+  addNode(node("n1"));
+  addNode(node("n2"));
+  addNode(node("n3"));
+  classes["local-path"] = {{"metadata", {{"name", "local-path"}}},
+                           {"provisioner", "local.csi.minik8s.io"},
+                           {"volumeBindingMode", "WaitForFirstConsumer"}};
+  claims["default/fast"] = {{"metadata", {{"name", "fast"}, {"namespace", "default"}}},
+                            {"spec",
+                             {{"storageClassName", "local-path"},
+                              {"accessModes", {"ReadWriteOnce"}},
+                              {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  json p = pod("p");
+  p["spec"]["volumes"] = {{{"name", "d"}, {"persistentVolumeClaim", {{"claimName", "fast"}}}}};
+  // No node lists the driver yet: taken for a central provisioner, any node.
+  EXPECT_TRUE(filter("VolumeBinding", p, "n3").empty());
+  auto csiNode = [](const std::string& name, std::vector<std::string> drivers) {
+    json d = json::array();
+    for (const auto& n : drivers) d.push_back({{"name", n}, {"nodeID", name}});
+    return json{{"metadata", {{"name", name}}}, {"spec", {{"drivers", d}}}};
+  };
+  csiNodes["n1"] = csiNode("n1", {"dir.csi.minik8s.io", "local.csi.minik8s.io"});
+  csiNodes["n2"] = csiNode("n2", {"dir.csi.minik8s.io"});  // --disable-local-storage
+  const std::vector<std::string> none = {
+      "node(s) didn't find available persistent volumes to bind"};
+  EXPECT_TRUE(filter("VolumeBinding", p, "n1").empty());
+  EXPECT_EQ(filter("VolumeBinding", p, "n2"), none);
+  EXPECT_EQ(filter("VolumeBinding", p, "n3"), none);  // no CSINode: does not serve it
 }
 
 TEST_F(FrameworkTest, VolumeBindingHonoursTheVolumesNodeAffinity) {
