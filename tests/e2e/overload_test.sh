@@ -162,6 +162,17 @@ expect_contains "$result" '"reason": "TooManyRequests"' "a TooManyRequests Statu
 expect_contains "$result" '"retryAfterSeconds": 1' "details.retryAfterSeconds"
 expect_contains "$result" '"message": "Too many requests, please try again later."' "kube's message"
 
+python3 - "$served" "$rejected" "$secs" "$baseline" "$flooded" "$viewer_start" "$viewer_end" \
+  "$REPLICAS" "$viewer_requests" "$viewer_ms" "$viewer_429" <<'PY'
+import sys
+served, rejected, secs, base, flooded, v0, v1, replicas, vreq = map(float, sys.argv[1:10])
+print(f"FIGURES flood: {served / secs:.0f} requests/s served, {rejected / secs:.0f} 429s/s "
+      f"({rejected / (served + rejected):.0%} rejected) over {secs:.1f}s; ReplicaSet "
+      f"0->{replicas:.0f} scale-up {base:.2f}s without flood, {flooded:.2f}s during it; "
+      f"the viewer's 5 kubectl gets took {v1 - v0:.2f}s ({vreq:.0f} requests answered in "
+      f"{sys.argv[10]} ms, {sys.argv[11]} of them 429)")
+PY
+
 step "metrics: the flooder's rejections, none for the control plane"
 metrics=$(kubectl get --raw /metrics)
 rejections='apiserver_flowcontrol_rejected_requests_total{flow_schema="service-accounts",'
@@ -176,14 +187,4 @@ expect_contains "$metrics" 'code="429"' "429s in apiserver_request_total"
 # The in-process controllers' and scheduler's own client never got a 429 to wait out.
 expect_not_contains "$metrics" 'rest_client_requests_total{code="429"' "429s to the controllers"
 
-python3 - "$served" "$rejected" "$secs" "$baseline" "$flooded" "$viewer_start" "$viewer_end" \
-  "$REPLICAS" "$viewer_requests" "$viewer_ms" <<'PY'
-import sys
-served, rejected, secs, base, flooded, v0, v1, replicas, vreq = map(float, sys.argv[1:10])
-print(f"FIGURES flood: {served / secs:.0f} requests/s served, {rejected / secs:.0f} 429s/s "
-      f"({rejected / (served + rejected):.0%} rejected) over {secs:.1f}s; ReplicaSet "
-      f"0->{replicas:.0f} scale-up {base:.2f}s without flood, {flooded:.2f}s during it; "
-      f"the viewer's 5 kubectl gets took {v1 - v0:.2f}s ({vreq:.0f} requests answered in "
-      f"{sys.argv[10]} ms, no 429)")
-PY
 finish
