@@ -3,8 +3,9 @@
 # enforce=restricted refuses a privileged pod with Kubernetes' message and runs a compliant one
 # (as UID 1000); warn=baseline prints a Warning for a hostPath pod and admits it; a Deployment
 # whose template violates restricted is created with a warning while its ReplicaSet's pods are
-# refused (FailedCreate events); labelling a namespace warns about its existing pods; a bad level
-# is refused; unlabelled namespaces stay privileged; a namespace exempted by the server's
+# refused (FailedCreate events, the Deployment's ReplicaFailure condition); labelling a namespace
+# warns about its existing pods; a bad level is refused; unlabelled namespaces stay privileged;
+# the decisions are counted on /metrics; a namespace exempted by the server's
 # --admission-control-config-file ignores its labels and says so.
 source "$(dirname "$0")/lib.sh"
 set +e
@@ -91,6 +92,10 @@ failed_create() {
 wait_for 60 failed_create
 kubectl -n strict get events --field-selector reason=FailedCreate | head -3
 expect_eq "$(kubectl -n strict get pods -l app=web -o name)" "" "no pod of the Deployment exists"
+replica_failure() {
+  [[ $(kubectl -n strict get deploy web -o jsonpath='{.status.conditions[?(@.type=="ReplicaFailure")].reason} {.status.conditions[?(@.type=="ReplicaFailure")].message}') == 'FailedCreate pods "web-'*'" is forbidden: violates PodSecurity "restricted:latest": '* ]]
+}
+wait_for 30 replica_failure
 
 step "warn=baseline: a hostPath pod is admitted with a Warning"
 kubectl create namespace lax >/dev/null

@@ -82,6 +82,39 @@ TEST_F(WorkloadEventsTest, ReplicaSetCreatesAndDeletesPodsWithEvents) {
             0u);
 }
 
+TEST_F(WorkloadEventsTest, FailedCreatesBecomeTheReplicaFailureCondition) {
+  // A name so long that its pods' generated names (name, "-", 5 characters) are invalid: every
+  // create is refused with 422, as a Pod Security or quota refusal would be.
+  const std::string name(250, 'r');
+  json rs = {{"apiVersion", "apps/v1"},
+             {"kind", "ReplicaSet"},
+             {"metadata", {{"name", name}}},
+             {"spec",
+              {{"replicas", 1},
+               {"selector", {{"matchLabels", {{"app", "long"}}}}},
+               {"template", templ("long")}}}};
+  ASSERT_TRUE(rest->create(res::kReplicaSets, "default", rs).ok());
+  json condition;
+  ASSERT_TRUE(eventually([&] {
+    auto got = rest->get(res::kReplicaSets, "default", name);
+    if (!got.ok()) return false;
+    for (const auto& c : got->value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == "ReplicaFailure") condition = c;
+    }
+    return !condition.is_null();
+  }));
+  EXPECT_EQ(condition["status"], "True");
+  EXPECT_EQ(condition["reason"], "FailedCreate");
+  EXPECT_NE(condition["message"].get<std::string>().find("is invalid"), std::string::npos)
+      << condition.dump();
+  // Scaled to zero nothing fails any more: the condition goes.
+  ASSERT_TRUE(rest->patch(res::kReplicaSets, "default", name, {{"spec", {{"replicas", 0}}}}).ok());
+  EXPECT_TRUE(eventually([&] {
+    auto got = rest->get(res::kReplicaSets, "default", name);
+    return got.ok() && !got->contains("/status/conditions"_json_pointer);
+  }));
+}
+
 TEST_F(WorkloadEventsTest, DeploymentScalesItsReplicaSetWithAnEvent) {
   json d = {{"apiVersion", "apps/v1"},
             {"kind", "Deployment"},

@@ -515,6 +515,25 @@ Status DeploymentController::updateStatus(const json& d, const json* newRs,
     }
   }
   if (recheck) queue_.addAfter(client::objectKey(d), *recheck);
+  // A ReplicaSet's ReplicaFailure (the new one's first) shows on the Deployment, as in
+  // Kubernetes: `kubectl get deploy -o yaml` then says why its pods are missing.
+  json failure = newRs ? findCondition(newRs->value("status", json::object()), "ReplicaFailure")
+                       : json(nullptr);
+  for (const auto& rs : all) {
+    if (!failure.is_null()) break;
+    failure = findCondition(rs.value("status", json::object()), "ReplicaFailure");
+  }
+  if (!failure.is_null()) {
+    setCondition(st, condition("ReplicaFailure", failure.value("status", "True"),
+                               failure.value("reason", ""), failure.value("message", ""),
+                               failure.value("lastTransitionTime", now)));
+  } else if (!findCondition(st, "ReplicaFailure").is_null()) {
+    json kept = json::array();
+    for (const auto& c : st["conditions"]) {
+      if (c.value("type", "") != "ReplicaFailure") kept.push_back(c);
+    }
+    st["conditions"] = std::move(kept);
+  }
 
   // Only write when something other than timestamps changed.
   auto strip = [](json s) {

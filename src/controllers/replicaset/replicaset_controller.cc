@@ -215,7 +215,7 @@ Status ReplicaSetController::sync(const std::string& key) {
   }
   Status manage = Status::Ok();
   if (!deleting && expectationsMet) manage = managePods(rs, key, active);
-  Status st = updateStatus(rs, owned);
+  Status st = updateStatus(rs, owned, manage);
   return manage.ok() ? st : manage;
 }
 
@@ -285,7 +285,8 @@ Status ReplicaSetController::managePods(const json& rs, const std::string& key,
   return Status::Ok();
 }
 
-Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json>& owned) {
+Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json>& owned,
+                                          const Status& manageError) {
   const int64_t minReady = rs.value("/spec/minReadySeconds"_json_pointer, int64_t{0});
   const auto now = options_.now();
   int64_t replicas = 0, fullyLabeled = 0, ready = 0, available = 0;
@@ -314,6 +315,30 @@ Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json
   wanted["readyReplicas"] = ready;
   wanted["availableReplicas"] = available;
   wanted["observedGeneration"] = rs.value("/metadata/generation"_json_pointer, int64_t{1});
+  // ReplicaFailure says why pods could not be created or deleted (a Pod Security refusal, a
+  // quota): set on the first failure, kept while failures go on, removed after a good sync.
+  json conditions = json::array();
+  bool failing = false;
+  for (const auto& c : status.value("conditions", json::array())) {
+    if (c.value("type", "") == "ReplicaFailure") {
+      failing = true;
+      if (manageError.ok()) continue;
+    }
+    conditions.push_back(c);
+  }
+  if (!manageError.ok() && !failing) {
+    const int64_t want = rs.value("/spec/replicas"_json_pointer, int64_t{1});
+    conditions.push_back({{"type", "ReplicaFailure"},
+                          {"status", "True"},
+                          {"lastTransitionTime", formatRfc3339(now)},
+                          {"reason", replicas < want ? "FailedCreate" : "FailedDelete"},
+                          {"message", manageError.message()}});
+  }
+  if (conditions.empty()) {
+    wanted.erase("conditions");
+  } else {
+    wanted["conditions"] = std::move(conditions);
+  }
   if (wanted == status) return Status::Ok();
   json updated = rs;
   updated["status"] = wanted;

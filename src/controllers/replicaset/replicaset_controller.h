@@ -57,7 +57,9 @@ class ReplicaSetController {
   Status managePods(const json& rs, const std::string& key, std::vector<json>& active);
   void recordEvent(const json& rs, const std::string& type, const std::string& reason,
                    const std::string& message);
-  Status updateStatus(const json& rs, const std::vector<json>& owned);
+  // `manageError`: why creating or deleting pods failed this sync (OK when it did not); it
+  // becomes the ReplicaFailure condition, as in Kubernetes.
+  Status updateStatus(const json& rs, const std::vector<json>& owned, const Status& manageError);
 
   client::RestClient& rest_;
   client::Informer& replicaSets_;
