@@ -209,6 +209,22 @@ TEST_F(QuotaAdmissionTest, TerminalPodsAndScopes) {
   EXPECT_EQ(used("best-effort"), (json{{"pods", "1"}}));
 }
 
+TEST_F(QuotaAdmissionTest, WritesTheRegistryWillRefuseAreNotCharged) {
+  addQuota("pods", {{"pods", "5"}}, {{"pods", "0"}});
+  json invalid = pod("bad", json::array({{{"name", "c"}}}));  // no image
+  EXPECT_TRUE(admit(quota, invalid).ok());
+  EXPECT_EQ(used("pods"), (json{{"pods", "0"}}));
+  json p = pod("exists", json::array({container("c")}));
+  ASSERT_TRUE(registry.create(core("pods"), "ns", p).ok());
+  EXPECT_TRUE(admit(quota, p).ok());  // the registry answers AlreadyExists
+  EXPECT_EQ(used("pods"), (json{{"pods", "0"}}));
+  json generated = pod("", json::array({container("c")}));
+  generated["metadata"].erase("name");
+  generated["metadata"]["generateName"] = "web-";
+  EXPECT_TRUE(admit(quota, generated).ok());
+  EXPECT_EQ(used("pods"), (json{{"pods", "1"}}));
+}
+
 TEST_F(QuotaAdmissionTest, ConcurrentCreatesNeverBothTakeTheLastUnit) {
   addQuota("pods", {{"pods", "5"}}, {{"pods", "0"}});
   std::atomic<int> admitted{0}, refused{0};

@@ -2,7 +2,9 @@
 
 #include <set>
 
+#include "api/defaults.h"
 #include "api/resource_quota.h"
+#include "api/validation.h"
 #include "apiserver/admission/limit_ranger.h"
 #include "common/logging.h"
 
@@ -39,6 +41,25 @@ bool charged(const std::string& group, const std::string& resource, const std::s
 constexpr int kMaxConflictRetries = 10;
 
 }  // namespace
+
+bool ResourceQuotaAdmission::willBeStored(const api::ResourceInfo& info,
+                                          const auth::AdmissionRequest& request, const json& obj) {
+  // kube-apiserver validates an object before its validating plugins run (an invalid object is
+  // 422, never charged); here the registry validates after admission, so the plugin asks first.
+  // kube-apiserver does charge a create of an existing name (its controller's resync gives it
+  // back); skipping it here is cheaper. Updates are charged as they come: the registry fills
+  // fields (allocations, the stored status) only after admission.
+  if (request.operation != "CREATE" || info.version != info.storageVersion) return true;
+  json defaulted = obj;
+  api::applyDefaults(info, defaulted);
+  if (!nameOf(defaulted).empty()) {
+    if (registry_.get(info, request.request.namespaceName, nameOf(defaulted)).ok()) return false;
+  }
+  if (nameOf(defaulted).empty()) {
+    defaulted["metadata"]["name"] = "generated";  // the registry names it from generateName
+  }
+  return api::validate(info, defaulted, nullptr).empty();
+}
 
 QuotaCharge chargeQuotas(const std::vector<json>& quotas, const std::string& group,
                          const std::string& resource, const json& obj, const json* old,
@@ -128,6 +149,7 @@ Status ResourceQuotaAdmission::admit(auth::AdmissionRequest& request) {
                                ": " + page.status().message());
     }
     if (page->items.empty()) return Status::Ok();
+    if (attempt == 0 && ri.info && !willBeStored(*ri.info, request, obj)) return Status::Ok();
     std::vector<json> quotas;
     for (auto& q : page->items) {
       if (!charged.count(nameOf(q))) quotas.push_back(std::move(q));

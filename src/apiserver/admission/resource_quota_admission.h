@@ -15,7 +15,8 @@
 // both pass; on a conflict the quotas are read again and the check repeats. The resourcequota
 // controller (controllers/resourcequota) recomputes status.used from the objects, which gives
 // back what deletes and refused writes left charged. As in Kubernetes, a quota the controller has
-// not yet seen (no status.hard) limits nothing. Dry runs are checked but charge nothing.
+// not yet seen (no status.hard) limits nothing. Dry runs are checked but charge nothing, and so
+// are creates the registry will refuse (invalid objects, names that exist).
 // Thread-safe.
 #pragma once
 
@@ -50,6 +51,11 @@ class ResourceQuotaAdmission : public auth::AdmissionPlugin {
   Status admit(auth::AdmissionRequest& request) override;
 
  private:
+  // False for a create the registry will refuse anyway (invalid, or a name that exists):
+  // nothing is charged for it.
+  bool willBeStored(const api::ResourceInfo& info, const auth::AdmissionRequest& request,
+                    const json& obj);
+
   Registry& registry_;
   NowFn now_;
 };
