@@ -41,6 +41,8 @@ spec:
     max: {cpu: 500m}
 YAML
 expect_contains "$(kubectl -n limited get limits)" "CREATED AT" "kubectl get limits columns"
+grep -Eq '^ *Container +cpu +- +500m +100m +200m +-' <<<"$(kubectl -n limited describe limits limits)" ||
+  fail "kubectl describe limits: the Container cpu row"
 expect_contains "$(kubectl explain limitrange.spec.limits.type 2>&1)" "The type of resource that this limit applies to" \
   "kubectl explain limitrange"
 pod defaulted | kubectl -n limited apply -f - >/dev/null || fail "create pod defaulted"
