@@ -247,9 +247,12 @@ int runServer(const ServerFlags& f) {
           apiserver::auth::kServiceAccountIssuer, std::vector<std::string>{pki->serviceAccountPub},
           authRegistry)};
   opts.allowAnonymous = false;
+  // What the pods bound to each node reference, for the node authorizer (from a pod watch).
+  auto nodeGraph = std::make_shared<apiserver::auth::NodeGraph>(authRegistry);
+  nodeGraph->start();
   auto authorizer = std::make_shared<apiserver::auth::UnionAuthorizer>(
       std::vector<std::shared_ptr<apiserver::auth::Authorizer>>{
-          std::make_shared<apiserver::auth::NodeAuthorizer>(&authRegistry),
+          std::make_shared<apiserver::auth::NodeAuthorizer>(&authRegistry, nodeGraph),
           apiserver::auth::RbacAuthorizer::fromRegistry(authRegistry)});
   opts.authorizer = authorizer;
   opts.createOnlyHandlers = apiserver::auth::reviewHandlers(authorizer, opts.tokenAuthenticators);
@@ -454,6 +457,7 @@ int runServer(const ServerFlags& f) {
   server.stop();
   ready = nullptr;
   api.stop();
+  nodeGraph->stop();
   return 0;
 }
 

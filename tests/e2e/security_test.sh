@@ -133,6 +133,42 @@ out=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$PKI/ca.crt" \
 expect_eq "$out" "200" "node-1 patching itself"
 expect_contains "$(kubectl get csr)" "Approved,Issued" "node CSRs approved and issued"
 
+step "a node reads only the Secrets and ConfigMaps its pods use (node authorizer graph)"
+kubectl create secret generic only-on-2 -n team --from-literal=k=v >/dev/null
+kubectl create configmap cm-on-2 -n team --from-literal=k=v >/dev/null
+kubectl apply -n team -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Pod
+metadata: {name: uses-secret}
+spec:
+  nodeName: node-2
+  terminationGracePeriodSeconds: 0
+  volumes: [{name: s, secret: {secretName: only-on-2}}]
+  containers:
+  - name: c
+    image: minik8s/busybox:1.35
+    command: [sh, -c, "echo \"$(cat /s/k)\"; exec sleep 3600"]
+    envFrom: [{configMapRef: {name: cm-on-2}}]
+    volumeMounts: [{name: s, mountPath: /s}]
+YAML
+wait_for 60 bash -c "kubectl logs -n team uses-secret 2>/dev/null | grep -qx v" ||
+  fail "the pod on node-2 did not read its secret"
+node_get() {  # NODE PATH: HTTP code of a GET with NODE's client certificate
+  curl -s -o "$TMP/body" -w '%{http_code}' --cacert "$PKI/ca.crt" \
+    --cert "$CL_DIR/nodes/$1/pki/kubelet-client.crt" --key "$CL_DIR/nodes/$1/pki/kubelet-client.key" \
+    "$API$2"
+}
+expect_eq "$(node_get node-2 /api/v1/namespaces/team/secrets/only-on-2)" "200" "node-2 reads the secret its pod mounts"
+expect_eq "$(node_get node-1 /api/v1/namespaces/team/secrets/only-on-2)" "403" "node-1 cannot read it"
+expect_contains "$(cat "$TMP/body")" "no relationship found between node 'node-1' and this object" \
+  "with the node authorizer's reason"
+expect_eq "$(node_get node-2 /api/v1/namespaces/team/configmaps/cm-on-2)" "200" "node-2 reads its pod's configmap"
+expect_eq "$(node_get node-1 /api/v1/namespaces/team/configmaps/cm-on-2)" "403" "node-1 cannot"
+expect_eq "$(node_get node-2 /api/v1/namespaces/team/secrets)" "403" "no node lists secrets"
+kubectl delete pod -n team uses-secret --grace-period=0 --force >/dev/null 2>&1
+wait_for 30 bash -c "[[ \$(curl -s -o /dev/null -w '%{http_code}' --cacert $PKI/ca.crt --cert $CL_DIR/nodes/node-2/pki/kubelet-client.crt --key $CL_DIR/nodes/node-2/pki/kubelet-client.key $API/api/v1/namespaces/team/secrets/only-on-2) == 403 ]]" ||
+  fail "node-2 still reads the secret after its pod is gone"
+
 step "RBAC escalation: a role writer grants only what it holds, unless it may escalate"
 kubectl -n team apply -f - >/dev/null <<'YAML'
 apiVersion: v1

@@ -50,9 +50,18 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
       return Decision::noOpinion();
     }
     if (sub.empty() && isRead(verb) &&
-        oneOf(res, {"services", "endpoints", "configmaps", "secrets", "persistentvolumeclaims",
-                    "persistentvolumes", "namespaces"})) {
+        oneOf(res, {"services", "endpoints", "persistentvolumeclaims", "persistentvolumes",
+                    "namespaces"})) {
       return Decision::allow("node: " + res);
+    }
+    // Secrets and ConfigMaps: one by name, referenced by a pod bound to the node.
+    if (sub.empty() && (res == "secrets" || res == "configmaps")) {
+      if (verb != "get" || a.name.empty()) {
+        return Decision::noOpinion("node '" + node + "' may only get individual " + res);
+      }
+      return authorizeReference(
+          node, res == "secrets" ? NodeGraph::Kind::kSecret : NodeGraph::Kind::kConfigMap, a,
+          res == "secrets" ? "secret" : "configmap");
     }
     // The node-deployment provisioner of the agent's node-local CSI driver (local.csi.minik8s.io)
     // creates and deletes the volumes of its node; NodeRestriction admits only volumes pinned
@@ -70,7 +79,7 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
       return Decision::allow("node: the cluster DNS service");
     }
     if (res == "serviceaccounts" && sub == "token" && verb == "create") {
-      return authorizeToken(node, a);
+      return authorizeReference(node, NodeGraph::Kind::kServiceAccount, a, "serviceaccount");
     }
     return Decision::noOpinion();
   }
@@ -124,19 +133,16 @@ UserRules NodeAuthorizer::rulesFor(const UserInfo& user, const std::string&) con
   return UserRules{{}, !nodeNameOf(user).empty()};
 }
 
-Decision NodeAuthorizer::authorizeToken(const std::string& node, const Attributes& a) const {
-  if (!registry_) return Decision::allow("node: service account token");
-  const auto* pods = registry_->scheme().byResource("", "v1", "pods");
-  if (!pods) return Decision::noOpinion();
-  ListOptions opts;
-  opts.fieldSelector = "spec.nodeName=" + node;
-  auto list = registry_->list(*pods, a.namespaceName, opts);
-  if (!list.ok()) return Decision::noOpinion("node authorizer: " + list.status().message());
-  for (const auto& pod : list->items) {
-    std::string sa = pod.value("/spec/serviceAccountName"_json_pointer, std::string());
-    if (sa.empty()) sa = "default";
-    if (sa == a.name) return Decision::allow("node: token for a pod bound to it");
+Decision NodeAuthorizer::authorizeReference(const std::string& node, NodeGraph::Kind kind,
+                                            const Attributes& a, const std::string& what) const {
+  if (!registry_) return Decision::allow("node: " + what + " (no registry to check against)");
+  if (graph_ && graph_->references(node, kind, a.namespaceName, a.name)) {
+    return Decision::allow("node: " + what + " referenced by a pod bound to it");
   }
+  // Not (yet) in the graph: a pod bound a moment ago may not have reached it.
+  auto found = NodeGraph::referencesInRegistry(*registry_, node, kind, a.namespaceName, a.name);
+  if (!found.ok()) return Decision::noOpinion("node authorizer: " + found.status().message());
+  if (*found) return Decision::allow("node: " + what + " referenced by a pod bound to it");
   return Decision::noOpinion("no relationship found between node '" + node + "' and this object");
 }
 
