@@ -117,5 +117,44 @@ TEST_F(ResourceQuotaControllerTest, RecalculatesUsedFromTheObjects) {
   EXPECT_EQ(status()["hard"]["services"], "3");
 }
 
+TEST_F(ResourceQuotaControllerTest, CountsBuiltInAndCustomResourcesByList) {
+  const client::Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
+  json crd = {
+      {"apiVersion", "apiextensions.k8s.io/v1"},
+      {"kind", "CustomResourceDefinition"},
+      {"metadata", {{"name", "crontabs.stable.example.com"}}},
+      {"spec",
+       {{"group", "stable.example.com"},
+        {"scope", "Namespaced"},
+        {"names", {{"plural", "crontabs"}, {"singular", "crontab"}, {"kind", "CronTab"}}},
+        {"versions", json::array({{{"name", "v1"},
+                                   {"served", true},
+                                   {"storage", true},
+                                   {"schema",
+                                    {{"openAPIV3Schema",
+                                      {{"type", "object"},
+                                       {"x-kubernetes-preserve-unknown-fields", true}}}}}}})}}}};
+  ASSERT_TRUE(rest->create(crds, "", crd).ok());
+  const client::Resource crontabs{"stable.example.com", "v1", "crontabs", true};
+  json ct = {{"apiVersion", "stable.example.com/v1"},
+             {"kind", "CronTab"},
+             {"metadata", {{"name", "nightly"}}}};
+  ASSERT_TRUE(eventually([&] { return rest->create(crontabs, "default", ct).ok(); }));
+  json quota = {{"apiVersion", "v1"},
+                {"kind", "ResourceQuota"},
+                {"metadata", {{"name", "compute"}}},
+                {"spec",
+                 {{"hard",
+                   {{"count/crontabs.stable.example.com", "5"},
+                    {"count/deployments.apps", "5"},
+                    {"count/widgets.example.org", "5"}}}}}};
+  ASSERT_TRUE(rest->create(kResourceQuotas, "default", quota).ok());
+  const json expected = {{"count/crontabs.stable.example.com", "1"},
+                         {"count/deployments.apps", "0"},
+                         {"count/widgets.example.org", "0"}};
+  EXPECT_TRUE(eventually([&] { return status().value("used", json()) == expected; }))
+      << status().dump();
+}
+
 }  // namespace
 }  // namespace minik8s::controllers

@@ -106,7 +106,7 @@ Result<std::vector<json>> ResourceQuotaController::objectsOf(const std::string& 
       return out;
     }
   }
-  // Not monitored: list it, at the group's preferred version among the built-in kinds.
+  // Not monitored: list it, at the group's preferred version.
   const auto& scheme = api::Scheme::builtin();
   for (const auto& g : scheme.groups()) {
     if (g.name != group) continue;
@@ -119,7 +119,22 @@ Result<std::vector<json>> ResourceQuotaController::objectsOf(const std::string& 
       return out;
     }
   }
-  return out;  // unknown here (a custom resource): counted as none
+  // A custom resource: its group's preferred version, from discovery.
+  if (group.empty()) return out;
+  auto discovered = rest_.request("GET", "/apis/" + group);
+  if (!discovered.ok()) {
+    if (discovered.status().code() == 404) return out;  // no such group: nothing to count
+    return discovered.status();
+  }
+  const json& preferred = member(member(*discovered, "preferredVersion"), "version");
+  if (!preferred.is_string()) return out;
+  auto list = rest_.list(client::Resource{group, preferred.get<std::string>(), resource, true}, ns);
+  if (!list.ok()) {
+    if (list.status().code() == 404) return out;  // not a resource of the group (yet)
+    return list.status();
+  }
+  for (auto& item : member(*list, "items")) out.push_back(std::move(item));
+  return out;
 }
 
 Status ResourceQuotaController::sync(const std::string& key) {

@@ -8,7 +8,8 @@
 // A quota is recomputed when it is created or its spec changes, when an object it may count is
 // deleted or a pod turns terminal (the "monitored" informers; admission charges creates, this
 // gives back), and every resyncPeriod. Objects of monitored resources are counted from their
-// informer caches, any other counted resource (count/deployments.apps) from a LIST. Status is
+// informer caches, any other counted resource (count/deployments.apps, count/crontabs.stable.
+// example.com: custom resources at their group's preferred version) from a LIST. Status is
 // written with the quota's resourceVersion: a conflict with the ResourceQuota admission plugin's
 // charge is retried with back-off. Thread-safe.
 #pragma once
