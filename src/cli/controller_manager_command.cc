@@ -130,6 +130,9 @@ void addControllerManagerCommand(CLI::App& app) {
   cmd->add_option("--pod-eviction-timeout", flags->durations.podEvictionTimeout,
                   "tolerationSeconds for pods without a not-ready/unreachable toleration")
       ->capture_default_str();
+  cmd->add_option("--resource-quota-sync-period", flags->durations.resourceQuotaSyncPeriod,
+                  "Period between full recalculations of each ResourceQuota's usage")
+      ->capture_default_str();
   cmd->add_option("--terminated-pod-gc-threshold", flags->durations.terminatedPodGcThreshold,
                   "Terminated pods kept before the oldest are deleted (<= 0: keep them all)")
       ->capture_default_str();

@@ -56,7 +56,8 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
                                   hpaDownscaleStabilization);
   auto grace = parseDurationFlag("--node-monitor-grace-period", nodeMonitorGracePeriod);
   auto eviction = parseDurationFlag("--pod-eviction-timeout", podEvictionTimeout);
-  for (const auto* r : {&sync, &window, &grace, &eviction}) {
+  auto quotaSync = parseDurationFlag("--resource-quota-sync-period", resourceQuotaSyncPeriod);
+  for (const auto* r : {&sync, &window, &grace, &eviction, &quotaSync}) {
     if (!r->ok()) return r->status();
   }
   options.hpaSyncPeriod = *sync;
@@ -64,6 +65,7 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
   options.nodeMonitorGracePeriod = duration_cast<seconds>(*grace);
   options.podEvictionTimeout = duration_cast<seconds>(*eviction);
   options.terminatedPodGcThreshold = terminatedPodGcThreshold;
+  options.resourceQuotaSyncPeriod = *quotaSync;
   auto selected = selectControllers(controllers);
   if (!selected.ok()) return selected.status();
   options.controllers = controllers;
@@ -294,6 +296,7 @@ const std::vector<Registration>& registrations() {
        [](Context& c) {
          ResourceQuotaControllerOptions o;
          o.workers = c.options.workersPerController;
+         o.resyncPeriod = c.options.resourceQuotaSyncPeriod;
          std::vector<QuotaMonitor> monitors = {{res::kPods, &c.indexed(res::kPods)}};
          for (const auto* r :
               {&res::kServices, &kPersistentVolumeClaims, &res::kConfigMaps, &res::kSecrets}) {

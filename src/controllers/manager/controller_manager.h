@@ -58,6 +58,8 @@ class ControllerManager {
     // pod's node must be missing before its pods are force-deleted (40 s, as Kubernetes).
     int terminatedPodGcThreshold = 12500;
     std::chrono::milliseconds podGcQuarantine = std::chrono::seconds(40);
+    // ResourceQuota: --resource-quota-sync-period, between full recalculations of each quota.
+    std::chrono::milliseconds resourceQuotaSyncPeriod = std::chrono::minutes(5);
     // Service accounts: a "default" ServiceAccount in every namespace, and (when the CA is
     // known) the kube-root-ca.crt ConfigMap pods mount with their token.
     std::string rootCaPem;
@@ -109,6 +111,7 @@ struct ControllerDurationFlags {
   std::string nodeMonitorGracePeriod = "40s";      // --node-monitor-grace-period
   std::string podEvictionTimeout = "5m0s";         // --pod-eviction-timeout
   int terminatedPodGcThreshold = 12500;            // --terminated-pod-gc-threshold
+  std::string resourceQuotaSyncPeriod = "5m0s";    // --resource-quota-sync-period
   std::vector<std::string> controllers = {"*"};    // --controllers
   // BadRequest naming the flag when a value does not parse.
   Status applyTo(ControllerManager::Options& options) const;
