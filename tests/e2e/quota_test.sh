@@ -84,6 +84,9 @@ echo "$out"
 grep -Eq '^pods +2 +2$' <<<"$out" || fail "describe quota: pods 2/2"
 grep -Eq '^requests.cpu +900m +1$' <<<"$out" || fail "describe quota: requests.cpu 900m/1"
 expect_contains "$(kubectl -n team get quota)" "pods: 2/2, requests.cpu: 900m/1" "kubectl get quota"
+out=$(kubectl describe namespace team)
+expect_contains "$out" "Resource Quotas" "describe namespace: its quotas"
+grep -Eq '^ +requests.cpu +900m +1$' <<<"$out" || fail "describe namespace: requests.cpu 900m/1"
 
 step "deleting a pod frees the quota"
 kubectl -n team delete pod p1 --wait=true >/dev/null || fail "delete p1"
