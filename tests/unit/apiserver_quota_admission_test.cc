@@ -220,6 +220,7 @@ TEST_F(QuotaAdmissionTest, WritesTheRegistryWillRefuseAreNotCharged) {
   EXPECT_EQ(used("pods"), (json{{"pods", "0"}}));
   json generated = pod("", json::array({container("c")}));
   generated["metadata"].erase("name");
+  generated["metadata"].erase("namespace");  // from the URL
   generated["metadata"]["generateName"] = "web-";
   EXPECT_TRUE(admit(quota, generated).ok());
   EXPECT_EQ(used("pods"), (json{{"pods", "1"}}));

@@ -55,9 +55,12 @@ bool ResourceQuotaAdmission::willBeStored(const api::ResourceInfo& info,
   if (!nameOf(defaulted).empty()) {
     if (registry_.get(info, request.request.namespaceName, nameOf(defaulted)).ok()) return false;
   }
-  if (nameOf(defaulted).empty()) {
-    defaulted["metadata"]["name"] = "generated";  // the registry names it from generateName
+  // What the registry sets before it validates: the namespace of the URL, a generated name.
+  if (!defaulted.contains("metadata") || !defaulted["metadata"].is_object()) {
+    defaulted["metadata"] = json::object();
   }
+  if (info.namespaced) defaulted["metadata"]["namespace"] = request.request.namespaceName;
+  if (nameOf(defaulted).empty()) defaulted["metadata"]["name"] = "generated";
   return api::validate(info, defaulted, nullptr).empty();
 }
 
