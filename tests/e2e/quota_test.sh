@@ -2,8 +2,8 @@
 # ResourceQuota and LimitRange on a 1-node cluster with the real kubectl: a LimitRange gives a
 # pod default requests and limits and refuses one over its max; a ResourceQuota of pods=2 and
 # requests.cpu=1 refuses the third pod with Kubernetes' message, `kubectl describe quota` shows
-# Used/Hard, deleting a pod frees the quota, and a Deployment beyond the quota shows FailedCreate
-# events on its ReplicaSet.
+# Used/Hard, a namespace admin may read but not change it, deleting a pod frees the quota, and a
+# Deployment beyond the quota shows FailedCreate events on its ReplicaSet.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -87,6 +87,16 @@ expect_contains "$(kubectl -n team get quota)" "pods: 2/2, requests.cpu: 900m/1"
 out=$(kubectl describe namespace team)
 expect_contains "$out" "Resource Quotas" "describe namespace: its quotas"
 grep -Eq '^ +requests.cpu +900m +1$' <<<"$out" || fail "describe namespace: requests.cpu 900m/1"
+
+step "a namespace's admin reads its quota but cannot change it"
+kubectl -n team create rolebinding alice-admin --clusterrole=admin --user=alice >/dev/null
+# The binding applies within a second.
+admin_reads() { [[ $(kubectl -n team auth can-i get resourcequotas --as=alice) == yes ]]; }
+wait_for 10 admin_reads
+expect_eq "$(kubectl -n team auth can-i update resourcequotas --as=alice 2>/dev/null)" "no" \
+  "admin cannot raise its quota"
+expect_eq "$(kubectl -n team auth can-i create limitranges --as=alice 2>/dev/null)" "no" \
+  "admin cannot create limit ranges"
 
 step "deleting a pod frees the quota"
 kubectl -n team delete pod p1 --wait=true >/dev/null || fail "delete p1"
