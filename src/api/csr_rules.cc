@@ -198,8 +198,7 @@ Result<std::string> signRequest(const pki::KeyAndCert& ca, const json& csr,
   pki::CertSpec usage;
   usage.clientAuth = required == kClientAuth;
   usage.serverAuth = required == kServerAuth;
-  // CertSpec counts whole hours: round up so a short expiration never becomes zero.
-  usage.validity = std::chrono::ceil<std::chrono::hours>(validity);
+  usage.validity = validity;
   return pki::signCsr(ca, *pem, usage);
 }
 

@@ -227,10 +227,12 @@ Status setRandomSerial(X509* cert) {
 }
 
 // Everything but the key usages: the serial, names, validity, key, SKI/AKI. A clock skew of a
-// few minutes between machines must not make a fresh certificate "not yet valid".
+// few minutes between machines must not make a fresh certificate "not yet valid"; a short-lived
+// one (tests of rotation) is backdated by a fifth of its validity at most, so that most of its
+// lifetime lies ahead.
 Status fillCertificate(X509* cert, X509* issuer, EVP_PKEY* publicKey, const X509_NAME* subject,
-                       std::chrono::hours validity) {
-  constexpr long kBackdateSeconds = 5 * 60;
+                       std::chrono::seconds validity) {
+  const long kBackdateSeconds = std::min<long>(5 * 60, static_cast<long>(validity.count() / 5));
   if (!X509_set_version(cert, 2)) return sslFailure("cannot set version");
   if (Status s = setRandomSerial(cert); !s.ok()) return s;
   if (!X509_set_subject_name(cert, const_cast<X509_NAME*>(subject))) {
@@ -485,8 +487,23 @@ Result<CertInfo> parseCertificate(const std::string& certPem) {
       X509_check_ca(cert->get()) >= 1 && (X509_get_extension_flags(cert->get()) & EXFLAG_CA) != 0;
   info.notBefore = toTimePoint(X509_get0_notBefore(cert->get()));
   info.notAfter = toTimePoint(X509_get0_notAfter(cert->get()));
+  if (BIGNUM* serial = ASN1_INTEGER_to_BN(X509_get0_serialNumber(cert->get()), nullptr)) {
+    if (char* hex = BN_bn2hex(serial)) {
+      info.serialHex = hex;
+      OPENSSL_free(hex);
+    }
+    BN_free(serial);
+  }
   ERR_clear_error();
   return info;
+}
+
+std::chrono::system_clock::time_point rotationDeadline(const CertInfo& cert, double random01,
+                                                       double minFraction, double maxFraction) {
+  const auto lifetime = cert.notAfter - cert.notBefore;
+  const double fraction = minFraction + (maxFraction - minFraction) * random01;
+  return cert.notBefore +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(lifetime * fraction);
 }
 
 Status verifyCertificate(const std::string& caPem, const std::string& certPem) {

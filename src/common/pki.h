@@ -26,7 +26,7 @@ struct CertSpec {
   std::vector<std::string> ipAddresses;    // SANs ("10.96.0.1", "127.0.0.1")
   bool serverAuth = false;                 // extendedKeyUsage serverAuth
   bool clientAuth = false;                 // extendedKeyUsage clientAuth
-  std::chrono::hours validity{24 * 365};
+  std::chrono::seconds validity = std::chrono::hours(24 * 365);
 };
 
 // What a parsed certificate or CSR says.
@@ -37,6 +37,7 @@ struct CertInfo {
   std::vector<std::string> ipAddresses;
   bool serverAuth = false, clientAuth = false, isCA = false;
   std::chrono::system_clock::time_point notBefore, notAfter;  // unset for a CSR
+  std::string serialHex;                                      // "" for a CSR
 };
 
 // A new ECDSA P-256 private key (PEM).
@@ -61,6 +62,12 @@ Result<CertInfo> parseCsr(const std::string& csrPem);
 Result<std::string> signCsr(const KeyAndCert& ca, const std::string& csrPem, const CertSpec& usage);
 
 Result<CertInfo> parseCertificate(const std::string& certPem);
+// When a certificate is due for rotation, as client-go's certificate manager decides: at
+// notBefore + lifetime * (minFraction + (maxFraction - minFraction) * random01), a jittered 70-90%
+// of its lifetime by default (random01 uniform in [0, 1)).
+std::chrono::system_clock::time_point rotationDeadline(const CertInfo& cert, double random01,
+                                                       double minFraction = 0.7,
+                                                       double maxFraction = 0.9);
 // OK when `certPem` was signed by `caPem` and is valid now; Unauthorized otherwise.
 Status verifyCertificate(const std::string& caPem, const std::string& certPem);
 

@@ -14,6 +14,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/logging.h"
 #include "common/pki.h"
 
 namespace minik8s::http {
@@ -257,6 +259,110 @@ Status useCertificateAndKey(SSL_CTX* ctx, const std::string& certPem, const std:
   return Status::Ok();
 }
 
+// A certificate (with its chain) and key parsed once, shared by the handshakes that use it.
+struct Credential {
+  X509* leaf = nullptr;
+  STACK_OF(X509) * chain = nullptr;
+  EVP_PKEY* key = nullptr;
+  ~Credential() {
+    X509_free(leaf);
+    sk_X509_pop_free(chain, X509_free);
+    EVP_PKEY_free(key);
+  }
+};
+
+Result<std::shared_ptr<Credential>> parseCredential(const std::string& certPem,
+                                                    const std::string& keyPem) {
+  auto c = std::make_shared<Credential>();
+  BIO* bio = BIO_new_mem_buf(certPem.data(), static_cast<int>(certPem.size()));
+  c->leaf = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  c->chain = sk_X509_new_null();
+  while (c->leaf) {
+    X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+    if (!extra) break;
+    sk_X509_push(c->chain, extra);
+  }
+  BIO_free(bio);
+  bio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
+  c->key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  ERR_clear_error();
+  if (!c->leaf) return Status::BadRequest("TLS: invalid certificate");
+  if (!c->key || X509_check_private_key(c->leaf, c->key) != 1) {
+    ERR_clear_error();
+    return Status::BadRequest("TLS: invalid key or key does not match the certificate");
+  }
+  return c;
+}
+
+// The certificate and key files of a TlsContext, read again when either changes on disk
+// (inode, size or modification time: a rename over the file or a rewrite in place).
+class CredentialFiles {
+ public:
+  CredentialFiles(std::string certFile, std::string keyFile)
+      : certFile_(std::move(certFile)), keyFile_(std::move(keyFile)) {}
+
+  // The current pair: loads it when the files changed since the last call. A pair that does
+  // not load (half written, key and certificate of different rotations) keeps the previous one.
+  Result<std::shared_ptr<Credential>> current() {
+    std::lock_guard lock(mu_);
+    const std::string signature = signatureOf(certFile_) + "|" + signatureOf(keyFile_);
+    if (signature == signature_ && loaded_) return loaded_;
+    auto cert = pki::readPemFile(certFile_);
+    auto key = pki::readPemFile(keyFile_);
+    Result<std::shared_ptr<Credential>> parsed =
+        !cert.ok()  ? Result<std::shared_ptr<Credential>>(cert.status())
+        : !key.ok() ? Result<std::shared_ptr<Credential>>(key.status())
+                    : parseCredential(*cert, *key);
+    if (!parsed.ok()) {
+      if (!loaded_) return parsed.status();
+      if (signature != failedSignature_) {
+        LOG_WARN("TLS: {} and {} changed but do not load ({}); keeping the previous certificate",
+                 certFile_, keyFile_, parsed.status().message());
+        failedSignature_ = signature;
+      }
+      return loaded_;
+    }
+    if (loaded_) {
+      auto info = pki::parseCertificate(*cert);
+      LOG_INFO("TLS: certificate {} reloaded (serial {}); new connections use it", certFile_,
+               info.ok() ? info->serialHex : "?");
+    }
+    loaded_ = *parsed;
+    signature_ = signature;
+    return loaded_;
+  }
+
+ private:
+  static std::string signatureOf(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return "-";
+    return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+           std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+  }
+
+  const std::string certFile_, keyFile_;
+  std::mutex mu_;
+  std::string signature_, failedSignature_;
+  std::shared_ptr<Credential> loaded_;
+};
+
+bool isFileReference(const std::string& pem) { return pem.rfind(kFileReference, 0) == 0; }
+
+// The files of "file:<cert>" and "file:<key>", loaded once to check them.
+Result<std::unique_ptr<CredentialFiles>> credentialFiles(const std::string& certRef,
+                                                         const std::string& keyRef) {
+  if (!isFileReference(certRef) || !isFileReference(keyRef))
+    return Status::BadRequest("TLS: a certificate given by file needs its key by file too");
+  const std::string certFile = certRef.substr(sizeof kFileReference - 1);
+  const std::string keyFile = keyRef.substr(sizeof kFileReference - 1);
+  auto files = std::make_unique<CredentialFiles>(certFile, keyFile);
+  if (auto c = files->current(); !c.ok())
+    return Status::BadRequest("TLS: cannot load " + certFile + " and " + keyFile + ": " +
+                              c.status().message());
+  return files;
+}
+
 int selectHttp11(SSL*, const unsigned char** out, unsigned char* outLen, const unsigned char* in,
                  unsigned int inLen, void*) {
   unsigned char* chosen = nullptr;
@@ -275,7 +381,21 @@ struct TlsContext::Impl {
   bool server = false;
   bool verifyPeer = false;
   std::string serverName;
+  std::unique_ptr<CredentialFiles> files;  // set: the certificate comes from files (reloaded)
   ~Impl() { SSL_CTX_free(ctx); }
+
+  // Puts the files' current certificate on `ssl` (no files: the context's own applies).
+  Status useCurrentCredential(SSL* ssl) const {
+    if (!files) return Status::Ok();
+    auto c = files->current();
+    if (!c.ok()) return c.status();
+    const Credential& cred = **c;
+    if (SSL_use_certificate(ssl, cred.leaf) != 1 || SSL_use_PrivateKey(ssl, cred.key) != 1 ||
+        SSL_set1_chain(ssl, cred.chain) != 1) {
+      return Status::Internal("TLS: cannot use the certificate: " + pki::takeOpenSslErrors());
+    }
+    return Status::Ok();
+  }
 };
 
 TlsContext::TlsContext(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -289,7 +409,13 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forServer(const TlsServerConfig&
   SSL_CTX_set_min_proto_version(impl->ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(impl->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
-  if (Status s = useCertificateAndKey(impl->ctx, config.certPem, config.keyPem); !s.ok()) return s;
+  if (isFileReference(config.certPem) || isFileReference(config.keyPem)) {
+    auto files = credentialFiles(config.certPem, config.keyPem);
+    if (!files.ok()) return files.status();
+    impl->files = std::move(files).value();
+  } else if (Status s = useCertificateAndKey(impl->ctx, config.certPem, config.keyPem); !s.ok()) {
+    return s;
+  }
   SSL_CTX_set_alpn_select_cb(impl->ctx, selectHttp11, nullptr);
   if (!config.clientCaPem.empty()) {
     if (addCertificates(impl->ctx, config.clientCaPem, true) == 0) {
@@ -317,7 +443,11 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forClient(const TlsClientConfig&
   SSL_CTX_set_options(impl->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
   SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   SSL_CTX_set_alpn_protos(impl->ctx, kAlpnHttp11, sizeof kAlpnHttp11);
-  if (!config.certPem.empty() || !config.keyPem.empty()) {
+  if (isFileReference(config.certPem) || isFileReference(config.keyPem)) {
+    auto files = credentialFiles(config.certPem, config.keyPem);
+    if (!files.ok()) return files.status();
+    impl->files = std::move(files).value();
+  } else if (!config.certPem.empty() || !config.keyPem.empty()) {
     if (Status s = useCertificateAndKey(impl->ctx, config.certPem, config.keyPem); !s.ok()) {
       return s;
     }
@@ -357,6 +487,10 @@ Result<std::unique_ptr<Stream>> TlsContext::accept(int fd) const {
   SSL* ssl = newSsl(impl_->ctx, fd);
   if (!ssl) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   auto stream = std::make_unique<TlsStream>(ssl, fd);
+  if (Status s = impl_->useCurrentCredential(ssl); !s.ok()) {
+    stream->releaseSocket();
+    return s;
+  }
   if (Status s = stream->handshake(true, -1); !s.ok()) {
     stream->releaseSocket();
     return s;
@@ -370,6 +504,10 @@ Result<std::unique_ptr<Stream>> TlsContext::connect(int fd, const std::string& h
   SSL* ssl = newSsl(impl_->ctx, fd);
   if (!ssl) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   auto stream = std::make_unique<TlsStream>(ssl, fd);
+  if (Status s = impl_->useCurrentCredential(ssl); !s.ok()) {
+    stream->releaseSocket();
+    return s;
+  }
   const std::string& name = impl_->serverName.empty() ? host : impl_->serverName;
   const bool ip = isIpAddress(name);
   if (!ip) SSL_set_tlsext_host_name(ssl, name.c_str());

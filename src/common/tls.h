@@ -4,7 +4,15 @@
 // Servers offer TLS 1.2 and 1.3 and only the ALPN protocol "http/1.1" (HTTP/2 clients such as
 // kubectl fall back to it); client certificates are checked against the configured CA. Clients
 // verify the server certificate against the host they dialled (DNS name or IP SAN) unless told
-// to skip it. A TlsContext is immutable after creation and safe to share between threads.
+// to skip it. A TlsContext is safe to share between threads and immutable after creation, except
+// for a certificate given by file (below).
+//
+// Certificate rotation: a certificate and key given as "file:<path>" (certPem and keyPem of
+// TlsServerConfig or TlsClientConfig, both or neither) are read from those files, and read again
+// at the next handshake after either changes on disk (inode, size or mtime): a renewed
+// certificate reaches new connections without a restart while established streams (watches,
+// exec) keep theirs. A changed pair that does not load or match (one file renamed into place, the
+// other not yet) is logged and the last good pair kept; the first load must succeed.
 #pragma once
 
 #include <chrono>
@@ -17,6 +25,8 @@
 #include "common/stream.h"
 
 namespace minik8s::http {
+
+inline constexpr char kFileReference[] = "file:";
 
 class TlsContext {
  public:

@@ -7,11 +7,13 @@
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -372,6 +374,98 @@ TEST(TlsTest, StreamShutdownWakesABlockedTlsRead) {
   auto r = (*s)->read(buf, sizeof buf);
   EXPECT_TRUE(!r.ok() || *r == 0);
   waker.join();
+}
+
+// One keep-alive request on `stream`: the response body ("" when it fails).
+std::string exchange(Stream& stream) {
+  if (!stream.write("GET / HTTP/1.1\r\nHost: x\r\n\r\n").ok()) return "";
+  std::string got;
+  char buf[4096];
+  for (;;) {
+    size_t end = got.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      size_t at = got.find("Content-Length: ");
+      if (at != std::string::npos) {
+        size_t length = std::stoul(got.substr(at + 16));
+        if (got.size() >= end + 4 + length) return got.substr(end + 4, length);
+      }
+    }
+    auto n = stream.read(buf, sizeof buf);
+    if (!n.ok() || *n == 0) return "";
+    got.append(buf, *n);
+  }
+}
+
+TEST(TlsTest, RotatedCertificateFilesReachNewHandshakesWhileEstablishedStreamsContinue) {
+  char tmpl[] = "/tmp/tls-rotation-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  // Writes a new pair for `file` (key first, as the agent does) with the common name `cn`.
+  auto rotate = [&](const std::string& file, const std::string& cn, bool server) {
+    pki::CertSpec spec;
+    spec.commonName = cn;
+    spec.ipAddresses = {"127.0.0.1"};
+    spec.serverAuth = server;
+    spec.clientAuth = !server;
+    auto kc = pki::issue(testPki().ca, spec).value();
+    ASSERT_TRUE(pki::writePemFile(dir + "/" + file + ".key", kc.keyPem, true).ok());
+    ASSERT_TRUE(pki::writePemFile(dir + "/" + file + ".crt", kc.certPem, false).ok());
+  };
+  rotate("server", "server-1", true);
+  rotate("client", "client-1", false);
+  Server server([](const Request& req, ResponseWriter& w) {
+    w.send(Response::text(200, req.clientCertificate ? req.clientCertificate->commonName : "none"));
+  });
+  TlsServerConfig config;
+  config.certPem = "file:" + dir + "/server.crt";
+  config.keyPem = "file:" + dir + "/server.key";
+  config.clientCaPem = testPki().ca.certPem;
+  ASSERT_TRUE(server.enableTls(config).ok());
+  ASSERT_TRUE(server.start("127.0.0.1:0").ok());
+  TlsClientConfig clientConfig = trusting();
+  clientConfig.certPem = "file:" + dir + "/client.crt";
+  clientConfig.keyPem = "file:" + dir + "/client.key";
+  auto tls = TlsContext::forClient(clientConfig);
+  ASSERT_TRUE(tls.ok()) << tls.status().toString();
+
+  auto first = dialStream("127.0.0.1", server.port(), tls->get());
+  ASSERT_TRUE(first.ok()) << first.status().toString();
+  EXPECT_EQ((*first)->peerCertificate()->commonName, "server-1");
+  EXPECT_EQ(exchange(**first), "client-1");
+
+  // Rotation on disk: new handshakes on both sides present the new pairs.
+  rotate("server", "server-2", true);
+  rotate("client", "client-2", false);
+  auto second = dialStream("127.0.0.1", server.port(), tls->get());
+  ASSERT_TRUE(second.ok()) << second.status().toString();
+  EXPECT_EQ((*second)->peerCertificate()->commonName, "server-2");
+  EXPECT_EQ(exchange(**second), "client-2");
+  // The connection made before the rotation keeps working with its certificates.
+  EXPECT_EQ(exchange(**first), "client-1");
+  // The HTTP client too: a new connection of a new Client presents the new certificate.
+  Client fresh(httpsUrl(server), clientConfig);
+  auto r = fresh.get("/");
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->body, "client-2");
+
+  // A key that does not match the certificate (half of a rotation): the last good pair stays.
+  pki::CertSpec other;
+  other.commonName = "other";
+  ASSERT_TRUE(
+      pki::writePemFile(dir + "/server.key", pki::issue(testPki().ca, other)->keyPem, true).ok());
+  auto third = dialStream("127.0.0.1", server.port(), tls->get());
+  ASSERT_TRUE(third.ok()) << third.status().toString();
+  EXPECT_EQ((*third)->peerCertificate()->commonName, "server-2");
+  EXPECT_EQ(exchange(**third), "client-2");
+
+  // A first load that fails is an error, as is a certificate by file without its key by file.
+  TlsServerConfig missing;
+  missing.certPem = "file:" + dir + "/nope.crt";
+  missing.keyPem = "file:" + dir + "/nope.key";
+  EXPECT_FALSE(TlsContext::forServer(missing).ok());
+  missing.keyPem = testPki().server.keyPem;
+  EXPECT_FALSE(TlsContext::forServer(missing).ok());
+  server.stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

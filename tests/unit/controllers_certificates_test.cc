@@ -254,6 +254,19 @@ TEST_F(CsrSigning, ExpirationSecondsIsHonouredWithinBounds) {
   EXPECT_GT(lifetime, std::chrono::hours(46));
 }
 
+TEST_F(CsrSigning, ShortSigningDurationIsExactAndBackdatedByAFifth) {
+  // --cluster-signing-duration=60s (tests of rotation): not rounded up to hours.
+  auto cert = signRequest(ca, makeCsr({}), std::chrono::seconds(60), std::chrono::seconds(60));
+  ASSERT_TRUE(cert.ok()) << cert.status().message();
+  auto info = pki::parseCertificate(*cert);
+  const auto now = std::chrono::system_clock::now();
+  EXPECT_GT(info->notAfter - now, std::chrono::seconds(55));
+  EXPECT_LE(info->notAfter - now, std::chrono::seconds(61));
+  EXPECT_LE(info->notAfter - info->notBefore, std::chrono::seconds(73));
+  EXPECT_GE(info->notAfter - info->notBefore, std::chrono::seconds(71));
+  EXPECT_FALSE(info->serialHex.empty());
+}
+
 TEST_F(CsrSigning, RefusesUsagesTheSignerDoesNotIssue) {
   CsrOptions o = serving();
   o.signer = kKubeletClientSigner;  // server auth under the client signer
