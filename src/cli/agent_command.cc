@@ -24,6 +24,7 @@
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/strings.h"
+#include "common/tls.h"
 #include "common/yaml_json.h"
 #include "controllers/volume/csi_provisioner.h"
 #include "controllers/volume/persistent_volume_controller.h"
@@ -31,6 +32,7 @@
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
 #include "dns/gateway.h"
+#include "kubelet/certificate_manager.h"
 #include "kubelet/cri/grpc_runtime.h"
 #include "kubelet/kubelet.h"
 #include "kubelet/node_credentials.h"
@@ -294,7 +296,11 @@ Result<JoinedCluster> joinCluster(const AgentFlags& f, const kubelet::KubeletOpt
     if (s.code() == 401)
       return Status::Unauthorized("the server at " + f.server + " refused the join token");
     if (!s.ok()) return Status(s.code(), s.reason(), "no node credential: " + s.message());
-    j.client = j.clients(&*j.clientCertificate);
+    // By file (tls.h): the certificate manager's renewals reach every component's new
+    // connections, while established watches and streams keep theirs.
+    const pki::KeyAndCert onDisk{http::kFileReference + j.credentials->clientKeyPath(),
+                                 http::kFileReference + j.credentials->clientCertPath()};
+    j.client = j.clients(&onDisk);
   } else {
     j.client = j.clients(nullptr);
   }
@@ -494,8 +500,8 @@ int runAgent(AgentFlags f) {
         joined->credentials->ensureServingCertificate(joined->clients, *joined->clientCertificate);
     if (serving.ok()) {
       http::TlsServerConfig tls;
-      tls.certPem = serving->certPem;
-      tls.keyPem = serving->keyPem;
+      tls.certPem = http::kFileReference + joined->credentials->servingCertPath();
+      tls.keyPem = http::kFileReference + joined->credentials->servingKeyPath();
       tls.clientCaPem = joined->trust.caPem;
       tls.requireClientCertificate = true;
       agentOptions.tls = tls;
@@ -510,9 +516,19 @@ int runAgent(AgentFlags f) {
     s = agentServer.start(f.listen);
     if (!s.ok()) LOG_WARN("agent API not served on {}: {}", f.listen, s.message());
   }
+  // Renews both certificates at 70-90% of their lifetime while the agent runs.
+  std::unique_ptr<kubelet::CertificateManager> rotation;
+  if (joined->clientCertificate) {
+    kubelet::CertificateRotationOptions ro;
+    ro.rotateServing = serveAgentApi;
+    rotation =
+        std::make_unique<kubelet::CertificateManager>(*joined->credentials, joined->clients, ro);
+    rotation->start();
+  }
   LOG_INFO("agent of node {} running (runtime {}, data {})", f.nodeName, endpoint, opts.dataDir);
   int sig = waitForStopSignal(signals);
   LOG_INFO("signal {}: shutting down (containers keep running)", sig);
+  if (rotation) rotation->stop();
   agentServer.stop();
   if (gateway) gateway->stop();
   if (clusterDns) clusterDns->stop();

@@ -172,8 +172,10 @@ Result<pki::KeyAndCert> NodeCredentials::obtain(client::RestClient& api, const p
   return pki::KeyAndCert{*key, *cert};
 }
 
-Result<pki::KeyAndCert> NodeCredentials::ensureClientCertificate(const ClientFactory& clients) {
-  const CredentialState state = clientState();
+Result<pki::KeyAndCert> NodeCredentials::ensureClientCertificate(const ClientFactory& clients,
+                                                                 bool renew) {
+  CredentialState state = clientState();
+  if (renew && state == CredentialState::kValid) state = CredentialState::kRenewalDue;
   std::optional<pki::KeyAndCert> current;
   if (state == CredentialState::kValid || state == CredentialState::kRenewalDue) {
     auto loaded = load(clientKeyPath(), clientCertPath());
@@ -199,8 +201,9 @@ Result<pki::KeyAndCert> NodeCredentials::ensureClientCertificate(const ClientFac
 }
 
 Result<pki::KeyAndCert> NodeCredentials::ensureServingCertificate(const ClientFactory& clients,
-                                                                  const pki::KeyAndCert& client) {
-  if (servingState() == CredentialState::kValid) {
+                                                                  const pki::KeyAndCert& client,
+                                                                  bool renew) {
+  if (!renew && servingState() == CredentialState::kValid) {
     auto loaded = load(servingKeyPath(), servingCertPath());
     if (loaded.ok()) {
       // A certificate for other addresses (the node moved) is requested again.

@@ -16,7 +16,7 @@
 // the serving certificate with the client certificate. Which identity talks to the API server is
 // the caller's choice through ClientFactory, so the same code runs with fakes in tests.
 //
-// Not thread-safe: one thread (the agent's start-up) uses it.
+// Not thread-safe: one thread uses it (the agent's start-up, then its CertificateManager).
 #pragma once
 
 #include <chrono>
@@ -97,11 +97,14 @@ class NodeCredentials {
 
   // Keeps a valid stored client certificate, else requests one: as the current certificate when
   // renewal is due (falling back to the join token if that fails), with the join token
-  // otherwise. The result is written before it is returned.
-  Result<pki::KeyAndCert> ensureClientCertificate(const ClientFactory& clients);
+  // otherwise. The result is written before it is returned. `renew`: request a new one even
+  // when the stored one is still valid (the rotation of certificate_manager.h).
+  Result<pki::KeyAndCert> ensureClientCertificate(const ClientFactory& clients,
+                                                  bool renew = false);
   // The same for the serving certificate, always asked for as the client certificate `client`.
   Result<pki::KeyAndCert> ensureServingCertificate(const ClientFactory& clients,
-                                                   const pki::KeyAndCert& client);
+                                                   const pki::KeyAndCert& client,
+                                                   bool renew = false);
 
  private:
   CredentialState stateOf(const std::string& certPath) const;

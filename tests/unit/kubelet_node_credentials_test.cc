@@ -17,6 +17,7 @@
 #include "common/http.h"
 #include "controllers/certificates/csr_approving_controller.h"
 #include "controllers/certificates/csr_signing_controller.h"
+#include "kubelet/certificate_manager.h"
 #include "kubelet/node_credentials.h"
 #include "storage/store.h"
 
@@ -234,6 +235,84 @@ TEST_F(NodeBootstrapTest, RenewalUsesTheCurrentCertificate) {
   bool renewalSeen = false;
   for (const auto& c : (*list)["items"]) renewalSeen |= c["spec"]["username"] == "system:node:n1";
   EXPECT_TRUE(renewalSeen);
+}
+
+TEST(CertificateRotation, DeadlineIsAJitteredSeventyToNinetyPercentOfTheLifetime) {
+  pki::CertInfo c;
+  const auto start = std::chrono::system_clock::from_time_t(1'000'000);
+  c.notBefore = start;
+  c.notAfter = start + 100s;
+  EXPECT_EQ(pki::rotationDeadline(c, 0.0), start + 70s);
+  EXPECT_EQ(pki::rotationDeadline(c, 0.5), start + 80s);
+  EXPECT_EQ(pki::rotationDeadline(c, 1.0), start + 90s);
+  EXPECT_EQ(nextBackoff(0ms, 1000ms, 5000ms), 1000ms);
+  EXPECT_EQ(nextBackoff(1000ms, 1000ms, 5000ms), 2000ms);
+  EXPECT_EQ(nextBackoff(4000ms, 1000ms, 5000ms), 5000ms);
+}
+
+std::string serialIn(const std::string& path) {
+  return pki::parseCertificate(*pki::readPemFile(path))->serialHex;
+}
+
+TEST_F(NodeBootstrapTest, CertificateManagerRotatesBothCertificatesAtTheirDeadline) {
+  NodeCredentials creds(options);
+  auto client = creds.ensureClientCertificate(factory());
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  json node = {{"apiVersion", "v1"},
+               {"kind", "Node"},
+               {"metadata", {{"name", "n1"}}},
+               {"status", {{"addresses", {{{"type", "InternalIP"}, {"address", "10.0.0.5"}}}}}}};
+  auto created = controllerClient->create(client::resources::kNodes, "", node);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  if (!(*created)["status"].contains("addresses")) {
+    (*created)["status"] = node["status"];
+    ASSERT_TRUE(controllerClient->update(client::resources::kNodes, *created, "status").ok());
+  }
+  ASSERT_TRUE(creds.ensureServingCertificate(factory(), *client).ok());
+  const std::string client1 = serialIn(creds.clientCertPath());
+  const std::string serving1 = serialIn(creds.servingCertPath());
+  const auto info = *pki::parseCertificate(client->certPem);
+
+  CertificateRotationOptions ro;
+  ro.random = [] { return 0.0; };  // the deadline at 70%
+  CertificateManager manager(creds, factory(), ro);
+  const auto deadline = pki::rotationDeadline(info, 0.0);
+  // Before the deadline nothing is asked for; the next look is at the deadline.
+  const size_t before = csrCount();
+  EXPECT_LE(manager.rotateDue(deadline - 1h), deadline);
+  EXPECT_EQ(serialIn(creds.clientCertPath()), client1);
+  EXPECT_EQ(serialIn(creds.servingCertPath()), serving1);
+  EXPECT_EQ(csrCount(), before);
+  // At the deadline both are renewed (new keys, new CSRs, as the node) and the next deadline is
+  // the new certificates'.
+  const auto next = manager.rotateDue(deadline + 1min);
+  EXPECT_NE(serialIn(creds.clientCertPath()), client1);
+  EXPECT_NE(serialIn(creds.servingCertPath()), serving1);
+  EXPECT_NE(*pki::readPemFile(creds.clientKeyPath()), client->keyPem);
+  EXPECT_EQ(csrCount(), before + 2);
+  EXPECT_GT(next, std::chrono::system_clock::now() + 24h * 200);
+}
+
+TEST_F(NodeBootstrapTest, FailedRotationKeepsTheCertificateAndBacksOff) {
+  NodeCredentials creds(options);
+  auto client = creds.ensureClientCertificate(factory());
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  const std::string client1 = serialIn(creds.clientCertPath());
+  // An API server that is gone: every request fails.
+  ClientFactory unreachable = [](const pki::KeyAndCert*) {
+    client::ClientConfig c;
+    c.servers = "http://127.0.0.1:1";
+    return std::make_unique<client::RestClient>(c);
+  };
+  CertificateRotationOptions ro;
+  ro.random = [] { return 0.0; };
+  ro.rotateServing = false;
+  CertificateManager manager(creds, unreachable, ro);
+  const auto due = pki::parseCertificate(client->certPem)->notAfter - 1h;
+  EXPECT_EQ(manager.rotateDue(due), due + 1s);
+  EXPECT_EQ(manager.rotateDue(due + 1s), due + 3s);  // 2 s more
+  EXPECT_EQ(serialIn(creds.clientCertPath()), client1);
+  EXPECT_EQ(*pki::readPemFile(creds.clientKeyPath()), client->keyPem);
 }
 
 TEST_F(NodeBootstrapTest, DeniedRequestIsAClearError) {
