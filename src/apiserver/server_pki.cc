@@ -106,7 +106,7 @@ Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options) {
   pki::CertSpec serving;
   serving.commonName = "kube-apiserver";
   serving.serverAuth = true;
-  serving.validity = kCertValidity;
+  serving.validity = options.servingValidity;
   for (const char* n : {"localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
                         "kubernetes.default.svc.cluster.local"}) {
     addUnique(serving.dnsNames, n);
@@ -117,6 +117,7 @@ Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options) {
   auto servingPair = ensureLeaf(out.dir, "apiserver", out.ca, serving);
   if (!servingPair.ok()) return servingPair.status();
   out.serving = *servingPair;
+  out.servingSpec = serving;
 
   auto kubeletPair = ensureLeaf(out.dir, "apiserver-kubelet-client", out.ca,
                                 clientSpec("kube-apiserver-kubelet-client", {"system:masters"}));
@@ -141,6 +142,14 @@ Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options) {
   out.serviceAccountPub = *pub;
   if (Status s = pki::writePemFile(out.dir + "/sa.pub", *pub, false); !s.ok()) return s;
   return out;
+}
+
+Status reissueServingCertificate(ServerPki& pki) {
+  auto issued = pki::issue(pki.ca, pki.servingSpec);
+  if (!issued.ok()) return issued.status();
+  if (Status s = savePair(pki.dir, "apiserver", *issued); !s.ok()) return s;
+  pki.serving = *issued;
+  return Status::Ok();
 }
 
 Result<std::string> loadOrCreateSecretFile(const std::string& path) {

@@ -8,6 +8,7 @@
 // plain value.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct ServerPki {
   pki::KeyAndCert admin;          // admin.crt/.key (kubernetes-admin, O system:masters)
   std::string serviceAccountKey;  // sa.key (RSA, PEM)
   std::string serviceAccountPub;  // sa.pub
+  pki::CertSpec servingSpec;      // what the serving certificate is issued for (SANs, validity)
 
   std::string caFile() const { return dir + "/ca.crt"; }
 };
@@ -32,11 +34,18 @@ struct ServerPkiOptions {
   std::string dataDir;
   std::vector<std::string> ipAddresses;  // SANs besides 127.0.0.1 (advertise, service IP)
   std::vector<std::string> dnsNames;     // SANs besides localhost and the kubernetes names
+  // The serving certificate's lifetime (--serving-cert-duration; short ones test rotation).
+  std::chrono::seconds servingValidity = std::chrono::hours(24 * 365);
 };
 
 // Loads what exists, creates what is missing, re-issues the serving certificate when a SAN is
 // missing or less than 30 days remain.
 Result<ServerPki> loadOrCreateServerPki(const ServerPkiOptions& options);
+
+// Issues the serving certificate again (same CA, same SANs, a new key), writes apiserver.key and
+// apiserver.crt (each renamed into place: a TLS server serving them by file picks the pair up at
+// its next handshake) and updates `pki.serving`.
+Status reissueServingCertificate(ServerPki& pki);
 
 // A random secret (32 hex characters) kept in `path` (mode 0600), created when missing: the
 // admin's bearer token.

@@ -133,6 +133,9 @@ void addControllerManagerCommand(CLI::App& app) {
   cmd->add_option("--resource-quota-sync-period", flags->durations.resourceQuotaSyncPeriod,
                   "Period between full recalculations of each ResourceQuota's usage")
       ->capture_default_str();
+  cmd->add_option("--cluster-signing-duration", flags->durations.clusterSigningDuration,
+                  "Lifetime of the certificates signed for CSRs (node client and serving)")
+      ->capture_default_str();
   cmd->add_option("--terminated-pod-gc-threshold", flags->durations.terminatedPodGcThreshold,
                   "Terminated pods kept before the oldest are deleted (<= 0: keep them all)")
       ->capture_default_str();

@@ -22,6 +22,7 @@
 #include "apiserver/join_token.h"
 #include "apiserver/kubeconfig.h"
 #include "apiserver/server_pki.h"
+#include "apiserver/serving_cert_rotation.h"
 #include "cli/flags_file.h"
 #include "cli/stop_signals.h"
 #include "client/leader_election.h"
@@ -29,6 +30,7 @@
 #include "common/cidr.h"
 #include "common/http.h"
 #include "common/logging.h"
+#include "common/tls.h"
 #include "controllers/manager/controller_manager.h"
 #include "csi/directory_driver.h"
 #include "monitoring/custom_metrics_api.h"
@@ -50,6 +52,7 @@ struct ServerFlags {
   std::string datastore;  // default: sqlite in the data dir
   std::string advertise;  // host clients use; default 127.0.0.1
   std::string logLevel = "info";
+  std::string servingCertDuration = "8760h0m0s";  // --serving-cert-duration
   // Where the custom metrics API queries Prometheus; default: the NodePort of Service
   // monitoring/prometheus on a Ready node (the monitoring addon).
   std::string prometheusUrl;
@@ -170,11 +173,22 @@ int runServer(const ServerFlags& f) {
     return 1;
   }
   sigset_t signals = blockStopSignals();
+  // SIGHUP re-issues the serving certificate (below); blocked before any thread starts.
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  auto servingValidity =
+      controllers::parseDurationFlag("--serving-cert-duration", f.servingCertDuration);
+  if (!servingValidity.ok() || servingValidity->count() < 1000) {
+    LOG_ERROR("--serving-cert-duration: a positive duration of at least 1s, got \"{}\"",
+              f.servingCertDuration);
+    return 2;
+  }
 
   std::string host = f.advertise.empty() ? "127.0.0.1" : f.advertise;
   std::string listenHost = f.listen.substr(0, f.listen.rfind(':'));
   apiserver::ServerPkiOptions pkiOptions;
   pkiOptions.dataDir = f.dataDir;
+  pkiOptions.servingValidity = std::chrono::duration_cast<std::chrono::seconds>(*servingValidity);
   pkiOptions.ipAddresses = {host, kubernetesServiceIp(f.serviceClusterIPRange)};
   if (!listenHost.empty() && listenHost != "0.0.0.0") pkiOptions.ipAddresses.push_back(listenHost);
   auto pki = apiserver::loadOrCreateServerPki(pkiOptions);
@@ -198,8 +212,9 @@ int runServer(const ServerFlags& f) {
   });
   if (!f.insecureHttp) {
     http::TlsServerConfig tls;
-    tls.certPem = pki->serving.certPem;
-    tls.keyPem = pki->serving.keyPem;
+    // By file: a re-issued certificate reaches new connections (serving_cert_rotation.h).
+    tls.certPem = http::kFileReference + pki->dir + "/apiserver.crt";
+    tls.keyPem = http::kFileReference + pki->dir + "/apiserver.key";
     tls.clientCaPem = pki->ca.certPem;  // client certificates are optional: tokens work too
     if (Status t = server.enableTls(tls); !t.ok()) {
       LOG_ERROR("cannot serve TLS: {}", t.message());
@@ -445,8 +460,18 @@ int runServer(const ServerFlags& f) {
            kubeconfig);
   LOG_INFO("nodes join with: minik8s agent --server {}{} --token $(cat {}/token) ...", scheme,
            address, f.dataDir);
-  int sig = waitForStopSignal(signals);
+  std::unique_ptr<apiserver::ServingCertificateRotation> servingRotation;
+  if (!f.insecureHttp) {
+    servingRotation = std::make_unique<apiserver::ServingCertificateRotation>(*pki);
+    servingRotation->start();
+  }
+  int sig = 0;
+  while ((sig = waitForStopSignal(signals)) == SIGHUP) {
+    LOG_INFO("SIGHUP: re-issuing the serving certificate");
+    if (servingRotation) servingRotation->reissueNow();
+  }
   LOG_INFO("signal {}: shutting down", sig);
+  if (servingRotation) servingRotation->stop();
   // Nothing waits out an overloaded server's Retry-After any more.
   schedulerRest.stopRetrying();
   rest.stopRetrying();
@@ -551,6 +576,13 @@ void addServerCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--resource-quota-sync-period", flags->durations.resourceQuotaSyncPeriod,
                   "Period between full recalculations of each ResourceQuota's usage")
+      ->capture_default_str();
+  cmd->add_option("--cluster-signing-duration", flags->durations.clusterSigningDuration,
+                  "Lifetime of the certificates signed for CSRs (node client and serving)")
+      ->capture_default_str();
+  cmd->add_option("--serving-cert-duration", flags->servingCertDuration,
+                  "Lifetime of the API server's serving certificate (re-issued at 70-90% of it, "
+                  "or on SIGHUP, without a restart)")
       ->capture_default_str();
   cmd->add_option("--terminated-pod-gc-threshold", flags->durations.terminatedPodGcThreshold,
                   "Terminated pods kept before the oldest are deleted (<= 0: keep them all)")

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <thread>
 
 #include "apiserver/server_pki.h"
+#include "apiserver/serving_cert_rotation.h"
 
 namespace minik8s::apiserver {
 namespace {
@@ -89,6 +91,38 @@ TEST_F(ServerPkiTest, ClientCertificatesCarryUserAndGroups) {
   EXPECT_EQ(info->organizations, (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(info->clientAuth);
   EXPECT_FALSE(info->serverAuth);
+}
+
+std::string servingSerial(const fs::path& dir) {
+  return pki::parseCertificate(*pki::readPemFile(dir / "pki" / "apiserver.crt"))->serialHex;
+}
+
+TEST_F(ServerPkiTest, ServingCertificateIsReissuedWithTheSameSansAndOnRequest) {
+  ServerPkiOptions o;
+  o.dataDir = dir;
+  o.ipAddresses = {"172.29.0.1"};
+  o.servingValidity = std::chrono::seconds(90);
+  auto pki = loadOrCreateServerPki(o);
+  ASSERT_TRUE(pki.ok()) << pki.status().message();
+  auto first = *pki::parseCertificate(pki->serving.certPem);
+  EXPECT_LE(first.notAfter - std::chrono::system_clock::now(), std::chrono::seconds(91));
+  ASSERT_TRUE(reissueServingCertificate(*pki).ok());
+  auto second = *pki::parseCertificate(*pki::readPemFile(dir / "pki" / "apiserver.crt"));
+  EXPECT_NE(second.serialHex, first.serialHex);
+  EXPECT_EQ(second.dnsNames, first.dnsNames);
+  EXPECT_EQ(second.ipAddresses, first.ipAddresses);
+  EXPECT_EQ(*pki::readPemFile(dir / "pki" / "apiserver.key"), pki->serving.keyPem);
+  EXPECT_TRUE(pki::verifyCertificate(pki->ca.certPem, pki->serving.certPem).ok());
+
+  // The rotation thread re-issues at once when asked (SIGHUP), long before the deadline.
+  ServingCertificateRotation rotation(*pki);
+  rotation.start();
+  const std::string before = servingSerial(dir);
+  rotation.reissueNow();
+  for (int i = 0; i < 100 && servingSerial(dir) == before; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_NE(servingSerial(dir), before);
+  rotation.stop();
 }
 
 }  // namespace

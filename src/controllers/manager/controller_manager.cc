@@ -57,7 +57,8 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
   auto grace = parseDurationFlag("--node-monitor-grace-period", nodeMonitorGracePeriod);
   auto eviction = parseDurationFlag("--pod-eviction-timeout", podEvictionTimeout);
   auto quotaSync = parseDurationFlag("--resource-quota-sync-period", resourceQuotaSyncPeriod);
-  for (const auto* r : {&sync, &window, &grace, &eviction, &quotaSync}) {
+  auto signing = parseDurationFlag("--cluster-signing-duration", clusterSigningDuration);
+  for (const auto* r : {&sync, &window, &grace, &eviction, &quotaSync, &signing}) {
     if (!r->ok()) return r->status();
   }
   options.hpaSyncPeriod = *sync;
@@ -66,6 +67,9 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
   options.podEvictionTimeout = duration_cast<seconds>(*eviction);
   options.terminatedPodGcThreshold = terminatedPodGcThreshold;
   options.resourceQuotaSyncPeriod = *quotaSync;
+  options.signingDuration = duration_cast<seconds>(*signing);
+  if (options.signingDuration.count() <= 0)
+    return Status::BadRequest("--cluster-signing-duration must be positive");
   auto selected = selectControllers(controllers);
   if (!selected.ok()) return selected.status();
   options.controllers = controllers;
@@ -371,6 +375,8 @@ const std::vector<Registration>& registrations() {
          }
          certificates::CsrSigningOptions o;
          o.ca = c.options.signingCa;
+         o.defaultValidity = c.options.signingDuration;
+         o.maxValidity = c.options.signingDuration;
          return make<certificates::CsrSigningController>(
              c.rest, c.informer(res::kCertificateSigningRequests), o);
        }},

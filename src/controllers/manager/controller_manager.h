@@ -66,6 +66,9 @@ class ControllerManager {
     // Certificates: node CSRs approved by the kubelet rules; approved CSRs signed with the
     // cluster CA (--cluster-signing-cert-file/-key-file) when it is given.
     pki::KeyAndCert signingCa;
+    // --cluster-signing-duration: the lifetime of the certificates it signs (at most; a CSR's
+    // spec.expirationSeconds may ask for less). Short ones let tests watch rotation.
+    std::chrono::seconds signingDuration = std::chrono::hours(24 * 365);
     // CSI drivers whose volumes the csi-provisioner creates, deletes and expands: driver name ->
     // endpoint of its Controller service. Without any, csi-provisioner does not run.
     std::map<std::string, std::string> csiDrivers;
@@ -106,13 +109,14 @@ class ControllerManager {
 // The controller flags `minik8s server` and `minik8s controller-manager` share, as typed
 // (durations, the one count, the controller list).
 struct ControllerDurationFlags {
-  std::string hpaSyncPeriod = "15s";               // --horizontal-pod-autoscaler-sync-period
-  std::string hpaDownscaleStabilization = "5m0s";  // ...-downscale-stabilization
-  std::string nodeMonitorGracePeriod = "40s";      // --node-monitor-grace-period
-  std::string podEvictionTimeout = "5m0s";         // --pod-eviction-timeout
-  int terminatedPodGcThreshold = 12500;            // --terminated-pod-gc-threshold
-  std::string resourceQuotaSyncPeriod = "5m0s";    // --resource-quota-sync-period
-  std::vector<std::string> controllers = {"*"};    // --controllers
+  std::string hpaSyncPeriod = "15s";                 // --horizontal-pod-autoscaler-sync-period
+  std::string hpaDownscaleStabilization = "5m0s";    // ...-downscale-stabilization
+  std::string nodeMonitorGracePeriod = "40s";        // --node-monitor-grace-period
+  std::string podEvictionTimeout = "5m0s";           // --pod-eviction-timeout
+  int terminatedPodGcThreshold = 12500;              // --terminated-pod-gc-threshold
+  std::string resourceQuotaSyncPeriod = "5m0s";      // --resource-quota-sync-period
+  std::string clusterSigningDuration = "8760h0m0s";  // --cluster-signing-duration
+  std::vector<std::string> controllers = {"*"};      // --controllers
   // BadRequest naming the flag when a value does not parse.
   Status applyTo(ControllerManager::Options& options) const;
 };
