@@ -90,6 +90,15 @@ step "new logs and exec reach the agent's new serving certificate"
 expect_contains "$(kubectl logs echo)" "started" "kubectl logs"
 expect_contains "$(kubectl exec echo -- echo fresh)" "fresh" "kubectl exec"
 
+step "metrics: the time left on each certificate"
+NODE_IP=$(kubectl get node node-1 -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}')
+agent_metrics=$(curl -s --cacert "$PKI/ca.crt" --cert "$PKI/apiserver-kubelet-client.crt" \
+  --key "$PKI/apiserver-kubelet-client.key" "https://$NODE_IP:10250/metrics")
+expect_contains "$agent_metrics" "kubelet_certificate_manager_client_ttl_seconds" "agent client TTL"
+expect_contains "$agent_metrics" "kubelet_certificate_manager_server_ttl_seconds" "agent serving TTL"
+expect_contains "$(kubectl get --raw /metrics)" "apiserver_serving_certificate_ttl_seconds" \
+  "server TTL"
+
 step "the API server's serving certificate: SIGHUP re-issues it, no restart"
 PID1=$(server_pid)
 kill -0 "$PID1" || fail "server process"
