@@ -12,4 +12,16 @@ std::string stringAt(const json& obj, const json::json_pointer& ptr) {
   }
 }
 
+const json& member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+std::string stringMember(const json& obj, const char* key) {
+  const json& v = member(obj, key);
+  return v.is_string() ? v.get<std::string>() : "";
+}
+
 }  // namespace minik8s::api

@@ -11,6 +11,11 @@
 namespace minik8s::api {
 
 std::string stringAt(const json& obj, const json::json_pointer& ptr);
+// obj[key] when obj is an object that has it, else a null value: for walking untrusted objects
+// one member at a time without a throw.
+const json& member(const json& obj, const char* key);
+// obj[key] when it is a string, else "".
+std::string stringMember(const json& obj, const char* key);
 
 inline std::string namespaceOf(const json& obj) {
   return stringAt(obj, "/metadata/namespace"_json_pointer);

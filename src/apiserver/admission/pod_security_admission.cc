@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "api/object_meta.h"
 #include "common/logging.h"
 #include "common/metrics.h"
 #include "common/random.h"
@@ -18,21 +19,12 @@ using podsecurity::Policy;
 
 namespace {
 
+using api::member;
+using api::stringMember;
+
 // Kubernetes' limits on the pods a namespace label change is checked against.
 constexpr size_t kMaxPodsToCheck = 3000;
 constexpr auto kPodCheckTimeout = std::chrono::seconds(1);
-
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string stringMember(const json& obj, const char* key) {
-  const json& v = member(obj, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
 
 // Subresources of pods that never change what runs (Kubernetes ignores the same ones).
 bool ignoredPodSubresource(const std::string& sub) {

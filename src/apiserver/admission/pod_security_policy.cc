@@ -7,22 +7,15 @@
 #include <regex>
 #include <set>
 
+#include "api/object_meta.h"
+
 namespace minik8s::apiserver::admission::podsecurity {
 namespace {
 
+using api::member;
+using api::stringMember;
+
 // ---- small helpers over the pod's JSON -------------------------------------------------------
-
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string stringMember(const json& obj, const char* key) {
-  const json& v = member(obj, key);
-  return v.is_string() ? v.get<std::string>() : "";
-}
 
 bool isTrue(const json& v) { return v.is_boolean() && v.get<bool>(); }
 bool isFalse(const json& v) { return v.is_boolean() && !v.get<bool>(); }

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "api/defaults.h"
+#include "api/object_meta.h"
 #include "api/resource_quota.h"
 #include "api/validation.h"
 #include "apiserver/admission/limit_ranger.h"
@@ -12,17 +13,8 @@ namespace minik8s::apiserver::admission {
 
 namespace {
 
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string nameOf(const json& obj) {
-  const json& n = member(member(obj, "metadata"), "name");
-  return n.is_string() ? n.get<std::string>() : "";
-}
+using api::member;
+using api::nameOf;
 
 std::string joinedNames(const std::vector<std::string>& names) {
   std::string out;

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "api/object_meta.h"
 #include "api/resource_quota.h"
 #include "api/scheme.h"
 #include "common/logging.h"
@@ -13,17 +14,8 @@ const client::Resource kResourceQuotas{"", "v1", "resourcequotas", true};
 
 namespace {
 
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::string namespaceOf(const json& obj) {
-  const json& ns = member(member(obj, "metadata"), "namespace");
-  return ns.is_string() ? ns.get<std::string>() : "";
-}
+using api::member;
+using api::namespaceOf;
 
 // Canonical form of a quantity map, for comparing what is stored with what is computed.
 json canonical(const json& list) { return api::toJson(api::parseResourceList(list)); }
