@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "cli/api_client_flags.h"
+#include "cli/controller_flags.h"
 #include "cli/metrics_server.h"
 #include "cli/stop_signals.h"
 #include "client/leader_election.h"
@@ -112,33 +113,7 @@ void addControllerManagerCommand(CLI::App& app) {
   cmd->add_flag("--leader-elect", flags->leaderElect,
                 "Reconcile only while holding Lease kube-system/kube-controller-manager")
       ->capture_default_str();
-  cmd->add_option("--controllers", flags->durations.controllers,
-                  "Controllers to run: * for the defaults, name to add one, -name to leave one "
-                  "out (e.g. *,-garbagecollector)")
-      ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--horizontal-pod-autoscaler-sync-period", flags->durations.hpaSyncPeriod,
-                  "How often HPAs are reconciled")
-      ->capture_default_str();
-  cmd->add_option("--horizontal-pod-autoscaler-downscale-stabilization",
-                  flags->durations.hpaDownscaleStabilization,
-                  "Window of recommendations an HPA scale-down waits for (default behavior)")
-      ->capture_default_str();
-  cmd->add_option("--node-monitor-grace-period", flags->durations.nodeMonitorGracePeriod,
-                  "Silence after which a node is marked Unknown")
-      ->capture_default_str();
-  cmd->add_option("--pod-eviction-timeout", flags->durations.podEvictionTimeout,
-                  "tolerationSeconds for pods without a not-ready/unreachable toleration")
-      ->capture_default_str();
-  cmd->add_option("--resource-quota-sync-period", flags->durations.resourceQuotaSyncPeriod,
-                  "Period between full recalculations of each ResourceQuota's usage")
-      ->capture_default_str();
-  cmd->add_option("--cluster-signing-duration", flags->durations.clusterSigningDuration,
-                  "Lifetime of the certificates signed for CSRs (node client and serving)")
-      ->capture_default_str();
-  cmd->add_option("--terminated-pod-gc-threshold", flags->durations.terminatedPodGcThreshold,
-                  "Terminated pods kept before the oldest are deleted (<= 0: keep them all)")
-      ->capture_default_str();
+  addControllerFlags(cmd, flags->durations);
   cmd->callback([flags] { std::exit(runControllerManager(*flags)); });
 }
 
