@@ -109,6 +109,10 @@ spec:
   - name: c
     image: minik8s/busybox:1.35
     command: ["sh", "-c", "mkdir -p /www && echo served-on-loopback >/www/index.html && exec httpd -f -p 127.0.0.1:8080 -h /www"]
+    # Ready once httpd answers (started is not listening: a fetch could come first).
+    readinessProbe:
+      exec: {command: [wget, -q, -O, /dev/null, "http://127.0.0.1:8080/"]}
+      periodSeconds: 1
 ---
 apiVersion: v1
 kind: Pod
