@@ -36,8 +36,9 @@ YAML
   WEB_CIP=$(kubectl get service "$name" -o jsonpath='{.spec.clusterIP}')
 }
 
-# start_prober NODE URL: probes URL every 100 ms (1 s timeout, a new connection each time) from
-# NODE's network namespace into $E2E_DIR/probe.log ("<unix time> ok <answer>" or "... fail <why>").
+# start_prober NODE URL [LOG]: probes URL every 100 ms (1 s timeout, a new connection each time)
+# from NODE's network namespace into LOG, by default $E2E_DIR/probe.log ("<unix time> ok <answer>"
+# or "... fail <why>"). Sets PROBE_LOG and PROBER_PID (of the latest prober).
 start_prober() {
   cat >"$E2E_DIR/prober.py" <<'PY'
 import sys, time, urllib.request
@@ -52,7 +53,7 @@ with open(out, "a", buffering=1) as f:
             f.write(f"{t:.3f} fail {type(e).__name__}\n")
         time.sleep(max(0.0, 0.1 - (time.time() - t)))
 PY
-  PROBE_LOG="$E2E_DIR/probe.log"
+  PROBE_LOG=${3:-$E2E_DIR/probe.log}
   : >"$PROBE_LOG"
   nsenter --net="/var/run/netns/$(node_ns "$1")" /usr/bin/python3 "$E2E_DIR/prober.py" "$2" "$PROBE_LOG" &
   PROBER_PID=$!
