@@ -10,6 +10,7 @@
 #include "api/quantity.h"
 #include "common/logging.h"
 #include "kubelet/pod_util.h"
+#include "kubelet/security_context.h"
 
 namespace minik8s::kubelet {
 
@@ -120,26 +121,15 @@ v1::PodSandboxConfig PodSyncer::sandboxConfig(const json& pod, uint32_t attempt)
       if (v.is_string()) (*c.mutable_annotations())[k] = v.get<std::string>();
   auto* lx = c.mutable_linux();
   lx->set_cgroup_parent(options_.cgroupRoot + "/pod" + uid);
-  auto* ns_opts = lx->mutable_security_context()->mutable_namespace_options();
-  ns_opts->set_network(hostNet ? v1::NODE : v1::POD);
-  ns_opts->set_pid(spec.value("hostPID", false) ? v1::NODE : v1::CONTAINER);
-  ns_opts->set_ipc(spec.value("hostIPC", false) ? v1::NODE : v1::POD);
-  // containerd runs a privileged container only in a privileged sandbox: the sandbox is
-  // privileged when any container of the pod is, as Kubernetes' kubelet does.
-  for (const char* list : {"initContainers", "containers"}) {
-    for (const auto& ctr : spec.value(list, json::array())) {
-      if (ctr.is_object() &&
-          ctr.value("securityContext", json::object()).value("privileged", false))
-        lx->mutable_security_context()->set_privileged(true);
-    }
-  }
+  applySandboxSecurityContext(pod, *lx);
   return c;
 }
 
-v1::ContainerConfig PodSyncer::containerConfig(const json& pod, const json& container,
-                                               int restartCount, const EnvList& env,
-                                               const std::vector<v1::Mount>& mounts,
-                                               bool isInit) const {
+Result<v1::ContainerConfig> PodSyncer::containerConfig(const json& pod, const json& container,
+                                                       int restartCount, const EnvList& env,
+                                                       const std::vector<v1::Mount>& mounts,
+                                                       bool isInit,
+                                                       const ImageUser& imageUser) const {
   v1::ContainerConfig c;
   const std::string name = container.value("name", "");
   c.mutable_metadata()->set_name(name);
@@ -186,21 +176,9 @@ v1::ContainerConfig PodSyncer::containerConfig(const json& pod, const json& cont
     oom = std::clamp<int64_t>(oom, 2, 999);
   }
   lx->mutable_resources()->set_oom_score_adj(oom);
-  auto* sc = lx->mutable_security_context();
-  const json secCtx = container.value("securityContext", json::object());
-  sc->set_privileged(secCtx.value("privileged", false));
-  if (secCtx.contains("runAsUser") && secCtx["runAsUser"].is_number_integer())
-    sc->mutable_run_as_user()->set_value(secCtx["runAsUser"].get<int64_t>());
-  if (secCtx.contains("runAsGroup") && secCtx["runAsGroup"].is_number_integer())
-    sc->mutable_run_as_group()->set_value(secCtx["runAsGroup"].get<int64_t>());
-  sc->set_readonly_rootfs(secCtx.value("readOnlyRootFilesystem", false));
-  const json spec = pod.value("spec", json::object());
-  auto* ns_opts = sc->mutable_namespace_options();
-  ns_opts->set_network(hostNetwork(pod) ? v1::NODE : v1::POD);
-  ns_opts->set_pid(spec.value("hostPID", false)                 ? v1::NODE
-                   : spec.value("shareProcessNamespace", false) ? v1::POD
-                                                                : v1::CONTAINER);
-  ns_opts->set_ipc(spec.value("hostIPC", false) ? v1::NODE : v1::POD);
+  auto sc = containerSecurityContext(pod, container, imageUser, options_.seccompProfileRoot);
+  if (!sc.ok()) return sc.status();
+  *lx->mutable_security_context() = std::move(*sc);
   return c;
 }
 
@@ -414,12 +392,32 @@ bool PodSyncer::startContainer(const json& pod, const json& container, int resta
     event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
     return false;
   }
+  // The user the image runs as: for runAsNonRoot and as the default runAsUser.
+  v1::ImageSpec imageSpec;
+  imageSpec.set_image(container.value("image", ""));
+  auto imageStatus = images_.imageStatus(imageSpec);
+  if (!imageStatus.ok()) {
+    view.waitingReason = "CreateContainerConfigError";
+    view.waitingMessage = imageStatus.status().message();
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
+    return false;
+  }
+  const ImageUser imageUser = imageUserOf(*imageStatus);
+  Status nonRoot = verifyRunAsNonRoot(pod, container, imageUser);
+  auto cc = nonRoot.ok()
+                ? containerConfig(pod, container, restartCount, *env, *mounts, isInit, imageUser)
+                : Result<v1::ContainerConfig>(nonRoot);
+  if (!cc.ok()) {
+    view.waitingReason = "CreateContainerConfigError";
+    view.waitingMessage = cc.status().message();
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
+    return false;
+  }
   // The container's log directory must exist before the runtime opens the log file.
   v1::PodSandboxConfig sc = sandboxConfig(pod, podView.sandboxAttempt);
   std::error_code ec;
   std::filesystem::create_directories(sc.log_directory() + "/" + name, ec);
-  v1::ContainerConfig cc = containerConfig(pod, container, restartCount, *env, *mounts, isInit);
-  auto id = runtime_.createContainer(podView.sandboxId, cc, sc);
+  auto id = runtime_.createContainer(podView.sandboxId, *cc, sc);
   if (!id.ok()) {
     view.waitingReason = "CreateContainerError";
     view.waitingMessage = id.status().message();

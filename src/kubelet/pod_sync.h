@@ -24,6 +24,7 @@
 #include "kubelet/env_resolver.h"
 #include "kubelet/pod_status.h"
 #include "kubelet/prober.h"
+#include "kubelet/security_context.h"
 #include "kubelet/volume_manager.h"
 
 namespace minik8s::kubelet {
@@ -37,6 +38,8 @@ struct PodSyncerOptions {
   std::vector<std::string> clusterDNS;  // empty: containers use the node's resolv.conf
   std::string clusterDomain = "cluster.local";
   int64_t memoryCapacityBytes = 0;  // for the Burstable oom_score_adj
+  // Localhost seccomp profiles are files under it (the kubelet's <root-dir>/seccomp).
+  std::string seccompProfileRoot = "/var/lib/kubelet/seccomp";
 };
 
 class PodSyncer {
@@ -69,10 +72,12 @@ class PodSyncer {
 
   // Pure builders (exposed for tests).
   ::runtime::v1::PodSandboxConfig sandboxConfig(const json& pod, uint32_t attempt) const;
-  ::runtime::v1::ContainerConfig containerConfig(const json& pod, const json& container,
-                                                 int restartCount, const EnvList& env,
-                                                 const std::vector<::runtime::v1::Mount>& mounts,
-                                                 bool isInit) const;
+  // The container's config; an error (CreateContainerConfigError) when its securityContext
+  // cannot be applied (a Localhost seccomp profile without a file name).
+  Result<::runtime::v1::ContainerConfig> containerConfig(
+      const json& pod, const json& container, int restartCount, const EnvList& env,
+      const std::vector<::runtime::v1::Mount>& mounts, bool isInit,
+      const ImageUser& imageUser = {}) const;
 
  private:
   // Pulls the image if the policy asks for it; on failure fills the view's waiting reason.

@@ -1,10 +1,13 @@
 #include "kubelet/volume_manager.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "api/object_meta.h"
 #include "csi/directory_driver.h"
 #include "kubelet/env_resolver.h"
 #include "kubelet/pod_util.h"
@@ -165,6 +168,40 @@ Status writeFiles(const std::string& dir,
     if (!files.count(rel)) fs::remove(it->path(), ec);
   }
   return Status::Ok();
+}
+
+// Gives a volume to the pod's fsGroup as Kubernetes' SetVolumeOwnership does: every entry gets
+// group fsGroup, files group read (and write unless the volume is read-only: configMap, secret,
+// downwardAPI, projected), directories also group search and setgid, so that files the
+// containers create inherit the group. Symlinks keep their mode (chmod would follow them).
+// Failures are not fatal, as in the kubelet.
+void setVolumeOwnership(const std::string& dir, int64_t fsGroup, bool readOnly) {
+  const auto gid = static_cast<gid_t>(fsGroup);
+  auto change = [&](const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return;
+    if (::lchown(path.c_str(), static_cast<uid_t>(-1), gid) != 0) return;
+    if (S_ISLNK(st.st_mode)) return;
+    mode_t mask = readOnly ? 0440 : 0660;
+    if (S_ISDIR(st.st_mode)) mask |= S_ISGID | 0110;
+    ::chmod(path.c_str(), (st.st_mode & 07777) | mask);
+  };
+  change(dir);
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); ++it) {
+    if (it->is_directory() && csi::isMountPoint(it->path().string())) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    change(it->path().string());
+  }
+}
+
+std::optional<int64_t> fsGroupOf(const json& pod) {
+  const json& fsGroup =
+      api::member(api::member(api::member(pod, "spec"), "securityContext"), "fsGroup");
+  if (fsGroup.is_number_integer()) return fsGroup.get<int64_t>();
+  return std::nullopt;
 }
 
 }  // namespace
@@ -375,6 +412,7 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
   const std::string base = podDir(uid) + "/volumes";
   const json volumes =
       pod.contains("spec") ? pod["spec"].value("volumes", json::array()) : json::array();
+  const std::optional<int64_t> fsGroup = fsGroupOf(pod);
   for (const auto& vol : volumes) {
     std::string name = vol.value("name", "");
     if (vol.contains("hostPath")) {
@@ -405,6 +443,7 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
       if (!s.ok()) return s;
       s = writeFiles(dir, files);
       if (!s.ok()) return s;
+      if (fsGroup) setVolumeOwnership(dir, *fsGroup, /*readOnly=*/true);
       paths[name] = dir;
     } else if (vol.contains("downwardAPI") || vol.contains("projected")) {
       const bool projected = vol.contains("projected");
@@ -427,12 +466,16 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
       }
       s = writeFiles(dir, files);
       if (!s.ok()) return s;
+      if (fsGroup) setVolumeOwnership(dir, *fsGroup, /*readOnly=*/true);
       paths[name] = dir;
     } else {
       // emptyDir, and any volume type we do not support yet, get a private directory.
       std::string dir = base + "/kubernetes.io~empty-dir/" + name;
+      const bool fresh = !fs::exists(dir);
       Status s = makeDirs(dir, fs::perms::all);
       if (!s.ok()) return s;
+      // Once, at set-up, as the kubelet's emptyDir plugin: later files are the pod's business.
+      if (fresh && fsGroup) setVolumeOwnership(dir, *fsGroup, /*readOnly=*/false);
       paths[name] = dir;
     }
   }

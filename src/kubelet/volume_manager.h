@@ -7,10 +7,12 @@
 // from the API objects (items with path and mode, defaultMode, optional); downwardAPI writes pod
 // fields (fieldRef metadata.name/namespace/uid/labels/annotations, resourceFieldRef); projected
 // combines configMap, secret, downwardAPI and serviceAccountToken sources (a pod-bound token from
-// the TokenManager, renewed at 80% of its lifetime) in one directory; persistentVolumeClaim
-// resolves the claim (it must be Bound) to its PersistentVolume and uses the volume's hostPath or
-// local path, or publishes its CSI volume through the driver's Node service at
-// pods/<uid>/volumes/kubernetes.io~csi/<name>/mount (readOnly when the claim volume says so);
+// the TokenManager, renewed at 80% of its lifetime) in one directory; with the pod's fsGroup these
+// and emptyDir (when created) belong to that group, as Kubernetes' SetVolumeOwnership leaves
+// them; persistentVolumeClaim resolves the claim (it must be Bound) to its PersistentVolume and
+// uses the volume's hostPath or local path, or publishes its CSI volume through the driver's
+// Node service at pods/<uid>/volumes/kubernetes.io~csi/<name>/mount (readOnly when the claim
+// volume says so);
 // other volume sources of a PV are refused with an error (the pod waits) rather than given an
 // empty directory. tearDownPod() unpublishes CSI volumes first and never deletes through a mount.
 // Files are replaced atomically (temp file + rename) and only when their content changed.

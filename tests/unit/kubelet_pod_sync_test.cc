@@ -2,6 +2,7 @@
 // creation, idempotence, restart back-off and CrashLoopBackOff, restart policies, adoption after
 // an agent restart, probes, image pulls, init containers, termination.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -396,6 +397,72 @@ TEST_F(PodSyncTest, MissingConfigMapIsCreateContainerConfigError) {
   objects.configMaps["default/cfg"] = {{"k", "v"}};
   st = sync(p);
   EXPECT_TRUE(appStatus(st)["state"].contains("running"));
+}
+
+// The securityContext reaches CRI as the kubelet sends it (the details: kubelet_security_context_
+// test.cc); runAsNonRoot is checked against the image's user before anything is created.
+TEST_F(PodSyncTest, RestrictedPodReachesTheRuntime) {
+  json p = pod();
+  p["spec"]["securityContext"] = {
+      {"runAsNonRoot", true}, {"fsGroup", 2000}, {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+  p["spec"]["containers"][0]["securityContext"] = {{"runAsUser", 1000},
+                                                   {"allowPrivilegeEscalation", false},
+                                                   {"capabilities", {{"drop", {"ALL"}}}}};
+  p["spec"]["volumes"] = {{{"name", "scratch"}, {"emptyDir", json::object()}}};
+  json st = sync(p);
+  ASSERT_TRUE(appStatus(st)["state"].contains("running")) << st.dump();
+  auto cc = runtime.containerConfig(runningId("app"));
+  ASSERT_TRUE(cc.ok());
+  const auto& sc = cc->linux().security_context();
+  EXPECT_EQ(sc.run_as_user().value(), 1000);
+  EXPECT_TRUE(sc.no_new_privs());
+  EXPECT_EQ(sc.capabilities().drop_capabilities(0), "ALL");
+  EXPECT_EQ(sc.seccomp().profile_type(), v1::SecurityProfile::RuntimeDefault);
+  ASSERT_EQ(sc.supplemental_groups_size(), 1);
+  EXPECT_EQ(sc.supplemental_groups(0), 2000);
+  auto sandboxes = runtime.listPodSandbox();
+  auto sandbox = runtime.sandboxConfig((*sandboxes)[0].id());
+  EXPECT_EQ(sandbox->linux().security_context().supplemental_groups(0), 2000);
+  EXPECT_EQ(sandbox->linux().security_context().seccomp().profile_type(),
+            v1::SecurityProfile::RuntimeDefault);
+  // The emptyDir belongs to the fsGroup, setgid so that new files do too.
+  struct stat dir {};
+  ASSERT_EQ(::stat((root + "/pods/uid-1/volumes/kubernetes.io~empty-dir/scratch").c_str(), &dir),
+            0);
+  EXPECT_EQ(dir.st_gid, 2000u);
+  EXPECT_EQ(dir.st_mode & 07777, 02777u);
+}
+
+TEST_F(PodSyncTest, RunAsNonRootOnARootImageIsCreateContainerConfigError) {
+  json p = pod();
+  p["spec"]["securityContext"] = {{"runAsNonRoot", true}};
+  runtime.setImageUser("busybox:1.36", "");  // no User: root
+  json st = sync(p);
+  EXPECT_EQ(runtime.callCount("CreateContainer"), 0);
+  EXPECT_EQ(appStatus(st)["state"]["waiting"]["reason"], "CreateContainerConfigError");
+  const std::string message =
+      "container has runAsNonRoot and image will run as root (pod: \"web_default(uid-1)\", "
+      "container: app)";
+  EXPECT_EQ(appStatus(st)["state"]["waiting"]["message"], message);
+  const auto* failed = events.find("Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->type, "Warning");
+  EXPECT_EQ(failed->fieldPath, "spec.containers{app}");
+  EXPECT_EQ(failed->message, "Error: " + message);
+
+  runtime.setImageUser("busybox:1.36", "nginx");
+  st = sync(p);
+  EXPECT_EQ(appStatus(st)["state"]["waiting"]["message"],
+            "container has runAsNonRoot and image has non-numeric user (nginx), cannot verify "
+            "user is non-root (pod: \"web_default(uid-1)\", container: app)");
+
+  // An image that runs as 1000:1000 passes, and its uid is what the runtime is told.
+  runtime.setImageUser("busybox:1.36", "1000:1000");
+  st = sync(p);
+  ASSERT_TRUE(appStatus(st)["state"].contains("running")) << st.dump();
+  EXPECT_EQ(
+      runtime.containerConfig(runningId("app"))->linux().security_context().run_as_user().value(),
+      1000);
 }
 
 TEST_F(PodSyncTest, DeadSandboxIsReplaced) {

@@ -137,6 +137,21 @@ std::string FakeRuntime::addImage(const std::string& name) {
   return image.id();
 }
 
+void FakeRuntime::setImageUser(const std::string& name, const std::string& user) {
+  addImage(name);
+  std::lock_guard lock(mu_);
+  v1::Image& image = images_[normalizeImageName(name)];
+  image.clear_uid();
+  image.clear_username();
+  const std::string id = user.substr(0, user.find(':'));
+  if (id.empty()) return;
+  if (id.find_first_not_of("0123456789") == std::string::npos) {
+    image.mutable_uid()->set_value(std::stoll(id));
+  } else {
+    image.set_username(id);
+  }
+}
+
 void FakeRuntime::setPullableByDefault(bool pullable) {
   std::lock_guard lock(mu_);
   pullableByDefault_ = pullable;

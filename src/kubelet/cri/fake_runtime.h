@@ -46,6 +46,10 @@ class FakeRuntime : public RuntimeService, public ImageService {
   Status setSandboxNotReady(const std::string& podSandboxId);
   // Adds a present image; returns its id ("sha256:...").
   std::string addImage(const std::string& name);
+  // The User of an image's config, reported by ImageStatus as containerd does: a numeric user
+  // ("1000" or "1000:1000") as Image.uid, a name as Image.username, "" as neither (root).
+  // Adds the image if absent.
+  void setImageUser(const std::string& name, const std::string& user);
   // Pulls of images not set here succeed when `pullableByDefault` is true (the default).
   void setPullableByDefault(bool pullable);
   // Makes pulls of `image` fail with `error` (OK status clears it).
