@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# The kubelet applies securityContext as Kubernetes' does, on a 1-node cluster with real
+# containerd and the real kubectl, seen from inside the containers (/proc/self/status): a pod
+# admitted as restricted runs as UID 1000 with no_new_privs, seccomp RuntimeDefault and no
+# capabilities, its fsGroup owns its emptyDir, its read-only root cannot be written; a container
+# adding NET_ADMIN has it (and may change a link), the default is unconfined; a Localhost seccomp
+# profile from the node's seccomp dir denies what it lists; pod sysctls reach the sandbox; a
+# runAsNonRoot pod on an image that runs as root is CreateContainerConfigError with the kubelet's
+# message and a Failed event.
+source "$(dirname "$0")/lib.sh"
+set +e
+[[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
+
+step "cluster up: 1 node"
+start_cluster sctx 172.29.141 1 || exit 1
+
+BUSYBOX=minik8s/busybox:1.35
+# status_field POD FIELD [NS]: the value of FIELD in the container's /proc/self/status.
+status_field() {
+  kubectl -n "${3:-default}" exec "$1" -- cat /proc/self/status 2>&1 |
+    awk -v f="$2:" '$1 == f { $1 = ""; sub(/^ /, ""); print }'
+}
+running() { [[ $(kubectl -n "${2:-default}" get pod "$1" -o jsonpath='{.status.phase}') == Running ]]; }
+
+step "a restricted pod starts and really runs restricted"
+kubectl create namespace strict >/dev/null
+kubectl label namespace strict pod-security.kubernetes.io/enforce=restricted >/dev/null
+out=$(kubectl -n strict apply -f - 2>&1 <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: restricted}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext:
+    runAsNonRoot: true
+    fsGroup: 2000
+    supplementalGroups: [3000]
+    seccompProfile: {type: RuntimeDefault}
+  volumes: [{name: scratch, emptyDir: {}}]
+  containers:
+  - name: c
+    image: $BUSYBOX
+    command: [sleep, "3600"]
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+    securityContext:
+      runAsUser: 1000
+      allowPrivilegeEscalation: false
+      readOnlyRootFilesystem: true
+      capabilities: {drop: [ALL]}
+YAML
+)
+expect_eq "$out" "pod/restricted created" "the restricted pod is admitted"
+wait_for 60 running restricted strict
+expect_eq "$(status_field restricted NoNewPrivs strict)" "1" "allowPrivilegeEscalation: false is no_new_privs"
+expect_eq "$(status_field restricted Seccomp strict)" "2" "seccompProfile RuntimeDefault is a seccomp filter"
+expect_eq "$(status_field restricted CapEff strict)" "0000000000000000" "drop ALL leaves no capability"
+expect_eq "$(status_field restricted CapBnd strict)" "0000000000000000" "drop ALL empties the bounding set"
+expect_eq "$(status_field restricted Uid strict)" "1000 1000 1000 1000" "runs as UID 1000"
+groups=$(status_field restricted Groups strict)
+expect_contains " $groups " " 2000 " "fsGroup is a supplemental group"
+expect_contains " $groups " " 3000 " "supplementalGroups are"
+out=$(must_fail kubectl -n strict exec restricted -- touch /written)
+expect_contains "$out" "Read-only file system" "readOnlyRootFilesystem: / cannot be written"
+kubectl -n strict exec restricted -- touch /scratch/f >/dev/null 2>&1 || fail "the emptyDir is writable by UID 1000"
+expect_eq "$(kubectl -n strict exec restricted -- stat -c %g /scratch/f 2>&1)" "2000" \
+  "a file created in the emptyDir belongs to the fsGroup"
+
+step "capabilities add: NET_ADMIN is effective; no securityContext is unconfined"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: netadmin}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext:
+    sysctls: [{name: net.ipv4.ip_unprivileged_port_start, value: "100"}]
+  containers:
+  - {name: c, image: $BUSYBOX, command: [sleep, "3600"], securityContext: {capabilities: {add: [NET_ADMIN]}}}
+  - {name: plain, image: $BUSYBOX, command: [sleep, "3600"]}
+YAML
+wait_for 60 running netadmin
+capeff=$(status_field netadmin CapEff)
+(( (0x${capeff:-0} >> 12) & 1 )) || fail "CapEff $capeff lacks NET_ADMIN (bit 12)"
+kubectl exec netadmin -c c -- ip link set lo mtu 1400 >/dev/null 2>&1 || fail "NET_ADMIN: ip link set lo mtu"
+out=$(must_fail kubectl exec netadmin -c plain -- ip link set lo mtu 1300)
+expect_contains "$out" "not permitted" "without NET_ADMIN the link cannot be changed"
+expect_eq "$(kubectl exec netadmin -c plain -- cat /proc/self/status 2>&1 | awk '$1 == "Seccomp:" { print $2 }')" "0" \
+  "no seccompProfile: Unconfined, as the kubelet's default"
+expect_eq "$(kubectl exec netadmin -c plain -- cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>&1)" "100" \
+  "the pod's sysctl is set in its sandbox"
+
+step "a Localhost seccomp profile from the node's seccomp directory"
+node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
+mkdir -p "$CL_DIR/nodes/$node/seccomp/profiles"
+cat >"$CL_DIR/nodes/$node/seccomp/profiles/no-mkdir.json" <<'JSON'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [{"names": ["mkdir", "mkdirat"], "action": "SCMP_ACT_ERRNO"}]}
+JSON
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: localhost}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: $BUSYBOX
+    command: [sleep, "3600"]
+    securityContext: {seccompProfile: {type: Localhost, localhostProfile: profiles/no-mkdir.json}}
+YAML
+wait_for 60 running localhost
+expect_eq "$(status_field localhost Seccomp)" "2" "the Localhost profile is a seccomp filter"
+out=$(must_fail kubectl exec localhost -- mkdir /tmp/d)
+expect_contains "$out" "Operation not permitted" "the profile denies mkdir"
+
+step "runAsNonRoot on an image that runs as root: CreateContainerConfigError"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: rootimage}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext: {runAsNonRoot: true}
+  containers:
+  - {name: c, image: $BUSYBOX, command: [sleep, "3600"]}
+YAML
+config_error() { [[ $(kubectl get pod rootimage) == *CreateContainerConfigError* ]]; }
+wait_for 60 config_error
+kubectl get pod rootimage
+uid=$(kubectl get pod rootimage -o jsonpath='{.metadata.uid}')
+expect_eq "$(kubectl get pod rootimage -o jsonpath='{.status.containerStatuses[0].state.waiting.message}')" \
+  "container has runAsNonRoot and image will run as root (pod: \"rootimage_default($uid)\", container: c)" \
+  "the waiting message is the kubelet's"
+failed_event() {
+  [[ $(kubectl describe pod rootimage) == *"Error: container has runAsNonRoot and image will run as root"* ]]
+}
+wait_for 30 failed_event
+kubectl describe pod rootimage | sed -n '/^Events:/,$p' | grep -m1 Failed
+
+kubectl delete pod --all --wait=false >/dev/null
+kubectl -n strict delete pod --all --wait=false >/dev/null
+finish
