@@ -3,10 +3,11 @@
 # containerd and the real kubectl, seen from inside the containers (/proc/self/status): a pod
 # admitted as restricted runs as UID 1000 with no_new_privs, seccomp RuntimeDefault and no
 # capabilities, its fsGroup owns its emptyDir, its read-only root cannot be written; a container
-# adding NET_ADMIN has it (and may change a link), the default is unconfined; a Localhost seccomp
-# profile from the node's seccomp dir denies what it lists; pod sysctls reach the sandbox; a
-# runAsNonRoot pod on an image that runs as root is CreateContainerConfigError with the kubelet's
-# message and a Failed event.
+# adding NET_ADMIN has it (and may change a link); the default is unconfined with a masked
+# /proc/timer_list; a privileged container has every capability and an unmasked /proc; a
+# Localhost seccomp profile from the node's seccomp dir denies what it lists; pod sysctls reach
+# the sandbox; a runAsNonRoot pod on an image that runs as root is CreateContainerConfigError with
+# the kubelet's message and a Failed event.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -77,6 +78,7 @@ spec:
   containers:
   - {name: c, image: $BUSYBOX, command: [sleep, "3600"], securityContext: {capabilities: {add: [NET_ADMIN]}}}
   - {name: plain, image: $BUSYBOX, command: [sleep, "3600"]}
+  - {name: priv, image: $BUSYBOX, command: [sleep, "3600"], securityContext: {privileged: true}}
 YAML
 wait_for 60 running netadmin
 capeff=$(status_field netadmin CapEff)
@@ -88,6 +90,14 @@ expect_eq "$(kubectl exec netadmin -c plain -- cat /proc/self/status 2>&1 | awk 
   "no seccompProfile: Unconfined, as the kubelet's default"
 expect_eq "$(kubectl exec netadmin -c plain -- cat /proc/sys/net/ipv4/ip_unprivileged_port_start 2>&1)" "100" \
   "the pod's sysctl is set in its sandbox"
+privcaps=$(kubectl exec netadmin -c priv -- cat /proc/self/status 2>&1 | awk '$1 == "CapEff:" { print $2 }')
+expect_eq "$privcaps" "$(awk '$1 == "CapEff:" { print $2 }' /proc/self/status)" \
+  "a privileged container has every capability root has here"
+# Masked files are /dev/null bound over them (/proc/kcore is absent from this kernel).
+expect_eq "$(kubectl exec netadmin -c plain -- stat -c %F /proc/timer_list 2>&1)" "character special file" \
+  "the Default procMount masks /proc/timer_list"
+expect_eq "$(kubectl exec netadmin -c priv -- stat -c %F /proc/timer_list 2>&1)" "regular empty file" \
+  "a privileged container's /proc is not masked"
 
 step "a Localhost seccomp profile from the node's seccomp directory"
 node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
