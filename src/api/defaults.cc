@@ -454,6 +454,28 @@ void defaultLimitRange(json& obj) {
   }
 }
 
+// networking/v1 SetDefaults_NetworkPolicy: policyTypes [Ingress] (plus Egress when egress rules are
+// given) when none are listed; each port's protocol TCP.
+void defaultNetworkPolicy(json& obj) {
+  json* spec = existingObject(obj, "spec");
+  if (!spec) return;
+  for (const char* direction : {"ingress", "egress"}) {
+    json* rules = existingArray(*spec, direction);
+    if (!rules) continue;
+    for (auto& rule : *rules) {
+      json* ports = existingArray(rule, "ports");
+      if (!ports) continue;
+      for (auto& port : *ports) setIfMissing(port, "protocol", "TCP");
+    }
+  }
+  json* types = existingArray(*spec, "policyTypes");
+  if (types && !types->empty()) return;
+  json defaulted = json::array({"Ingress"});
+  json* egress = existingArray(*spec, "egress");
+  if (egress && !egress->empty()) defaulted.push_back("Egress");
+  (*spec)["policyTypes"] = std::move(defaulted);
+}
+
 // storage.k8s.io/v1 SetDefaults_StorageClass and SetDefaults_CSIDriver.
 void defaultStorageClass(json& obj) {
   setIfMissing(obj, "reclaimPolicy", "Delete");
@@ -560,6 +582,8 @@ void applyDefaults(const ResourceInfo& r, json& obj) {
     defaultCronJob(obj);
   } else if (r.group == "autoscaling" && k == "HorizontalPodAutoscaler") {
     defaultHorizontalPodAutoscaler(obj, r.version);
+  } else if (r.group == "networking.k8s.io" && k == "NetworkPolicy") {
+    defaultNetworkPolicy(obj);
   } else if (r.group == "storage.k8s.io" && k == "StorageClass") {
     defaultStorageClass(obj);
   } else if (r.group == "storage.k8s.io" && k == "CSIDriver") {

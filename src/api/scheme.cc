@@ -304,6 +304,12 @@ std::vector<ResourceInfo> builtinResources() {
   out.push_back(resource("coordination.k8s.io", "v1", "Lease", "leases", "lease"));
   out.push_back(
       resource("discovery.k8s.io", "v1", "EndpointSlice", "endpointslices", "endpointslice"));
+  {
+    auto r =
+        resource("networking.k8s.io", "v1", "NetworkPolicy", "networkpolicies", "networkpolicy");
+    r.shortNames = {"netpol"};
+    out.push_back(r);
+  }
   // rbac.authorization.k8s.io/v1
   for (auto [kind, plural, singular, namespaced] :
        {std::tuple{"ClusterRoleBinding", "clusterrolebindings", "clusterrolebinding", false},

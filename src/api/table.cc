@@ -311,6 +311,12 @@ json ingressCells(const json& obj, const json& meta, TimePoint now) {
                       addressCell, array(spec, "tls").empty() ? "80" : "80, 443", age(meta, now)});
 }
 
+json networkPolicyCells(const json& obj, const json& meta, TimePoint now) {
+  const json& spec = object(obj, "spec");
+  return json::array({str(meta, "name"), orNone(labelSelectorString(object(spec, "podSelector"))),
+                      age(meta, now)});
+}
+
 json dnsCells(const json& obj, const json& meta, TimePoint now) {
   const json& spec = object(obj, "spec");
   std::string paths;
@@ -564,6 +570,10 @@ const std::map<std::string, Printer>& printersByKind() {
                      col("Address", "Ingress points of the load balancer."),
                      col("Ports", "Ports of the ingress."), ageColumn()},
                     ingressCells};
+    p["NetworkPolicy"] = {
+        {nameColumn(), col("Pod-Selector", "Displays the selector of the networkpolicy."),
+         ageColumn()},
+        networkPolicyCells};
     p["Dns"] = {
         {nameColumn(), col("Host", "Host name served."),
          col("Paths", "Paths of the host and the service port each forwards to."), ageColumn()},

@@ -16,11 +16,12 @@ TEST(SchemeTest, GroupsInDiscoveryOrderWithPreferredVersionFirst) {
   const auto& groups = Scheme::builtin().groups();
   std::vector<std::string> names;
   for (const auto& g : groups) names.push_back(g.name);
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "", "apps", "autoscaling", "batch", "coordination.k8s.io",
-                       "discovery.k8s.io", "rbac.authorization.k8s.io", "authorization.k8s.io",
-                       "authentication.k8s.io", "certificates.k8s.io", "storage.k8s.io",
-                       "admissionregistration.k8s.io", "apiextensions.k8s.io", "minik8s.io"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{
+                "", "apps", "autoscaling", "batch", "coordination.k8s.io", "discovery.k8s.io",
+                "networking.k8s.io", "rbac.authorization.k8s.io", "authorization.k8s.io",
+                "authentication.k8s.io", "certificates.k8s.io", "storage.k8s.io",
+                "admissionregistration.k8s.io", "apiextensions.k8s.io", "minik8s.io"}));
   EXPECT_EQ(groups[2].versions, (std::vector<std::string>{"v2", "v1"}));
   EXPECT_EQ(groups[0].versions, (std::vector<std::string>{"v1"}));
 }
@@ -110,11 +111,10 @@ TEST(SchemeTest, GroupVersionIsSortedAndComplete) {
   auto core = Scheme::builtin().groupVersion("", "v1");
   std::vector<std::string> plurals;
   for (const auto* r : core) plurals.push_back(r->plural);
-  EXPECT_EQ(plurals,
-            (std::vector<std::string>{"bindings", "configmaps", "endpoints", "events",
-                                      "limitranges", "namespaces", "nodes",
-                                      "persistentvolumeclaims", "persistentvolumes", "pods",
-                                      "resourcequotas", "secrets", "serviceaccounts", "services"}));
+  EXPECT_EQ(plurals, (std::vector<std::string>{
+                         "bindings", "configmaps", "endpoints", "events", "limitranges",
+                         "namespaces", "nodes", "persistentvolumeclaims", "persistentvolumes",
+                         "pods", "resourcequotas", "secrets", "serviceaccounts", "services"}));
 }
 
 TEST(SchemeTest, StorageResourcesLikeKubernetes) {

@@ -21,10 +21,11 @@ json buildDefinitions() {
       {"description",
        "A fixed-point amount with an optional suffix: 100m (0.1), 1.5, 1Gi (binary), 1G (decimal), "
        "1e3. Numbers are accepted on input."}};
-  for (auto text : {schema::metaSchemaText(), schema::coreV1SchemaText(),
-                    schema::coreV1OtherSchemaText(), schema::appsBatchSchemaText(),
-                    schema::otherGroupsSchemaText(), schema::securityGroupsSchemaText(),
-                    schema::storageSchemaText(), schema::quotaSchemaText()}) {
+  for (auto text :
+       {schema::metaSchemaText(), schema::coreV1SchemaText(), schema::coreV1OtherSchemaText(),
+        schema::appsBatchSchemaText(), schema::otherGroupsSchemaText(),
+        schema::securityGroupsSchemaText(), schema::storageSchemaText(), schema::quotaSchemaText(),
+        schema::networkingSchemaText()}) {
     schema::parseSchemaText(text, defs);
   }
   for (const auto& missing : schema::resolveRefs(defs)) {

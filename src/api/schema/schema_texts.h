@@ -16,5 +16,6 @@ std::string_view securityGroupsSchemaText();  // rbac, authorization, authentica
                                               // certificates
 std::string_view storageSchemaText();         // core/v1 PersistentVolume(Claim), storage.k8s.io/v1
 std::string_view quotaSchemaText();           // core/v1 ResourceQuota, LimitRange
+std::string_view networkingSchemaText();      // networking.k8s.io/v1 NetworkPolicy
 
 }  // namespace minik8s::api::schema

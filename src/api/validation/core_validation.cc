@@ -149,21 +149,6 @@ void validateResourceQuantities(FieldErrors& errs, const json& obj, const char* 
   }
 }
 
-bool isValidCIDR(const std::string& cidr) {
-  size_t slash = cidr.find('/');
-  if (slash == std::string::npos || slash + 1 >= cidr.size() || cidr.size() - slash > 4) {
-    return false;
-  }
-  std::string ip = cidr.substr(0, slash);
-  int bits = 0;
-  for (size_t i = slash + 1; i < cidr.size(); ++i) {
-    if (cidr[i] < '0' || cidr[i] > '9') return false;
-    bits = bits * 10 + (cidr[i] - '0');
-  }
-  if (isIPv4(ip)) return bits <= 32;
-  return isIPv6(ip) && bits <= 128;
-}
-
 // Endpoints may not point at unspecified, loopback or link-local addresses.
 void validateNonSpecialIP(FieldErrors& errs, const std::string& ip, const std::string& path) {
   if (ip == "0.0.0.0" || ip == "::") {
@@ -204,6 +189,21 @@ void validateEndpointAddresses(FieldErrors& errs, const json& addresses, const s
 }
 
 }  // namespace
+
+bool isValidCIDR(const std::string& cidr) {
+  size_t slash = cidr.find('/');
+  if (slash == std::string::npos || slash + 1 >= cidr.size() || cidr.size() - slash > 4) {
+    return false;
+  }
+  std::string ip = cidr.substr(0, slash);
+  int bits = 0;
+  for (size_t i = slash + 1; i < cidr.size(); ++i) {
+    if (cidr[i] < '0' || cidr[i] > '9') return false;
+    bits = bits * 10 + (cidr[i] - '0');
+  }
+  if (isIPv4(ip)) return bits <= 32;
+  return isIPv6(ip) && bits <= 128;
+}
 
 void validatePod(FieldErrors& errs, const json& obj, const json* old) {
   validateObjectMeta(errs, obj, true, nameIsDNSSubdomain);

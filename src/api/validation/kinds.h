@@ -74,6 +74,7 @@ void validateStorageClass(FieldErrors& errs, const json& obj, const json* old);
 void validateCSIDriver(FieldErrors& errs, const json& obj, const json* old);
 void validateResourceQuota(FieldErrors& errs, const json& obj, const json* old);
 void validateLimitRange(FieldErrors& errs, const json& obj, const json* old);
+void validateNetworkPolicy(FieldErrors& errs, const json& obj, const json* old);
 
 // Small helpers shared by the kinds.
 // obj[name] if obj is an object holding that key (null included as nullptr), else nullptr.
@@ -97,6 +98,8 @@ void validateOptionalEnum(FieldErrors& errs, const json& obj, std::string_view n
 void validateNonnegative(FieldErrors& errs, std::optional<int64_t> value, const std::string& path);
 // A port protocol (TCP/UDP/SCTP): required, else one of them.
 void validateProtocol(FieldErrors& errs, const json& obj, const std::string& path);
+// "10.0.0.0/8" or "2001:db8::/64" (host bits may be set, as Kubernetes' sloppy parser allows).
+bool isValidCIDR(const std::string& cidr);
 // A port given as number (1-65535) or IANA name.
 void validatePortNumOrName(FieldErrors& errs, const json& value, const std::string& path);
 

@@ -45,6 +45,7 @@ KindValidator validatorFor(const ResourceInfo& r) {
       {"storage.k8s.io", "CSIDriver", validation::validateCSIDriver},
       {"coordination.k8s.io", "Lease", validation::validateLease},
       {"discovery.k8s.io", "EndpointSlice", validation::validateEndpointSlice},
+      {"networking.k8s.io", "NetworkPolicy", validation::validateNetworkPolicy},
       {"minik8s.io", "Dns", validation::validateDns},
       {"apiextensions.k8s.io", "CustomResourceDefinition",
        validation::validateCustomResourceDefinition},

@@ -127,6 +127,7 @@ json nodeRules() {
            {"certificatesigningrequests"}),
       rule({"create", "delete", "get", "patch", "update"}, {"coordination.k8s.io"}, {"leases"}),
       rule(kRead, {"discovery.k8s.io"}, {"endpointslices"}),
+      rule(kRead, {"networking.k8s.io"}, {"networkpolicies"}),
       rule({"create"}, {"authentication.k8s.io"}, {"tokenreviews"}),
       rule({"create"}, {"authorization.k8s.io"}, {"subjectaccessreviews"}),
   });

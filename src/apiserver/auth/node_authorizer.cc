@@ -115,6 +115,11 @@ Decision NodeAuthorizer::authorize(const Attributes& a) const {
       return Decision::allow("node: the cluster DNS endpoints");
     return Decision::noOpinion();
   }
+  // Every agent enforces the NetworkPolicies of its pods, whose peers may be any pod.
+  if (a.apiGroup == "networking.k8s.io" && res == "networkpolicies" && sub.empty() &&
+      isRead(verb)) {
+    return Decision::allow("node: network policies");
+  }
   // Every agent's Dns gateway renders all Dns objects and reports on them.
   if (a.apiGroup == "minik8s.io" && res == "dnses") {
     if (sub.empty() && isRead(verb)) return Decision::allow("node: dns objects");
