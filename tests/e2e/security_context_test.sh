@@ -7,7 +7,8 @@
 # /proc/timer_list; a privileged container has every capability and an unmasked /proc; a
 # Localhost seccomp profile from the node's seccomp dir denies what it lists; pod sysctls reach
 # the sandbox; a runAsNonRoot pod on an image that runs as root is CreateContainerConfigError with
-# the kubelet's message and a Failed event.
+# the kubelet's message and a Failed event, on an image with USER 1000 it runs, on one with a user
+# name it waits.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -146,6 +147,34 @@ failed_event() {
 }
 wait_for 30 failed_event
 kubectl describe pod rootimage | sed -n '/^Events:/,$p' | grep -m1 Failed
+
+step "runAsNonRoot with the image's own user (USER in a Dockerfile, as CRI ImageStatus reports it)"
+for user in 1000 nobody; do
+  mkdir -p "$E2E_DIR/img-$user"
+  printf 'FROM busybox:1.35\nUSER %s\n' "$user" >"$E2E_DIR/img-$user/Dockerfile"
+  out=$("$MINIK8S_BIN" image build -t "sctx/user-$user:v1" "$E2E_DIR/img-$user" \
+    --registry "$CL_SUBNET.1:5000" 2>&1) || fail "image build USER $user: $out"
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: image-user-$user}
+spec:
+  terminationGracePeriodSeconds: 1
+  securityContext: {runAsNonRoot: true}
+  containers:
+  - {name: c, image: sctx/user-$user:v1, command: [sleep, "3600"]}
+YAML
+done
+wait_for 60 running image-user-1000
+expect_eq "$(kubectl exec image-user-1000 -- id -u 2>&1)" "1000" "an image with USER 1000 passes runAsNonRoot and runs as 1000"
+waiting_message() {
+  kubectl get pod image-user-nobody -o jsonpath='{.status.containerStatuses[0].state.waiting.message}'
+}
+non_numeric() { [[ $(waiting_message) == *"non-numeric user"* ]]; }
+wait_for 60 non_numeric
+expect_contains "$(waiting_message)" \
+  "container has runAsNonRoot and image has non-numeric user (nobody), cannot verify user is non-root" \
+  "an image with a user name cannot be verified"
 
 kubectl delete pod --all --wait=false >/dev/null
 kubectl -n strict delete pod --all --wait=false >/dev/null
