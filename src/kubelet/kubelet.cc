@@ -260,13 +260,15 @@ void Kubelet::relistLoop() {
 void Kubelet::nodeLoop() {
   auto nextStatus = std::chrono::steady_clock::now() + options_.nodeStatusPeriod;
   bool lastReady = true;
+  RuntimeReadiness runtimeReadiness(options_.runtimeDownGrace);
+  runtimeReadiness.observe(true, std::chrono::steady_clock::now());  // start() saw it answer
   std::unique_lock lock(mu_);
   while (!cv_.wait_for(lock, options_.leaseRenewPeriod, [this] { return stopping_; })) {
     lock.unlock();
     Status s = nodeStatus_->renewLease();
     if (!s.ok()) LOG_WARN("node lease: {}", s.message());
     auto rs = runtime_.status();
-    bool ready = rs.ok();
+    bool ready = runtimeReadiness.observe(rs.ok(), std::chrono::steady_clock::now());
     // The node lifecycle controller marks a silent node Unknown: say how we are at once instead
     // of at the next periodic status (which could be a minute away).
     bool apiDiffers = false;

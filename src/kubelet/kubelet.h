@@ -64,6 +64,8 @@ struct KubeletOptions {
   std::chrono::milliseconds relistPeriod{1000};
   std::chrono::seconds leaseRenewPeriod{10};
   std::chrono::seconds nodeStatusPeriod{60};
+  // How long the runtime may not answer before the node says NotReady (RuntimeReadiness).
+  std::chrono::seconds runtimeDownGrace{30};
   bool registerNode = true;
   // CSI drivers on this node: driver name -> endpoint of its Node service.
   std::map<std::string, std::string> csiDrivers;

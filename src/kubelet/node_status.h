@@ -11,8 +11,10 @@
 // kubelet). Thread-safe (calls serialize on an internal mutex).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "client/event_recorder.h"
@@ -71,6 +73,26 @@ class NodeStatus {
   std::mutex mu_;
   bool lastReady_ = false;
   std::string readySince_;
+};
+
+// RuntimeReadiness: whether the container runtime lets the node say Ready. As the kubelet
+// (maxWaitForContainerRuntime, 30 s), the node is NotReady ("container runtime is down") only
+// once the runtime has not answered for `grace`, and until it first answers: a containerd that
+// dies and is restarted by its supervisor within a few seconds (its containers keep running)
+// must not make the node NotReady, which taints it NoExecute and marks its pods unready.
+// Not thread-safe (the node loop owns it).
+class RuntimeReadiness {
+ public:
+  explicit RuntimeReadiness(std::chrono::steady_clock::duration grace) : grace_(grace) {}
+  // Records one runtime status call (`answered`: it succeeded) at `now`; true while Ready.
+  bool observe(bool answered, std::chrono::steady_clock::time_point now) {
+    if (answered) lastAnswer_ = now;
+    return lastAnswer_ && now - *lastAnswer_ < grace_;
+  }
+
+ private:
+  std::chrono::steady_clock::duration grace_;
+  std::optional<std::chrono::steady_clock::time_point> lastAnswer_;
 };
 
 }  // namespace minik8s::kubelet
