@@ -38,6 +38,12 @@ sandboxes_match() {
 
 count_procs() { pgrep -f "$1" | wc -l; }
 
+# shim_ids NODE: the sandbox id of each shim of the node's containerd (one shim per sandbox).
+shim_ids() {
+  pgrep -af "containerd-shim-runc-v2 .*-address $(node_sock "$1")" | grep -oE -- '-id [0-9a-f]{64}' | awk '{ print $2 }' | sort
+}
+shims_match() { [[ $(shim_ids "$1") == "$(running_sandboxes "$1" | awk '{ print $1 }' | sort)" ]]; }
+
 node_leaks() {
   local n node dir sock pods sandboxes ids uid m endpoints ip
   record_netns
@@ -54,10 +60,9 @@ node_leaks() {
     # Sandboxes: the pods of the API and nothing else (the agent may still be finishing).
     wait_for 60 sandboxes_match "$node" ||
       violation "leak: $node's running sandboxes ($(running_sandboxes "$node" | awk '{ print $2 }' | xargs)) are not its pods ($(api_pod_uids "$node" | xargs))"
-    sandboxes=$(running_sandboxes "$node")
     pods=$(api_pod_uids "$node")
-    [[ $(count_procs "containerd-shim-runc-v2 .*-address $sock") == $(grep -c . <<<"$sandboxes") ]] ||
-      violation "leak: $node has $(count_procs "containerd-shim-runc-v2 .*-address $sock") shims for $(grep -c . <<<"$sandboxes") sandboxes"
+    # A shim exits shortly after its sandbox's last container is removed.
+    wait_for 30 shims_match "$node" || violation "leak: $node has shims of ids that are no running sandbox: $(shim_ids "$node" | grep -vxF -f <(running_sandboxes "$node" | awk '{ print $1 }') | xargs)"
     # Mounts under the node's directory: those of live containers (rootfs, shm) and pods only.
     ids=$(ctr -a "$sock" -n k8s.io tasks ls -q 2>/dev/null)
     while read -r m; do
@@ -89,11 +94,11 @@ node_leaks() {
 
 host_leaks() {
   local out
-  out=$(pgrep -af "$CL_DIR" | grep -v "^$$ ")
+  out=$(pgrep -af "$CL_DIR(/| |$)" | grep -v "^$$ ")
   [[ -z $out ]] || violation "leak after down: processes $(echo "$out" | cut -c1-120 | head -5)"
   out=$(pgrep -af "$SOAK_DIR/" | grep -v "^$$ ")
   [[ -z $out ]] || violation "leak after down: soak processes $(echo "$out" | cut -c1-120 | head -5)"
-  out=$(grep -e "$CL_DIR" -e "/netns/$CL_PREFIX-" /proc/mounts)
+  out=$(grep -e "$CL_DIR/" -e "/netns/$CL_PREFIX-" /proc/mounts)
   [[ -z $out ]] || violation "leak after down: mounts $(echo "$out" | head -5)"
   out=$(ip netns list | grep "^$CL_PREFIX-")
   [[ -z $out ]] || violation "leak after down: network namespaces $out"

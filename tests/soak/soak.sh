@@ -212,6 +212,13 @@ wait_healthy() {  # wait_healthy SECONDS: the seconds it took, or fails
   echo $((SECONDS - t0))
 }
 
+# disturbed BEFORE AFTER (pod_containers lines): REPLACED = pods of BEFORE gone in AFTER,
+# RESTARTED = pods of both whose container changed or restarted.
+disturbed() {
+  REPLACED=$(join -v 1 <(sort <<<"$1") <(sort <<<"$2") | grep -c .)
+  RESTARTED=$(join <(sort <<<"$1") <(sort <<<"$2") | awk '$3 != $6 || $4 != $7' | grep -c .)
+}
+
 source "$SOAK_SRC/leaks.sh"
 TYPES=(api-server agent containerd partition)
 [[ $MODE == ha ]] && TYPES+=(api-all etcd)
@@ -228,11 +235,18 @@ while time_left && ((ROUNDS == 0 || round < ROUNDS)); do
   round=$((round + 1))
   for type in "${order[@]}"; do
     time_left || break
+    before=$(pod_containers app=web)
     "fault_${type//-/_}"
     echo "$T_START $T_END $type $TARGET" >>"$SOAK_DIR/faults.log"
     if took=$(wait_healthy "$HEALTHY_BOUND"); then
-      log "round $round: $type $TARGET: injected for $(awk -v a="$T_START" -v b="$T_END" 'BEGIN{printf "%.1f", b-a}') s, healthy ${took} s after the repair"
-      echo "$type $TARGET $took" >>"$SOAK_DIR/healthy.log"
+      disturbed "$before" "$(pod_containers app=web)"
+      log "round $round: $type $TARGET: injected for $(awk -v a="$T_START" -v b="$T_END" 'BEGIN{printf "%.1f", b-a}') s, healthy ${took} s after the repair; web pods replaced $REPLACED, containers restarted $RESTARTED"
+      echo "$type $TARGET $took $REPLACED $RESTARTED" >>"$SOAK_DIR/healthy.log"
+      # Only a node that lost its agent or its network long enough may lose its pods; the
+      # control plane, etcd and containerd come and go under running containers.
+      if [[ $type != agent && $type != partition ]] && ((REPLACED + RESTARTED > 0)); then
+        violation "pods: $type $TARGET replaced $REPLACED web pod(s) and restarted $RESTARTED container(s)"
+      fi
       record_netns
     else
       violation "$type $TARGET: cluster not healthy ${HEALTHY_BOUND} s after the repair"

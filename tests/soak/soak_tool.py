@@ -287,12 +287,15 @@ def check_surge(log, lag_s=90.0):
             prev_active, prev_limit, decreased = last.get(key, (active, limit, -1e18))
             if limit < prev_limit:
                 decreased = s["t"]
-            excess = active - limit
+            # The pods were listed before the ReplicaSets: a scale-down between the two lists
+            # shows the pods of the old replicas against the new ones; the previous sample's
+            # replicas held when the pods were listed, or the current ones did.
+            excess = active - max(limit, prev_limit)
             if excess > worst["excess"]:
-                worst = {"excess": excess, "what": f"{key}: {active} active, limit {limit} at {s['t']}"}
+                worst = {"excess": excess, "what": f"{key}: {active} active, limit {max(limit, prev_limit)} at {s['t']}"}
             if excess > 0:
                 if active > prev_active:
-                    violations.append(f"{key}: {active} active pods (was {prev_active}), limit {limit}, at {s['t']}")
+                    violations.append(f"{key}: {active} active pods (was {prev_active}), limit {max(limit, prev_limit)}, at {s['t']}")
                 elif s["t"] - decreased > lag_s:
                     violations.append(f"{key}: {active} active pods, limit {limit}, {s['t'] - decreased:.0f} s after replicas were lowered, at {s['t']}")
             last[key] = (active, limit, decreased)
@@ -333,11 +336,13 @@ def probes(probe_log, faults_log, bound_s):
     out, violations = [], []
     for i, (start, end, kind, target) in enumerate(faults):
         stop = faults[i + 1][0] if i + 1 < len(faults) else math.inf
-        window = [(t, ok) for t, ok in pr if start <= t < stop]
+        # A probe belongs to the fault under way when it ended: a failed one ended up to its 1 s
+        # timeout after it started (it may have been cut by the next fault).
+        window = [(t, ok) for t, ok in pr if start <= t + (0.0 if ok else 1.0) < stop]
         failed = [t for t, ok in window if not ok]
         recovery, answered = 0.0, True
         if failed:
-            after = [t for t, ok in window if ok and t > failed[-1]]
+            after = [t for t, ok in pr if ok and t > failed[-1]][:1]
             answered = bool(after)
             recovery = (after[0] if after else failed[-1]) - start
             if not answered or (after[0] - end) > bound_s:
@@ -377,7 +382,7 @@ def report(soak_dir, header):
     for i, f in enumerate(services["web"]["faults"]):
         t = types.setdefault(f["type"], {"count": 0, "web_failed": 0, "web_attempts": 0, "churn_failed": 0,
                                          "worst_web_recovery_s": 0.0, "worst_churn_recovery_s": 0.0,
-                                         "worst_healthy_s": 0, "held_s": 0.0})
+                                         "worst_healthy_s": 0, "held_s": 0.0, "replaced": 0, "restarted": 0})
         t["count"] += 1
         t["held_s"] = max(t["held_s"], round(f["end"] - f["start"], 1))
         t["web_failed"] += f["failed"]
@@ -389,15 +394,19 @@ def report(soak_dir, header):
             t["worst_churn_recovery_s"] = max(t["worst_churn_recovery_s"], c["recovery_s"])
         if i < len(healthy) and healthy[i][2].isdigit():
             t["worst_healthy_s"] = max(t["worst_healthy_s"], int(healthy[i][2]))
+            if len(healthy[i]) >= 5:
+                t["replaced"] += int(healthy[i][3])
+                t["restarted"] += int(healthy[i][4])
         elif i < len(healthy):
-            t["worst_healthy_s"] = "timeout"
+            t["worst_healthy_s"] = -1  # not healthy within the bound
     lines = [f"SOAK REPORT ({header})", ""]
     lines.append(f"{'fault':<12} {'count':>5} {'longest':>8} {'web failed/probes':>18} {'churn failed':>12} "
-                 f"{'worst web recovery':>19} {'worst healthy':>14}")
+                 f"{'worst web recovery':>19} {'worst healthy':>14} {'web pods replaced/restarted':>28}")
     for k in sorted(types):
         t = types[k]
         lines.append(f"{k:<12} {t['count']:>5} {t['held_s']:>7.1f}s {str(t['web_failed']) + '/' + str(t['web_attempts']):>18} "
-                     f"{t['churn_failed']:>12} {t['worst_web_recovery_s']:>18.1f}s {str(t['worst_healthy_s']) + 's':>14}")
+                     f"{t['churn_failed']:>12} {t['worst_web_recovery_s']:>18.1f}s {str(t['worst_healthy_s']) + 's':>14} "
+                     f"{str(t['replaced']) + '/' + str(t['restarted']):>28}")
     total = sum(t["count"] for t in types.values())
     worst = max([f["recovery_s"] for s in services.values() for f in s["faults"]] + [0.0])
     lines.append(f"{'total':<12} {total:>5}   (failed probes per fault: web "
@@ -416,6 +425,7 @@ def report(soak_dir, header):
     lines.append(f"services answer again within the bound: {held('VIOLATION: service')}")
     lines.append(f"cluster healthy again after each fault: "
                  f"{'VIOLATED' if any('not healthy' in v for v in violations) else 'HELD'}")
+    lines.append(f"pods undisturbed by control-plane, etcd and containerd faults: {held('VIOLATION: pods')}")
     lines.append(f"no leaked process, mount, sandbox, cgroup, rule, namespace: {held('VIOLATION: leak')}")
     lines.append(f"violations: {len(violations)}")
     lines.extend("  " + v for v in violations[:20])
