@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -109,10 +110,27 @@ std::string cmdlineOf(pid_t pid) {
   return cmd;
 }
 
-// True when `pid` runs and its command line mentions `marker` (guards against PID reuse).
+// True when `cmdline` names the path `dir` or a path under it: /tmp/c matches "/tmp/c" and
+// "/tmp/c/x" but not "/tmp/c2/x", another cluster's data directory (found by the chaos soak:
+// `cluster down` of /tmp/minik8s-e2e-soak stopped the agents of /tmp/minik8s-e2e-soakf).
+bool mentionsPath(const std::string& cmdline, const std::string& dir) {
+  if (dir.empty()) return false;
+  for (size_t at = cmdline.find(dir); at != std::string::npos; at = cmdline.find(dir, at + 1)) {
+    const size_t end = at + dir.size();
+    if (dir.back() == '/' || end == cmdline.size()) return true;
+    const char next = cmdline[end];
+    if (!std::isalnum(static_cast<unsigned char>(next)) && next != '-' && next != '_' &&
+        next != '.')
+      return true;
+  }
+  return false;
+}
+
+// True when `pid` runs and its command line mentions the path `marker` (guards against PID
+// reuse).
 bool ours(pid_t pid, const std::string& marker) {
   if (pid <= 0) return false;
-  return cmdlineOf(pid).find(marker) != std::string::npos;
+  return mentionsPath(cmdlineOf(pid), marker);
 }
 
 // For processes this invocation started: false once it has exited (reaps it).
@@ -738,7 +756,7 @@ std::vector<pid_t> processesMentioning(const std::string& marker) {
     if (n.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = std::stoi(n);
     if (pid == ::getpid()) continue;
-    if (cmdlineOf(pid).find(marker) != std::string::npos) pids.push_back(pid);
+    if (mentionsPath(cmdlineOf(pid), marker)) pids.push_back(pid);
   }
   return pids;
 }
