@@ -31,6 +31,21 @@ TEST(EtcdStoreTest, TriesEndpointsInOrderUntilOneAnswers) {
   EXPECT_EQ(events[0].prevValue, "1");
 }
 
+// Which failed writes may have been applied: after one of those, a refusal of the repeated write
+// is checked against the value it wrote (the chaos soak's applied-but-409 case).
+TEST(EtcdStoreTest, TellsWritesThatNeverReachedAMemberFromThoseThatMayHaveApplied) {
+  constexpr int kUnavailable = 14, kDeadlineExceeded = 4;
+  EXPECT_TRUE(writeNeverProposed(kUnavailable,
+                                 "failed to connect to all addresses; last error: UNKNOWN: "
+                                 "ipv4:127.0.0.1:1: Connection refused"));
+  EXPECT_TRUE(writeNeverProposed(kUnavailable, "etcdserver: no leader"));
+  EXPECT_FALSE(writeNeverProposed(kUnavailable, "Socket closed"));
+  EXPECT_FALSE(writeNeverProposed(kUnavailable, "recvmsg:Connection reset by peer"));
+  EXPECT_FALSE(writeNeverProposed(kUnavailable, "etcdserver: leader changed"));
+  EXPECT_FALSE(writeNeverProposed(kUnavailable, "etcdserver: request timed out"));
+  EXPECT_FALSE(writeNeverProposed(kDeadlineExceeded, "Deadline Exceeded"));
+}
+
 TEST(EtcdStoreTest, AllEndpointsDownIsUnavailable) {
   auto store = openStore("etcd://127.0.0.1:1,127.0.0.1:2");
   ASSERT_TRUE(store.ok());  // connecting is lazy

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -83,6 +84,38 @@ Status refusal(const pb::TxnResponse& resp, const std::string& key, int64_t expe
   return Status::ConflictMessage("key \"" + key + "\" has revision " + std::to_string(actual) +
                                  ", expected " + std::to_string(expected));
 }
+
+// The revision at which a refused create/update that had failed in flight wrote `value` itself:
+// the key (from the refusal's range) holds exactly that value, written after `expected` (0 for a
+// create). Found by the chaos soak: a compare-and-swap whose etcd member died after committing
+// it was sent again, refused by its own first write, and the client was told 409 Conflict for
+// an applied write. Two writers storing byte-identical values from the same revision cannot be
+// told apart; the objects minik8s stores differ in what their writers change.
+std::optional<int64_t> ownEarlierWrite(const pb::TxnResponse& resp, const std::string& value,
+                                       int64_t expected) {
+  if (resp.responses_size() == 0 || resp.responses(0).response_range().kvs_size() == 0)
+    return std::nullopt;
+  const auto& kv = resp.responses(0).response_range().kvs(0);
+  if (kv.value() != value || kv.mod_revision() <= expected) return std::nullopt;
+  return kv.mod_revision();
+}
+
+}  // namespace
+
+bool writeNeverProposed(int grpcCode, const std::string& message) {
+  if (grpcCode != static_cast<int>(grpc::StatusCode::UNAVAILABLE)) return false;
+  // etcd refuses a request before proposing it when the member knows no leader.
+  if (message.rfind("etcdserver: no leader", 0) == 0) return true;
+  // gRPC could not open a connection: nothing was sent. A connection that breaks during the
+  // call ("Socket closed", "Connection reset by peer", "Broken pipe") may have carried it.
+  for (const char* notSent : {"failed to connect to all addresses",
+                              "connections to all backends failing", "Connection refused",
+                              "DNS resolution failed"})
+    if (message.find(notSent) != std::string::npos) return true;
+  return false;
+}
+
+namespace {
 
 struct Endpoint {
   std::string target;
@@ -196,10 +229,11 @@ struct EtcdStore::Impl {
   // the members that answer say UNAVAILABLE ("etcdserver: leader changed", "no leader": an
   // election after a member died takes a second or two) it tries again with a growing pause, as
   // etcd's clientv3 retries; when no member answers at all it fails at once.
-  // Our writes are transactions guarded by a revision compare, so one that did apply before the
-  // error comes back as a conflict, never as a second write.
+  // Our writes are transactions guarded by a compare, so one that did apply before the error
+  // is never applied twice; `inFlightFailure` (when given) is set when a call failed in a way
+  // that may have applied it, for the caller to recognise its own first attempt in a refusal.
   template <typename Call>
-  grpc::Status callKv(Call&& call) {
+  grpc::Status callKv(Call&& call, bool* inFlightFailure = nullptr) {
     const size_t n = endpoints.size();
     const auto giveUp = std::chrono::steady_clock::now() + kElectionWait;
     auto pause = std::chrono::milliseconds(50);
@@ -216,6 +250,8 @@ struct EtcdStore::Impl {
           preferred.store(idx);
           return last;
         }
+        if (inFlightFailure && !writeNeverProposed(last.error_code(), last.error_message()))
+          *inFlightFailure = true;
         electing = electing || last.error_message().rfind("etcdserver:", 0) == 0;
       }
       if (!electing || std::chrono::steady_clock::now() + pause > giveUp) return last;
@@ -224,10 +260,12 @@ struct EtcdStore::Impl {
     }
   }
 
-  Result<pb::TxnResponse> txn(const pb::TxnRequest& req, const std::string& what) {
+  Result<pb::TxnResponse> txn(const pb::TxnRequest& req, const std::string& what,
+                              bool* inFlightFailure = nullptr) {
     pb::TxnResponse resp;
-    grpc::Status s =
-        callKv([&](pb::KV::Stub& kv, grpc::ClientContext* ctx) { return kv.Txn(ctx, req, &resp); });
+    grpc::Status s = callKv(
+        [&](pb::KV::Stub& kv, grpc::ClientContext* ctx) { return kv.Txn(ctx, req, &resp); },
+        inFlightFailure);
     if (!s.ok()) return fromGrpc(s, what);
     return resp;
   }
@@ -314,9 +352,14 @@ Result<int64_t> EtcdStore::create(const std::string& key, const std::string& val
   pb::PutRequest* put = req.add_success()->mutable_request_put();
   put->set_key(key);
   put->set_value(value);
-  auto resp = impl_->txn(req, "create " + key);
+  req.add_failure()->mutable_request_range()->set_key(key);
+  bool inFlightFailure = false;
+  auto resp = impl_->txn(req, "create " + key, &inFlightFailure);
   if (!resp.ok()) return resp.status();
-  if (!resp->succeeded()) return Status::AlreadyExists("key", key);
+  if (!resp->succeeded()) {
+    if (auto rev = inFlightFailure ? ownEarlierWrite(*resp, value, 0) : std::nullopt) return *rev;
+    return Status::AlreadyExists("key", key);
+  }
   return resp->header().revision();
 }
 
@@ -328,9 +371,14 @@ Result<int64_t> EtcdStore::update(const std::string& key, const std::string& val
   put->set_key(key);
   put->set_value(value);
   req.add_failure()->mutable_request_range()->set_key(key);
-  auto resp = impl_->txn(req, "update " + key);
+  bool inFlightFailure = false;
+  auto resp = impl_->txn(req, "update " + key, &inFlightFailure);
   if (!resp.ok()) return resp.status();
-  if (!resp->succeeded()) return refusal(*resp, key, expectedRevision);
+  if (!resp->succeeded()) {
+    if (auto rev = inFlightFailure ? ownEarlierWrite(*resp, value, expectedRevision) : std::nullopt)
+      return *rev;
+    return refusal(*resp, key, expectedRevision);
+  }
   return resp->header().revision();
 }
 

@@ -6,8 +6,12 @@
 // starting at afterRevision + 1; a compacted start ends it with Expired.
 //
 // Endpoints are tried in the order given whenever one refuses the connection (gRPC UNAVAILABLE);
-// the last one that answered is tried first next time. A write retried on another endpoint after
-// a failure in flight may report AlreadyExists/Conflict for its own first attempt.
+// the last one that answered is tried first next time. A write whose call failed in flight
+// (writeNeverProposed() false: its member may have applied it) is sent again too; its compare
+// then keeps it from applying twice, and a create or update refused after such a failure whose
+// key holds exactly the value it wrote is reported as done, at that revision, not as
+// AlreadyExists/Conflict for its own first attempt. (A remove refused after such a failure still
+// says NotFound/Conflict.)
 // compactedRevision() knows only compactions made or observed through this client.
 //
 // Thread-safety: all methods are thread-safe. Watch streams may outlive the store.
@@ -19,6 +23,12 @@
 #include "storage/store.h"
 
 namespace minik8s::storage::etcd {
+
+// Whether a write whose call failed with this gRPC status (code, message) certainly never reached
+// a member: the channel could not connect, or the member refused it for want of a leader.
+// Otherwise (a connection broken during the call, a proposal that timed out) it may have been
+// applied.
+bool writeNeverProposed(int grpcCode, const std::string& message);
 
 class EtcdStore : public Store {
  public:
