@@ -473,6 +473,9 @@ Result<json> PodSyncer::syncPod(const json& pod) {
                                    ? pod.at("/status/phase"_json_pointer).get<std::string>()
                                    : "";
   if (oldPhase == "Succeeded" || oldPhase == "Failed") {
+    // Nothing ran here (a rejected pod) or nothing is left: the reported status stands.
+    if (view.sandboxId.empty() && view.containers.empty())
+      return pod.value("status", json::object());
     if (view.sandboxReady) {
       runtime_.stopPodSandbox(view.sandboxId);
       view.sandboxReady = false;
@@ -482,6 +485,18 @@ Result<json> PodSyncer::syncPod(const json& pod) {
       LOG_WARN("pod {}: releasing volumes: {}", podKey(pod), r.message());
     }
     return statusFor(pod, view);
+  }
+
+  // Admission, as the kubelet's, for a pod that has not started here yet.
+  if (view.sandboxId.empty() && view.containers.empty()) {
+    if (Status admit = admitSysctls(pod, options_.allowedUnsafeSysctls); !admit.ok()) {
+      LOG_WARN("pod {}: rejected: {}", podKey(pod), admit.message());
+      event(pod, nullptr, "Warning", "SysctlForbidden", admit.message());
+      return json{{"phase", "Failed"},
+                  {"reason", "SysctlForbidden"},
+                  {"message", "Pod was rejected: " + admit.message()},
+                  {"qosClass", qosClass(pod)}};
+    }
   }
 
   auto volumes = volumes_.setUpPod(pod);

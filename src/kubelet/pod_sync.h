@@ -4,9 +4,10 @@
 // next steps towards the spec: set up volumes, create the sandbox, pull images (per
 // imagePullPolicy, with back-off), run init containers in order, then the containers, restart
 // exited ones as restartPolicy says with exponential back-off (CrashLoopBackOff), run probes and
-// kill containers whose liveness probe failed. It returns the status to report. Calling it again
-// with nothing changed changes nothing: healthy containers are never restarted and no duplicate
-// sandbox is made.
+// kill containers whose liveness probe failed. It returns the status to report. A pod the node
+// may not run (forbidden sysctls) is rejected before anything starts: phase Failed, as the
+// kubelet's admission leaves it. Calling it again with nothing changed changes nothing: healthy
+// containers are never restarted and no duplicate sandbox is made.
 //
 // Thread-safe: different pods may be synced concurrently; one pod must not be synced by two
 // threads at once (the pod workers' queue guarantees it).
@@ -40,6 +41,8 @@ struct PodSyncerOptions {
   int64_t memoryCapacityBytes = 0;  // for the Burstable oom_score_adj
   // Localhost seccomp profiles are files under it (the kubelet's <root-dir>/seccomp).
   std::string seccompProfileRoot = "/var/lib/kubelet/seccomp";
+  // Sysctls pods may set beyond the safe ones (the kubelet's --allowed-unsafe-sysctls).
+  std::vector<std::string> allowedUnsafeSysctls;
 };
 
 class PodSyncer {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "api/object_meta.h"
@@ -82,6 +83,29 @@ Result<v1::SecurityProfile> fieldSeccompProfile(const json& profile,
     out.set_profile_type(v1::SecurityProfile::Unconfined);
   }
   return out;
+}
+
+// Kubernetes' kubelet SafeSysctlAllowlist (the kernel-version conditions all hold on 6.x).
+constexpr const char* kSafeSysctls[] = {"kernel.shm_rmid_forced",
+                                        "net.ipv4.ip_local_port_range",
+                                        "net.ipv4.tcp_syncookies",
+                                        "net.ipv4.ping_group_range",
+                                        "net.ipv4.ip_unprivileged_port_start",
+                                        "net.ipv4.ip_local_reserved_ports",
+                                        "net.ipv4.tcp_keepalive_time",
+                                        "net.ipv4.tcp_fin_timeout",
+                                        "net.ipv4.tcp_keepalive_intvl",
+                                        "net.ipv4.tcp_keepalive_probes",
+                                        "net.ipv4.tcp_rmem",
+                                        "net.ipv4.tcp_wmem"};
+
+// The namespace a sysctl belongs to, as the kubelet names it: "ipc", "net" or "".
+std::string sysctlNamespace(const std::string& name) {
+  auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+  if (starts("kernel.shm") || starts("kernel.msg") || name == "kernel.sem" || starts("fs.mqueue."))
+    return "ipc";
+  if (starts("net.")) return "net";
+  return "";
 }
 
 }  // namespace
@@ -213,6 +237,35 @@ void applySandboxSecurityContext(const json& pod, v1::LinuxPodSandboxConfig& lin
     const std::string name = api::stringMember(s, "name");
     if (!name.empty()) (*linux.mutable_sysctls())[name] = api::stringMember(s, "value");
   }
+}
+
+Status admitSysctls(const json& pod, const std::vector<std::string>& allowedUnsafe) {
+  const json& spec = api::member(pod, "spec");
+  const bool hostNet = hostNetwork(pod), hostIpc = boolMember(spec, "hostIPC").value_or(false);
+  auto allowed = [&](const std::string& name) {
+    for (const char* safe : kSafeSysctls)
+      if (name == safe) return true;
+    for (const auto& pattern : allowedUnsafe) {
+      if (!pattern.empty() && pattern.back() == '*') {
+        if (name.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0) return true;
+      } else if (name == pattern) {
+        return true;
+      }
+    }
+    return false;
+  };
+  for (const auto& s : api::member(podSecurityContext(pod), "sysctls")) {
+    // Names may use / as the separator (net/ipv4/tcp_syncookies).
+    std::string name = api::stringMember(s, "name");
+    std::replace(name.begin(), name.end(), '/', '.');
+    if (!allowed(name))
+      return Status::Forbidden("forbidden sysctl: \"" + name + "\" not allowlisted");
+    const std::string ns = sysctlNamespace(name);
+    if ((ns == "net" && hostNet) || (ns == "ipc" && hostIpc))
+      return Status::Forbidden("forbidden sysctl: \"" + name + "\" not allowed with host " + ns +
+                               " enabled");
+  }
+  return Status::Ok();
 }
 
 }  // namespace minik8s::kubelet

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "cri/runtime_service.h"
@@ -57,5 +58,13 @@ Result<::runtime::v1::LinuxContainerSecurityContext> containerSecurityContext(
 // runAsUser/runAsGroup, fsGroup and supplementalGroups, seLinuxOptions, namespace options, and
 // spec.securityContext.sysctls.
 void applySandboxSecurityContext(const json& pod, ::runtime::v1::LinuxPodSandboxConfig& linux);
+
+// The kubelet's sysctl admission (pkg/kubelet/sysctl): a pod may set the safe sysctls and those
+// `allowedUnsafe` names ("name", or "prefix*" as --allowed-unsafe-sysctls takes them), but no
+// net.* one with hostNetwork and no IPC one (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*)
+// with hostIPC. The refusal carries the kubelet's message: `forbidden sysctl: "kernel.msgmax"
+// not allowlisted`, `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host net
+// enabled`.
+Status admitSysctls(const json& pod, const std::vector<std::string>& allowedUnsafe);
 
 }  // namespace minik8s::kubelet

@@ -466,6 +466,22 @@ TEST_F(PodSyncTest, RunAsNonRootOnARootImageIsCreateContainerConfigError) {
       1000);
 }
 
+TEST_F(PodSyncTest, ForbiddenSysctlRejectsThePodForGood) {
+  json p = pod();
+  p["spec"]["securityContext"] = {{"sysctls", {{{"name", "kernel.msgmax"}, {"value", "65536"}}}}};
+  json st = sync(p);
+  EXPECT_EQ(runtime.sandboxCount(), 0u);
+  EXPECT_EQ(st["phase"], "Failed");
+  EXPECT_EQ(st["reason"], "SysctlForbidden");
+  EXPECT_EQ(st["message"], "Pod was rejected: forbidden sysctl: \"kernel.msgmax\" not allowlisted");
+  const auto* rejected = events.find("SysctlForbidden");
+  ASSERT_NE(rejected, nullptr);
+  EXPECT_EQ(rejected->type, "Warning");
+  EXPECT_EQ(rejected->message, "forbidden sysctl: \"kernel.msgmax\" not allowlisted");
+  EXPECT_EQ(sync(p), st);  // stays rejected
+  EXPECT_EQ(runtime.sandboxCount(), 0u);
+}
+
 TEST_F(PodSyncTest, DeadSandboxIsReplaced) {
   json p = pod();
   sync(p);

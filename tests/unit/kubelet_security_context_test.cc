@@ -184,5 +184,27 @@ TEST(SecurityContextTest, SandboxGetsThePodLevelContextAndSysctls) {
   EXPECT_TRUE(lx2.sysctls().empty());
 }
 
+TEST(SecurityContextTest, SysctlAdmissionAsTheKubelets) {
+  json pod = {{"spec",
+               {{"securityContext",
+                 {{"sysctls",
+                   {{{"name", "net.ipv4.tcp_syncookies"}, {"value", "1"}},
+                    {{"name", "kernel/shm_rmid_forced"}, {"value", "1"}}}}}}}}};
+  EXPECT_TRUE(admitSysctls(pod, {}).ok());
+  pod["spec"]["securityContext"]["sysctls"].push_back({{"name", "kernel.msgmax"}, {"value", "1"}});
+  EXPECT_EQ(admitSysctls(pod, {}).message(), "forbidden sysctl: \"kernel.msgmax\" not allowlisted");
+  EXPECT_TRUE(admitSysctls(pod, {"kernel.msgmax"}).ok());
+  EXPECT_TRUE(admitSysctls(pod, {"kernel.msg*"}).ok());
+  EXPECT_FALSE(admitSysctls(pod, {"kernel.shm*"}).ok());
+  pod["spec"]["hostNetwork"] = true;
+  EXPECT_EQ(admitSysctls(pod, {"kernel.msg*"}).message(),
+            "forbidden sysctl: \"net.ipv4.tcp_syncookies\" not allowed with host net enabled");
+  pod["spec"].erase("hostNetwork");
+  pod["spec"]["hostIPC"] = true;
+  EXPECT_EQ(admitSysctls(pod, {"kernel.msg*"}).message(),
+            "forbidden sysctl: \"kernel.shm_rmid_forced\" not allowed with host ipc enabled");
+  EXPECT_TRUE(admitSysctls(json::object(), {}).ok());
+}
+
 }  // namespace
 }  // namespace minik8s::kubelet
