@@ -39,6 +39,7 @@
 #include "kubelet/runtime/containerd_supervisor.h"
 #include "kubelet/server/agent_server.h"
 #include "kubelet/stats_provider.h"
+#include "netpol/network_policy_agent.h"
 #include "network/network_agent.h"
 #include "proxy/service_proxy.h"
 
@@ -61,6 +62,7 @@ struct AgentFlags {
   bool insecureSkipTlsVerify = false;
   std::string networkBackend;  // vxlan (default), host-gw or none
   bool disableProxy = false;
+  bool disableNetworkPolicy = false;
   bool disableDns = false;
   std::string csiVolumesDir;  // the built-in directory CSI driver's volumes; empty: none
   // The node-local CSI driver's volumes (default <data-dir>/local-volumes).
@@ -464,6 +466,15 @@ int runAgent(AgentFlags f) {
     serviceProxy = std::make_unique<proxy::ServiceProxy>(client, po);
     if (Status ps = serviceProxy->start(); !ps.ok()) LOG_ERROR("service proxy: {}", ps.message());
   }
+  // NetworkPolicies of this node's pods: filter rules beside the proxy's, in the same namespace
+  // (an agent told to leave that namespace's iptables to others, --disable-proxy, runs neither).
+  std::unique_ptr<netpol::NetworkPolicyAgent> policyAgent;
+  if (!f.disableNetworkPolicy && !f.disableProxy) {
+    netpol::NetworkPolicyOptions npo;
+    npo.nodeName = f.nodeName;
+    policyAgent = std::make_unique<netpol::NetworkPolicyAgent>(client, npo);
+    if (Status ps = policyAgent->start(); !ps.ok()) LOG_ERROR("network policy: {}", ps.message());
+  }
   std::unique_ptr<dns::ClusterDns> clusterDns;
   if (!f.disableDns) {
     dns::DnsOptions dopts;
@@ -533,6 +544,13 @@ int runAgent(AgentFlags f) {
   if (gateway) gateway->stop();
   if (clusterDns) clusterDns->stop();
   if (serviceProxy) serviceProxy->stop();
+  // Unlike the proxy's rules, policies are removed with the agent: they follow pods and
+  // policies only while it watches them. (A killed agent leaves them; the next start rewrites.)
+  if (policyAgent) {
+    if (Status cs = policyAgent->cleanup(); !cs.ok()) {
+      LOG_WARN("network policy cleanup: {}", cs.message());
+    }
+  }
   if (net) net->stop();
   localStorage.stop();
   kubeletCore.stop();
@@ -561,6 +579,9 @@ void addAgentCommand(CLI::App& app) {
                   "Pod network between nodes: vxlan (default), host-gw, or none");
   cmd->add_flag("--disable-proxy", flags->disableProxy,
                 "Do not run the service proxy (it rewrites this namespace's iptables nat rules)");
+  cmd->add_flag("--disable-network-policy", flags->disableNetworkPolicy,
+                "Do not enforce NetworkPolicies (they rewrite this namespace's iptables filter "
+                "rules)");
   cmd->add_flag("--disable-dns", flags->disableDns,
                 "Do not run the cluster DNS server (dnsmasq on the node address, port 53)");
   cmd->add_option("--data-dir", flags->dataDir,

@@ -1,6 +1,10 @@
 #include "proxy/iptables.h"
 
+#include <chrono>
+#include <thread>
+
 #include "common/command.h"
+#include "common/logging.h"
 #include "fmt/format.h"
 
 namespace minik8s::proxy {
@@ -21,6 +25,32 @@ std::vector<std::string> ruleCommand(const std::string& iptables, const std::str
 }
 
 }  // namespace
+
+Status ensureJumps(Iptables& iptables, const std::vector<JumpRule>& jumps) {
+  for (const JumpRule& j : jumps) {
+    if (Status s = iptables.ensureRule(j.table, j.chain, j.rule); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status removeJumpsAndChains(Iptables& iptables, const std::vector<JumpRule>& jumps,
+                            const std::function<Result<std::string>()>& deleteChains,
+                            std::string_view who) {
+  Status last = Status::Ok();
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+    for (const JumpRule& j : jumps) {
+      if (Status s = iptables.deleteRule(j.table, j.chain, j.rule); !s.ok()) return s;
+    }
+    auto text = deleteChains();
+    if (!text.ok()) return text.status();
+    if (text->empty()) return Status::Ok();
+    last = iptables.restore(*text);
+    if (last.ok()) return last;
+    LOG_WARN("{} cleanup: {} (try {})", who, last.message(), attempt + 1);
+  }
+  return last;
+}
 
 Status ExecIptables::restore(const std::string& rules) {
   auto r = runChecked({paths_.iptablesRestore, "-w", "5", "--noflush"}, rules);

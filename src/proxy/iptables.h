@@ -6,7 +6,9 @@
 // time (the proxy's sync thread, or cleanup() after stop()).
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -29,6 +31,24 @@ class Iptables {
   virtual Status deleteRule(const std::string& table, const std::string& chain,
                             const std::vector<std::string>& rule) = 0;
 };
+
+// A jump from a built-in chain into an owner's chain: {table, chain, rule spec}.
+struct JumpRule {
+  std::string table;
+  std::string chain;
+  std::vector<std::string> rule;
+};
+
+// Makes sure every jump exists (inserted first in its chain when missing).
+Status ensureJumps(Iptables& iptables, const std::vector<JumpRule>& jumps);
+
+// Removes `jumps`, then applies the document `deleteChains` builds from the current iptables
+// (one that flushes and deletes the owner's chains; "" when none is left). A chain still
+// referenced cannot go (EBUSY, seen right after a restart), so the whole is retried a few times.
+// `who` names the owner in the log.
+Status removeJumpsAndChains(Iptables& iptables, const std::vector<JumpRule>& jumps,
+                            const std::function<Result<std::string>()>& deleteChains,
+                            std::string_view who);
 
 struct IptablesPaths {
   std::string iptables = "iptables";

@@ -43,7 +43,8 @@ const json& objectOrEmpty(const json& obj, const char* key) {
   return v && v->is_object() ? *v : kEmpty;
 }
 
-// base32 (RFC 4648 alphabet, no padding needed for the 16 characters we keep) of sha256(text).
+}  // namespace
+
 std::string hash16(const std::string& text) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
@@ -62,6 +63,8 @@ std::string hash16(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 struct ServicePort {
   std::string name;      // ns/svc:port
@@ -313,7 +316,8 @@ bool isPerServiceChain(const std::string& name) {
          name.rfind("KUBE-EXT-", 0) == 0;
 }
 
-// Chain names declared in an iptables-save output (":NAME POLICY [p:b]").
+}  // namespace
+
 std::vector<std::string> declaredChains(const std::string& save) {
   std::vector<std::string> out;
   std::istringstream in(save);
@@ -324,8 +328,6 @@ std::vector<std::string> declaredChains(const std::string& save) {
   }
   return out;
 }
-
-}  // namespace
 
 std::set<std::string> perServiceChains(const std::string& iptablesSave) {
   std::set<std::string> out;

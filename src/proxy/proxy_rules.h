@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "proxy/iptables.h"
 
 namespace minik8s::proxy {
 
@@ -62,6 +63,10 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
                            const RuleOptions& options,
                            const std::set<std::string>& existingNatChains);
 
+// base32 (RFC 4648 alphabet) of sha256(text), 16 characters: the hash in kube-proxy's chain names.
+std::string hash16(const std::string& text);
+// Chain names declared in an iptables-save output (":NAME POLICY [p:b]").
+std::vector<std::string> declaredChains(const std::string& iptablesSave);
 // The per-service nat chains (KUBE-SVC-/KUBE-EXT-/KUBE-SEP-) named in an iptables-save output.
 std::set<std::string> perServiceChains(const std::string& iptablesSave);
 // Every chain of the proxy (fixed and per-service) named in an iptables-save output of `table`.
@@ -71,12 +76,7 @@ std::set<std::string> ownedChains(const std::string& iptablesSave, const std::st
 std::string deleteChainsText(const std::set<std::string>& natChains,
                              const std::set<std::string>& filterChains);
 
-// The jumps from built-in chains into the proxy's chains: {table, chain, rule spec}.
-struct JumpRule {
-  std::string table;
-  std::string chain;
-  std::vector<std::string> rule;
-};
+// The jumps from built-in chains into the proxy's chains.
 std::vector<JumpRule> jumpRules();
 
 }  // namespace minik8s::proxy

@@ -1,7 +1,6 @@
 #include "proxy/service_proxy.h"
 
 #include <chrono>
-#include <thread>
 
 #include "common/logging.h"
 #include "fmt/format.h"
@@ -9,13 +8,6 @@
 namespace minik8s::proxy {
 
 namespace {
-
-Status ensureJumps(Iptables& iptables) {
-  for (const JumpRule& j : jumpRules()) {
-    if (Status s = iptables.ensureRule(j.table, j.chain, j.rule); !s.ok()) return s;
-  }
-  return Status::Ok();
-}
 
 IptablesPaths pathsOf(const ProxyOptions& o) {
   return IptablesPaths{o.iptablesPath, o.iptablesRestorePath, o.iptablesSavePath};
@@ -44,7 +36,7 @@ Status ServiceProxy::start() {
   if (Status s = iptables_->restore(buildProxyRules({}, {}, {}, {}).restoreText); !s.ok()) {
     return s;
   }
-  if (Status s = ensureJumps(*iptables_); !s.ok()) return s;
+  if (Status s = ensureJumps(*iptables_, jumpRules()); !s.ok()) return s;
   auto nat = iptables_->save("nat");
   if (!nat.ok()) return nat.status();
   existingChains_ = perServiceChains(*nat);
@@ -85,7 +77,8 @@ bool ServiceProxy::syncRules() {
     LOG_ERROR("proxy: {}", s.message());
     // Someone may have removed our jumps or chains; put them back before the retry.
     lastApplied_.clear();
-    if (Status j = ensureJumps(*iptables_); !j.ok()) LOG_ERROR("proxy: {}", j.message());
+    if (Status j = ensureJumps(*iptables_, jumpRules()); !j.ok())
+      LOG_ERROR("proxy: {}", j.message());
     auto nat = iptables_->save("nat");
     if (nat.ok()) existingChains_ = perServiceChains(*nat);
     return false;
@@ -116,25 +109,16 @@ Status ServiceProxy::cleanup() {
 }
 
 Status cleanupProxyRules(Iptables& iptables) {
-  // A chain still referenced cannot go (EBUSY): seen once in CI right after a proxy restart, so
-  // the jumps are removed again and the deletion retried a few times before giving up.
-  Status last = Status::Ok();
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
-    for (const JumpRule& j : jumpRules()) {
-      if (Status s = iptables.deleteRule(j.table, j.chain, j.rule); !s.ok()) return s;
-    }
-    auto nat = iptables.save("nat");
-    if (!nat.ok()) return nat.status();
-    auto filter = iptables.save("filter");
-    if (!filter.ok()) return filter.status();
-    std::string text = deleteChainsText(ownedChains(*nat, "nat"), ownedChains(*filter, "filter"));
-    if (text.empty()) return Status::Ok();
-    last = iptables.restore(text);
-    if (last.ok()) return last;
-    LOG_WARN("proxy cleanup: {} (try {})", last.message(), attempt + 1);
-  }
-  return last;
+  return removeJumpsAndChains(
+      iptables, jumpRules(),
+      [&]() -> Result<std::string> {
+        auto nat = iptables.save("nat");
+        if (!nat.ok()) return nat.status();
+        auto filter = iptables.save("filter");
+        if (!filter.ok()) return filter.status();
+        return deleteChainsText(ownedChains(*nat, "nat"), ownedChains(*filter, "filter"));
+      },
+      "proxy");
 }
 
 }  // namespace minik8s::proxy
