@@ -6,9 +6,9 @@
 # adding NET_ADMIN has it (and may change a link); the default is unconfined with a masked
 # /proc/timer_list; a privileged container has every capability and an unmasked /proc; a
 # Localhost seccomp profile from the node's seccomp dir denies what it lists; pod sysctls reach
-# the sandbox; a runAsNonRoot pod on an image that runs as root is CreateContainerConfigError with
-# the kubelet's message and a Failed event, on an image with USER 1000 it runs, on one with a user
-# name it waits.
+# the sandbox, an unsafe one gets the pod rejected (SysctlForbidden); a runAsNonRoot pod on an
+# image that runs as root is CreateContainerConfigError with the kubelet's message and a Failed
+# event, on an image with USER 1000 it runs, on one with a user name it waits.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -99,6 +99,22 @@ expect_eq "$(kubectl exec netadmin -c plain -- stat -c %F /proc/timer_list 2>&1)
   "the Default procMount masks /proc/timer_list"
 expect_eq "$(kubectl exec netadmin -c priv -- stat -c %F /proc/timer_list 2>&1)" "regular empty file" \
   "a privileged container's /proc is not masked"
+
+step "an unsafe sysctl: the kubelet rejects the pod (SysctlForbidden)"
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata: {name: unsafe-sysctl}
+spec:
+  securityContext: {sysctls: [{name: kernel.msgmax, value: "65536"}]}
+  containers:
+  - {name: c, image: $BUSYBOX, command: [sleep, "3600"]}
+YAML
+rejected() { [[ $(kubectl get pod unsafe-sysctl -o jsonpath='{.status.phase}') == Failed ]]; }
+wait_for 30 rejected
+expect_contains "$(kubectl get pod unsafe-sysctl)" "SysctlForbidden" "kubectl get pod shows the reason"
+expect_eq "$(kubectl get pod unsafe-sysctl -o jsonpath='{.status.message}')" \
+  'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted' "the kubelet's message"
 
 step "a Localhost seccomp profile from the node's seccomp directory"
 node=$(kubectl get nodes -o jsonpath='{.items[0].metadata.name}')
