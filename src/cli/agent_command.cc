@@ -37,6 +37,7 @@
 #include "kubelet/kubelet.h"
 #include "kubelet/node_credentials.h"
 #include "kubelet/runtime/containerd_supervisor.h"
+#include "kubelet/security_context.h"
 #include "kubelet/server/agent_server.h"
 #include "kubelet/stats_provider.h"
 #include "netpol/network_policy_agent.h"
@@ -68,6 +69,7 @@ struct AgentFlags {
   // The node-local CSI driver's volumes (default <data-dir>/local-volumes).
   std::string localVolumesDir;
   bool disableLocalStorage = false;
+  std::vector<std::string> allowedUnsafeSysctls;  // names or prefix* patterns
 };
 
 // The node-local storage of this node (StorageClass local-path), as Kubernetes' CSI distributed
@@ -342,6 +344,11 @@ int runAgent(AgentFlags f) {
     LOG_ERROR("{}", backend.status().message());
     return 1;
   }
+  if (Status s = kubelet::validateAllowedUnsafeSysctls(f.allowedUnsafeSysctls); !s.ok()) {
+    LOG_ERROR("--allowed-unsafe-sysctls: {}", s.message());
+    return 1;
+  }
+  opts.allowedUnsafeSysctls = f.allowedUnsafeSysctls;
   opts.nodeName = f.nodeName;
   opts.dataDir = f.dataDir.empty() ? "/var/lib/minik8s/agent-" + f.nodeName : f.dataDir;
   if (opts.hostIP.empty()) opts.hostIP = detectHostIP();
@@ -607,6 +614,10 @@ void addAgentCommand(CLI::App& app) {
                   "volumes (StorageClass local-path; default <data-dir>/local-volumes)");
   cmd->add_flag("--disable-local-storage", flags->disableLocalStorage,
                 "Do not serve node-local volumes (local.csi.minik8s.io and its provisioner)");
+  cmd->add_option("--allowed-unsafe-sysctls", flags->allowedUnsafeSysctls,
+                  "Sysctls (or prefix* patterns) pods may set beyond the safe ones, comma "
+                  "separated, e.g. 'kernel.msg*,net.core.somaxconn'; namespaced ones only")
+      ->delimiter(',');
   cmd->add_option("--listen", flags->listen, "Address of the agent's HTTP API")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")

@@ -16,6 +16,7 @@ PodSyncerOptions syncerOptions(const KubeletOptions& o) {
   s.hostIP = o.hostIP;
   s.podLogRoot = o.dataDir + "/logs/pods";
   s.seccompProfileRoot = o.dataDir + "/seccomp";
+  s.allowedUnsafeSysctls = o.allowedUnsafeSysctls;
   s.cgroupRoot = o.cgroupRoot.empty() ? "/minik8s/" + o.nodeName + "/kubepods" : o.cgroupRoot;
   s.clusterDNS = o.clusterDNS;
   s.clusterDomain = o.clusterDomain;

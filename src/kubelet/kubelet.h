@@ -59,6 +59,7 @@ struct KubeletOptions {
   std::string clusterDomain = "cluster.local";
   int maxPods = 110;
   std::map<std::string, std::string> capacityOverrides;  // node.yaml `capacity`
+  std::vector<std::string> allowedUnsafeSysctls;         // --allowed-unsafe-sysctls
   int kubeletPort = 10250;
   int workers = 4;
   std::chrono::milliseconds relistPeriod{1000};

@@ -268,4 +268,16 @@ Status admitSysctls(const json& pod, const std::vector<std::string>& allowedUnsa
   return Status::Ok();
 }
 
+Status validateAllowedUnsafeSysctls(const std::vector<std::string>& allowedUnsafe) {
+  for (const auto& pattern : allowedUnsafe) {
+    std::string name = pattern;
+    if (!name.empty() && name.back() == '*') name.pop_back();
+    // A pattern is namespaced when what it names is: "net.*", "kernel.shm*", "fs.mqueue.*".
+    const bool namespaced = !sysctlNamespace(name).empty();
+    if (!namespaced)
+      return Status::BadRequest("the sysctls \"" + pattern + "\" are not known to be namespaced");
+  }
+  return Status::Ok();
+}
+
 }  // namespace minik8s::kubelet

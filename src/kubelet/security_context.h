@@ -66,5 +66,8 @@ void applySandboxSecurityContext(const json& pod, ::runtime::v1::LinuxPodSandbox
 // not allowlisted`, `forbidden sysctl: "net.ipv4.tcp_syncookies" not allowed with host net
 // enabled`.
 Status admitSysctls(const json& pod, const std::vector<std::string>& allowedUnsafe);
+// The kubelet's check of --allowed-unsafe-sysctls at start: only namespaced sysctls (IPC or
+// net) may be allowed: `the sysctls "vm.swappiness" are not known to be namespaced`.
+Status validateAllowedUnsafeSysctls(const std::vector<std::string>& allowedUnsafe);
 
 }  // namespace minik8s::kubelet

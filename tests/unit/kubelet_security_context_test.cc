@@ -204,6 +204,11 @@ TEST(SecurityContextTest, SysctlAdmissionAsTheKubelets) {
   EXPECT_EQ(admitSysctls(pod, {"kernel.msg*"}).message(),
             "forbidden sysctl: \"kernel.shm_rmid_forced\" not allowed with host ipc enabled");
   EXPECT_TRUE(admitSysctls(json::object(), {}).ok());
+
+  EXPECT_TRUE(
+      validateAllowedUnsafeSysctls({"kernel.msg*", "net.core.somaxconn", "fs.mqueue.*"}).ok());
+  EXPECT_EQ(validateAllowedUnsafeSysctls({"net.*", "vm.swappiness"}).message(),
+            "the sysctls \"vm.swappiness\" are not known to be namespaced");
 }
 
 }  // namespace
