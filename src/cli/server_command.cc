@@ -160,6 +160,12 @@ Result<client::ClientConfig> loopbackConfig(const std::string& url, const apiser
 }
 
 int runServer(const ServerFlags& f) {
+  // Blocked before any thread starts (the etcd client starts gRPC's threads), so that every
+  // thread inherits the mask: SIGHUP re-issues the serving certificate (below) and must never
+  // reach a thread that would take its default action and end the process.
+  sigset_t signals = blockStopSignals();
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   initLogging(f.logLevel, "server");
   std::error_code ec;
   std::filesystem::create_directories(f.dataDir, ec);
@@ -173,10 +179,6 @@ int runServer(const ServerFlags& f) {
     LOG_ERROR("cannot open datastore {}: {}", datastore, store.status().message());
     return 1;
   }
-  sigset_t signals = blockStopSignals();
-  // SIGHUP re-issues the serving certificate (below); blocked before any thread starts.
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   auto servingValidity =
       controllers::parseDurationFlag("--serving-cert-duration", f.servingCertDuration);
   if (!servingValidity.ok() || servingValidity->count() < 1000) {
