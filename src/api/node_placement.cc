@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "api/object_meta.h"
+
 namespace minik8s::api {
 
 namespace {
@@ -12,13 +14,6 @@ namespace {
 const json kEmptyArray = json::array();
 
 const json& arrayOrEmpty(const json& v) { return v.is_array() ? v : kEmptyArray; }
-
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
 
 const json& labelsOf(const json& obj) { return member(member(obj, "metadata"), "labels"); }
 

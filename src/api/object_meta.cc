@@ -12,6 +12,14 @@ std::string stringAt(const json& obj, const json::json_pointer& ptr) {
   }
 }
 
+std::string stringAt(const json& obj, const char* pointer) {
+  try {
+    return stringAt(obj, json::json_pointer(pointer));
+  } catch (const json::exception&) {
+    return "";
+  }
+}
+
 const json& member(const json& obj, const char* key) {
   static const json kNull;
   if (!obj.is_object()) return kNull;

@@ -11,6 +11,8 @@
 namespace minik8s::api {
 
 std::string stringAt(const json& obj, const json::json_pointer& ptr);
+// The same with the pointer as text ("/roleRef/name"); "" for a malformed pointer too.
+std::string stringAt(const json& obj, const char* pointer);
 // obj[key] when obj is an object that has it, else a null value: for walking untrusted objects
 // one member at a time without a throw.
 const json& member(const json& obj, const char* key);

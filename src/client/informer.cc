@@ -10,6 +10,12 @@ std::string objectKey(const json& obj) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
+std::pair<std::string, std::string> splitObjectKey(const std::string& key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string::npos) return {"", key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
 Informer::Informer(RestClient& client, Resource resource, std::string ns, ListParams selectors)
     : client_(client),
       resource_(std::move(resource)),
@@ -93,8 +99,8 @@ Status Informer::relist() {
   } while (!p.continueToken.empty());
   std::map<std::string, json> fresh;
   for (auto& item : items) {
-    item["apiVersion"] = resource_.group.empty() ? resource_.version
-                                                 : resource_.group + "/" + resource_.version;
+    item["apiVersion"] =
+        resource_.group.empty() ? resource_.version : resource_.group + "/" + resource_.version;
     std::string key = objectKey(item);  // before the move: `a = b` evaluates b first
     fresh[key] = std::move(item);
   }
@@ -172,11 +178,14 @@ void Informer::run() {
     }
     ListParams p = selectors_;
     p.resourceVersion = lastResourceVersion();
-    Status s = client_.watch(resource_, ns_, p, 300, [&](const WatchEvent& ev) {
-      if (stopping_) return false;
-      apply(ev.type, ev.object);
-      return true;
-    }, &canceller_);
+    Status s = client_.watch(
+        resource_, ns_, p, 300,
+        [&](const WatchEvent& ev) {
+          if (stopping_) return false;
+          apply(ev.type, ev.object);
+          return true;
+        },
+        &canceller_);
     if (stopping_) break;
     if (!s.ok()) {
       // 410: our version is gone; anything else: the server may have restarted. Either way a

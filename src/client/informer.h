@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "client/rest_client.h"
 
@@ -27,6 +28,8 @@ struct EventHandlers {
 
 // "namespace/name", or "name" for cluster-scoped objects.
 std::string objectKey(const json& obj);
+// The namespace ("" for cluster-scoped objects) and name of such a key.
+std::pair<std::string, std::string> splitObjectKey(const std::string& key);
 
 class Informer {
  public:

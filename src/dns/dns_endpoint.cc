@@ -6,7 +6,7 @@ namespace minik8s::dns {
 
 namespace {
 
-std::string sliceName(const std::string& nodeName) { return "kube-dns-" + nodeName; }
+std::string dnsSliceName(const std::string& nodeName) { return "kube-dns-" + nodeName; }
 
 }  // namespace
 
@@ -29,7 +29,7 @@ json dnsEndpointSliceObject(const std::string& nodeName, const std::string& node
   return {{"apiVersion", "discovery.k8s.io/v1"},
           {"kind", "EndpointSlice"},
           {"metadata",
-           {{"name", sliceName(nodeName)},
+           {{"name", dnsSliceName(nodeName)},
             {"namespace", kDnsServiceNamespace},
             {"labels",
              {{"kubernetes.io/service-name", kDnsServiceName},
@@ -107,8 +107,8 @@ Status ensureNodeServiceEndpoint(client::RestClient& client, const json& service
 }
 
 Status removeNodeDnsEndpoint(client::RestClient& client, const std::string& nodeName) {
-  auto removed =
-      client.remove(client::resources::kEndpointSlices, kDnsServiceNamespace, sliceName(nodeName));
+  auto removed = client.remove(client::resources::kEndpointSlices, kDnsServiceNamespace,
+                               dnsSliceName(nodeName));
   if (!removed.ok() && removed.status().code() != 404) return removed.status();
   return Status::Ok();
 }

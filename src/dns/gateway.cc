@@ -6,6 +6,7 @@
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "dns/dns_endpoint.h"
+#include "dns/gateway_config.h"
 #include "fmt/format.h"
 
 namespace minik8s::dns {
@@ -14,14 +15,8 @@ namespace {
 
 constexpr const char* kComponent = "minik8s-gateway";
 
-std::string sliceName(const std::string& nodeName) {
+std::string gatewaySliceName(const std::string& nodeName) {
   return std::string(kGatewayServiceName) + "-" + nodeName;
-}
-
-// obj[key] when it is an object, else {} (a stored status may be null).
-json objectField(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_object() ? *it : json::object();
 }
 
 json readyCondition(const json& status) {
@@ -52,7 +47,7 @@ json gatewayEndpointSliceObject(const std::string& nodeName, const std::string& 
   return {{"apiVersion", "discovery.k8s.io/v1"},
           {"kind", "EndpointSlice"},
           {"metadata",
-           {{"name", sliceName(nodeName)},
+           {{"name", gatewaySliceName(nodeName)},
             {"namespace", kGatewayServiceNamespace},
             {"labels",
              {{"kubernetes.io/service-name", kGatewayServiceName},

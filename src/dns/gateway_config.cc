@@ -11,12 +11,6 @@ namespace minik8s::dns {
 
 namespace {
 
-// obj[key] when it is an object, else {}.
-json objectField(const json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_object() ? *it : json::object();
-}
-
 std::string stringField(const json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
@@ -62,6 +56,11 @@ bool allowedPathChar(char c) {
 }
 
 }  // namespace
+
+json objectField(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : json::object();
+}
 
 std::string normaliseGatewayPath(const std::string& path) {
   if (path.empty() || path.front() != '/') return "";

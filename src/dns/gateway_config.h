@@ -65,4 +65,7 @@ std::string renderNginxConfig(const GatewayPlan& plan, const NginxSettings& sett
 // character other than letters, digits and -._~/%+@:!$&()*,= (nginx would need it quoted).
 std::string normaliseGatewayPath(const std::string& path);
 
+// obj[key] when it is an object, else {} (a stored status may be null).
+json objectField(const json& obj, const char* key);
+
 }  // namespace minik8s::dns

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "api/node_placement.h"
+#include "api/object_meta.h"
 #include "api/persistent_volumes.h"
 #include "api/selector.h"
 #include "scheduler/plugins.h"
@@ -25,13 +26,7 @@ const json& field(const json& obj, const char* a, const char* b) {
 
 const json& arrayOrEmpty(const json& v) { return v.is_array() ? v : kEmptyArray; }
 
-// obj[key] by reference, or null when absent (json::value() would copy).
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
+using api::member;
 
 std::string labelOf(const json& obj, const std::string& key) {
   const json& labels = field(obj, "metadata", "labels");
@@ -363,7 +358,7 @@ class InterPodAffinity : public FilterPlugin {
 };
 
 template <typename T>
-FilterFactory factory() {
+FilterFactory filterFactory() {
   return [] { return std::make_unique<T>(); };
 }
 
@@ -378,15 +373,15 @@ const std::vector<std::string>& defaultFilterOrder() {
 
 const std::map<std::string, FilterFactory>& filterPlugins() {
   static const std::map<std::string, FilterFactory> kPlugins = {
-      {"NodeReady", factory<NodeReady>()},
-      {"NodeUnschedulable", factory<NodeUnschedulable>()},
-      {"TaintToleration", factory<TaintToleration>()},
-      {"NodeAffinity", factory<NodeAffinity>()},
-      {"NodePorts", factory<NodePorts>()},
-      {"NodeResourcesFit", factory<NodeResourcesFit>()},
-      {"InterPodAffinity", factory<InterPodAffinity>()},
-      {"VolumeRestrictions", factory<VolumeRestrictions>()},
-      {"VolumeBinding", factory<VolumeBinding>()},
+      {"NodeReady", filterFactory<NodeReady>()},
+      {"NodeUnschedulable", filterFactory<NodeUnschedulable>()},
+      {"TaintToleration", filterFactory<TaintToleration>()},
+      {"NodeAffinity", filterFactory<NodeAffinity>()},
+      {"NodePorts", filterFactory<NodePorts>()},
+      {"NodeResourcesFit", filterFactory<NodeResourcesFit>()},
+      {"InterPodAffinity", filterFactory<InterPodAffinity>()},
+      {"VolumeRestrictions", filterFactory<VolumeRestrictions>()},
+      {"VolumeBinding", filterFactory<VolumeBinding>()},
   };
   return kPlugins;
 }

@@ -79,7 +79,7 @@ class SelectorSpread : public ScorePlugin {
 };
 
 template <typename T>
-ScoreFactory factory() {
+ScoreFactory scoreFactory() {
   return [] { return std::make_unique<T>(); };
 }
 
@@ -87,9 +87,9 @@ ScoreFactory factory() {
 
 const std::map<std::string, ScoreFactory>& scorePlugins() {
   static const std::map<std::string, ScoreFactory> kPlugins = {
-      {"NodeResourcesLeastAllocated", factory<LeastAllocated>()},
-      {"NodeResourcesBalancedAllocation", factory<BalancedAllocation>()},
-      {"SelectorSpread", factory<SelectorSpread>()},
+      {"NodeResourcesLeastAllocated", scoreFactory<LeastAllocated>()},
+      {"NodeResourcesBalancedAllocation", scoreFactory<BalancedAllocation>()},
+      {"SelectorSpread", scoreFactory<SelectorSpread>()},
   };
   return kPlugins;
 }

@@ -1,7 +1,7 @@
 // api/object_meta.h: the one set of object accessors.
-#include "api/object_meta.h"
-
 #include <gtest/gtest.h>
+
+#include "api/object_meta.h"
 
 namespace minik8s::api {
 namespace {
@@ -32,6 +32,19 @@ TEST(ObjectMetaTest, AbsentWrongTypedOrUnreachableFieldsAreEmpty) {
   EXPECT_EQ(stringAt(json{{"a", json::array({"x", "y"})}}, "/a/1"_json_pointer), "y");
   EXPECT_EQ(stringAt(json{{"a", json::array({"x"})}}, "/a/7"_json_pointer), "");
   EXPECT_EQ(stringAt(json{{"a", json::array({"x"})}}, "/a/b"_json_pointer), "");
+}
+
+TEST(ObjectMetaTest, PointerAsTextAndMembers) {
+  const json binding = {{"roleRef", {{"kind", "ClusterRole"}, {"name", "view"}}}};
+  EXPECT_EQ(stringAt(binding, "/roleRef/name"), "view");
+  EXPECT_EQ(stringAt(binding, "/roleRef/apiGroup"), "");
+  EXPECT_EQ(stringAt(binding, "roleRef"), "");  // malformed pointer: no leading '/'
+  EXPECT_EQ(stringAt(json("text"), "/roleRef/name"), "");
+  EXPECT_EQ(member(binding, "roleRef").value("kind", ""), "ClusterRole");
+  EXPECT_TRUE(member(binding, "subjects").is_null());
+  EXPECT_TRUE(member(json::array(), "roleRef").is_null());
+  EXPECT_EQ(stringMember(member(binding, "roleRef"), "kind"), "ClusterRole");
+  EXPECT_EQ(stringMember(binding, "roleRef"), "");  // not a string
 }
 
 }  // namespace

@@ -1,16 +1,14 @@
-#include "client/informer.h"
-
 #include <gtest/gtest.h>
-
-#include "fake_clock.h"
 #include <unistd.h>
 
 #include <filesystem>
 
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
+#include "client/informer.h"
 #include "client/work_queue.h"
 #include "common/http.h"
+#include "fake_clock.h"
 #include "in_process_api_server.h"
 #include "storage/store.h"
 
@@ -26,9 +24,7 @@ class ApiServerFixture : public ::testing::Test {
     ASSERT_TRUE(apiServer.start().ok());
     rest = std::make_unique<RestClient>(apiServer.url());
   }
-  void TearDown() override {
-    apiServer.stop();
-  }
+  void TearDown() override { apiServer.stop(); }
   json configMap(const std::string& name, const std::string& v) {
     return {{"apiVersion", "v1"},
             {"kind", "ConfigMap"},
@@ -71,7 +67,8 @@ TEST_F(ApiServerFixture, InformerListsWatchesAndCallsHandlers) {
                    },
                    [&](const json&, const json& n) {
                      std::lock_guard l(mu);
-                     seen.push_back("update " + objectKey(n) + " " + n["data"]["v"].get<std::string>());
+                     seen.push_back("update " + objectKey(n) + " " +
+                                    n["data"]["v"].get<std::string>());
                    },
                    [&](const json& o) {
                      std::lock_guard l(mu);
@@ -83,7 +80,8 @@ TEST_F(ApiServerFixture, InformerListsWatchesAndCallsHandlers) {
   inf.start();
   ASSERT_TRUE(inf.waitForSync(5s));
   ASSERT_TRUE(rest->create(resources::kConfigMaps, "default", configMap("after", "1")).ok());
-  ASSERT_TRUE(rest->patch(resources::kConfigMaps, "default", "after", {{"data", {{"v", "2"}}}}).ok());
+  ASSERT_TRUE(
+      rest->patch(resources::kConfigMaps, "default", "after", {{"data", {{"v", "2"}}}}).ok());
   ASSERT_TRUE(rest->remove(resources::kConfigMaps, "default", "before").ok());
   ASSERT_TRUE(eventually([&] {
     std::lock_guard l(mu);
@@ -91,10 +89,19 @@ TEST_F(ApiServerFixture, InformerListsWatchesAndCallsHandlers) {
   }));
   std::lock_guard l(mu);
   EXPECT_EQ(seen, (std::vector<std::string>{"add default/before", "add default/after",
-                                             "update default/after 2", "delete default/before"}));
+                                            "update default/after 2", "delete default/before"}));
   EXPECT_FALSE(inf.get("default/before").has_value());
   EXPECT_EQ(inf.byIndex("v", "2").size(), 1u);
   inf.stop();
+}
+
+TEST(ObjectKeyTest, SplitsWhatObjectKeyJoins) {
+  const json pod = {{"metadata", {{"namespace", "shop"}, {"name", "web-1"}}}};
+  EXPECT_EQ(objectKey(pod), "shop/web-1");
+  EXPECT_EQ(splitObjectKey(objectKey(pod)),
+            std::make_pair(std::string("shop"), std::string("web-1")));
+  EXPECT_EQ(splitObjectKey("node-1"), std::make_pair(std::string(""), std::string("node-1")));
+  EXPECT_EQ(splitObjectKey("ns/a/b"), std::make_pair(std::string("ns"), std::string("a/b")));
 }
 
 TEST(WorkQueueTest, DeduplicatesAndRequeuesKeysAddedWhileProcessing) {

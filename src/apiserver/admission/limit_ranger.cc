@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/quantity.h"
 #include "api/resource_quota.h"
 #include "common/random.h"
@@ -12,12 +13,7 @@ namespace {
 
 constexpr char kLimitRangerAnnotation[] = "kubernetes.io/limit-ranger";
 
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
+using api::member;
 
 const json& items(const json& obj, const char* key) {
   static const json kEmpty = json::array();

@@ -1,6 +1,7 @@
 #include "apiserver/auth/bootstrap_policy.h"
 
 #include "apiserver/auth/auth.h"
+#include "apiserver/auth/rbac_authorizer.h"
 #include "apiserver/registry.h"
 #include "common/logging.h"
 
@@ -8,7 +9,6 @@ namespace minik8s::apiserver::auth {
 
 namespace {
 
-constexpr const char* kRbacGroup = "rbac.authorization.k8s.io";
 constexpr const char* kAutoupdate = "rbac.authorization.kubernetes.io/autoupdate";
 
 using Strings = std::vector<std::string>;

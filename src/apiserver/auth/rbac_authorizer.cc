@@ -2,14 +2,13 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/selector.h"
 #include "apiserver/registry.h"
 
 namespace minik8s::apiserver::auth {
 
 namespace {
-
-constexpr const char* kRbacGroup = "rbac.authorization.k8s.io";
 
 std::vector<std::string> strings(const json& obj, const char* name) {
   std::vector<std::string> out;
@@ -28,10 +27,6 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 
 bool hasWildcardOr(const std::vector<std::string>& list, const std::string& value) {
   return contains(list, "*") || contains(list, value);
-}
-
-std::string str(const json& obj, const char* pointer) {
-  return obj.value(json::json_pointer(pointer), std::string());
 }
 
 bool resourceMatches(const PolicyRule& rule, const Attributes& a) {
@@ -96,7 +91,7 @@ RbacPolicy::RbacPolicy(const std::vector<json>& clusterRoles, const std::vector<
                        const std::vector<json>& clusterRoleBindings,
                        const std::vector<json>& roleBindings) {
   for (const auto& role : clusterRoles) {
-    clusterRoles_[str(role, "/metadata/name")] = policyRules(role);
+    clusterRoles_[api::stringAt(role, "/metadata/name")] = policyRules(role);
   }
   // Aggregation: a ClusterRole with an aggregationRule also has the rules of every ClusterRole
   // one of its selectors matches (one level, as the aggregation controller keeps it).
@@ -104,7 +99,7 @@ RbacPolicy::RbacPolicy(const std::vector<json>& clusterRoles, const std::vector<
     const json selectors =
         role.value(json::json_pointer("/aggregationRule/clusterRoleSelectors"), json());
     if (!selectors.is_array()) continue;
-    auto& target = clusterRoles_[str(role, "/metadata/name")];
+    auto& target = clusterRoles_[api::stringAt(role, "/metadata/name")];
     for (const auto& selectorJson : selectors) {
       auto selector = api::LabelSelector::fromJson(selectorJson);
       if (!selector.ok() || selector->empty()) continue;
@@ -119,21 +114,21 @@ RbacPolicy::RbacPolicy(const std::vector<json>& clusterRoles, const std::vector<
     }
   }
   for (const auto& role : roles) {
-    roles_[str(role, "/metadata/namespace") + "/" + str(role, "/metadata/name")] =
-        policyRules(role);
+    roles_[api::stringAt(role, "/metadata/namespace") + "/" +
+           api::stringAt(role, "/metadata/name")] = policyRules(role);
   }
   auto bindingOf = [](const json& b, std::string ns) {
     Binding binding;
     binding.namespaceName = std::move(ns);
-    binding.roleKind = str(b, "/roleRef/kind");
-    binding.roleName = str(b, "/roleRef/name");
+    binding.roleKind = api::stringAt(b, "/roleRef/kind");
+    binding.roleName = api::stringAt(b, "/roleRef/name");
     const json subjects = b.value("subjects", json::array());
     if (subjects.is_array()) binding.subjects.assign(subjects.begin(), subjects.end());
     return binding;
   };
   for (const auto& b : clusterRoleBindings) clusterBindings_.push_back(bindingOf(b, ""));
   for (const auto& b : roleBindings) {
-    std::string ns = str(b, "/metadata/namespace");
+    std::string ns = api::stringAt(b, "/metadata/namespace");
     roleBindings_[ns].push_back(bindingOf(b, ns));
   }
 }

@@ -26,6 +26,8 @@ class Registry;
 
 namespace minik8s::apiserver::auth {
 
+inline constexpr const char* kRbacGroup = "rbac.authorization.k8s.io";
+
 struct PolicyRule {
   std::vector<std::string> verbs, apiGroups, resources, resourceNames, nonResourceURLs;
 

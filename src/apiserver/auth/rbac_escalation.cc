@@ -5,14 +5,13 @@
 #include <set>
 #include <tuple>
 
+#include "api/object_meta.h"
 #include "api/validation/field_errors.h"
 #include "apiserver/registry.h"
 
 namespace minik8s::apiserver::auth {
 
 namespace {
-
-constexpr const char* kRbacGroup = "rbac.authorization.k8s.io";
 
 using api::validation::goQuote;  // Go's %q of a string, as Kubernetes' messages print names
 
@@ -78,12 +77,6 @@ std::vector<PolicyRule> breakdown(const PolicyRule& rule) {
     for (const auto& verb : rule.verbs) out.push_back(PolicyRule{{verb}, {}, {}, {}, {url}});
   }
   return out;
-}
-
-std::string str(const json& obj, const char* pointer) {
-  if (!obj.is_object()) return "";
-  const json v = obj.value(json::json_pointer(pointer), json());
-  return v.is_string() ? v.get<std::string>() : "";
 }
 
 bool hasAggregationRule(const json* role) {
@@ -241,7 +234,7 @@ Status RbacEscalationCheck::admitRole(const AdmissionRequest& request, bool clus
   auto policy = policy_();
   if (!policy.ok()) return policy.status();
   const auto owned = policy->rulesFor(user, ri.namespaceName);
-  const std::string name = str(next, "/metadata/name");
+  const std::string name = api::stringAt(next, "/metadata/name");
   if (std::string why = escalationError(user, owned, policyRules(next)); !why.empty()) {
     return forbiddenGrant(ri.resource, name, why);
   }
@@ -265,14 +258,14 @@ Status RbacEscalationCheck::admitBinding(const AdmissionRequest& request) const 
   // The binding's namespace ("" for ClusterRoleBindings): where `bind` is asked and where the
   // requester's rules count.
   const std::string& ns = ri.namespaceName;
-  const std::string kind = str(next, "/roleRef/kind");
-  const std::string roleName = str(next, "/roleRef/name");
+  const std::string kind = api::stringAt(next, "/roleRef/kind");
+  const std::string roleName = api::stringAt(next, "/roleRef/name");
   const std::string roleResource =
       kind == "ClusterRole" ? "clusterroles" : (kind == "Role" ? "roles" : "");
   if (roleResource.empty()) {
     return Status::BadRequest("unsupported role reference kind: " + goQuote(kind));
   }
-  if (allowed(user, "bind", str(next, "/roleRef/apiGroup"), roleResource, ns, roleName)) {
+  if (allowed(user, "bind", api::stringAt(next, "/roleRef/apiGroup"), roleResource, ns, roleName)) {
     return Status::Ok();
   }
   auto policy = policy_();
@@ -284,7 +277,7 @@ Status RbacEscalationCheck::admitBinding(const AdmissionRequest& request) const 
     return s;
   }
   if (std::string why = escalationError(user, policy->rulesFor(user, ns), *granted); !why.empty()) {
-    return forbiddenGrant(ri.resource, str(next, "/metadata/name"), why);
+    return forbiddenGrant(ri.resource, api::stringAt(next, "/metadata/name"), why);
   }
   return Status::Ok();
 }

@@ -22,7 +22,7 @@ namespace cron = api::cron;
 
 namespace {
 
-const client::Resource& kJobs = client::resources::kJobs;
+using client::resources::kJobs;
 constexpr char kScheduledTimestampAnnotation[] = "batch.kubernetes.io/cronjob-scheduled-timestamp";
 constexpr int kTooManyMissed = 100;
 

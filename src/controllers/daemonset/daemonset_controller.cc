@@ -20,7 +20,7 @@ const client::Resource kDaemonSets{"apps", "v1", "daemonsets", true};
 
 namespace {
 
-const client::Resource& kPods = client::resources::kPods;
+using client::resources::kPods;
 
 std::string createdAt(const json& o) {
   return stringAt(o, "/metadata/creationTimestamp"_json_pointer);

@@ -18,8 +18,8 @@ using api::uidOf;
 
 namespace {
 
-const client::Resource& kDeployments = client::resources::kDeployments;
-const client::Resource& kReplicaSets = client::resources::kReplicaSets;
+using client::resources::kDeployments;
+using client::resources::kReplicaSets;
 
 int64_t specReplicas(const json& o) { return o.value("/spec/replicas"_json_pointer, int64_t{1}); }
 int64_t statusInt(const json& o, const char* field) {

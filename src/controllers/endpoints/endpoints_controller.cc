@@ -7,16 +7,10 @@ namespace minik8s::controllers {
 
 namespace {
 
-const client::Resource& kEndpoints = client::resources::kEndpoints;
+using client::resources::kEndpoints;
 
 // Conflicts and lost create races are retried by the next sync: not worth a Warning.
 bool retried(const Status& s) { return s.code() == 409; }
-
-std::pair<std::string, std::string> splitKey(const std::string& key) {
-  auto slash = key.find('/');
-  if (slash == std::string::npos) return {"", key};
-  return {key.substr(0, slash), key.substr(slash + 1)};
-}
 
 }  // namespace
 
@@ -39,7 +33,7 @@ void EndpointsController::start() { pool_.start(workers_); }
 void EndpointsController::stop() { pool_.stop(); }
 
 Status EndpointsController::sync(const std::string& key) {
-  auto [ns, name] = splitKey(key);
+  auto [ns, name] = client::splitObjectKey(key);
   auto svc = services_.get(key);
   if (!svc) {
     auto del = rest_.remove(kEndpoints, ns, name);

@@ -9,12 +9,6 @@ namespace {
 
 const client::Resource& kSlices = client::resources::kEndpointSlices;
 
-std::pair<std::string, std::string> splitKey(const std::string& key) {
-  auto slash = key.find('/');
-  if (slash == std::string::npos) return {"", key};
-  return {key.substr(0, slash), key.substr(slash + 1)};
-}
-
 // The fields a slice's content is compared on.
 bool sameContent(const json& have, const json& want) {
   for (const char* f : {"addressType", "ports", "endpoints"}) {
@@ -48,7 +42,7 @@ void EndpointSliceController::start() { pool_.start(workers_); }
 void EndpointSliceController::stop() { pool_.stop(); }
 
 Status EndpointSliceController::sync(const std::string& key) {
-  auto [ns, name] = splitKey(key);
+  auto [ns, name] = client::splitObjectKey(key);
   client::ListParams params;
   params.labelSelector = std::string(kServiceNameLabel) + "=" + name + "," + kManagedByLabel + "=" +
                          kEndpointSliceControllerName;

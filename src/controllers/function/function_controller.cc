@@ -18,8 +18,8 @@ namespace sl = serverless;
 
 namespace {
 
-const client::Resource& kDeployments = client::resources::kDeployments;
-const client::Resource& kServices = client::resources::kServices;
+using client::resources::kDeployments;
+using client::resources::kServices;
 
 Status okOrGone(const Result<json>& r) {
   return r.ok() || r.status().code() == 404 ? Status() : r.status();
@@ -157,8 +157,7 @@ std::string FunctionController::importError(const std::string& ns, const std::st
 }
 
 Status FunctionController::sync(const std::string& key) {
-  const auto slash = key.find('/');
-  const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  const auto [ns, name] = client::splitObjectKey(key);
   auto cached = functions_.get(key);
   if (!cached || isTerminating(*cached)) return syncDeleted(ns, name);
   const json& fn = *cached;

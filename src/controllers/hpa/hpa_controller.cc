@@ -16,7 +16,7 @@ using api::namespaceOf;
 
 namespace {
 
-const client::Resource& kHpas = client::resources::kHpas;
+using client::resources::kHpas;
 
 // The resource behind a scaleTargetRef: the built-in workloads by kind, any other kind (a
 // custom resource with a scale subresource) by the discovery document of its apiVersion.

@@ -22,8 +22,8 @@ using api::uidOf;
 namespace {
 
 using namespace job;
-const client::Resource& kPods = client::resources::kPods;
-const client::Resource& kJobs = client::resources::kJobs;
+using client::resources::kJobs;
+using client::resources::kPods;
 
 std::optional<int64_t> integerAt(const json& o, const json::json_pointer& p) {
   const json v = o.value(p, json());
@@ -279,8 +279,8 @@ Status JobController::sync(const std::string& key) {
       std::lock_guard lock(written_->mu);
       written_->byJob.erase(key);
     }
-    const size_t slash = key.find('/');
-    return releaseOrphans(key.substr(0, slash), key.substr(slash + 1));
+    const auto [ns, name] = client::splitObjectKey(key);
+    return releaseOrphans(ns, name);
   }
   return syncJob(*cached, key);
 }

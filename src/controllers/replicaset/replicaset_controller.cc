@@ -15,8 +15,8 @@ using api::uidOf;
 
 namespace {
 
-const client::Resource& kPods = client::resources::kPods;
-const client::Resource& kReplicaSets = client::resources::kReplicaSets;
+using client::resources::kPods;
+using client::resources::kReplicaSets;
 
 int phaseRank(const json& pod) {
   const std::string phase = pod.value("/status/phase"_json_pointer, std::string());

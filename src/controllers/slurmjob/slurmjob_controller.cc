@@ -16,7 +16,7 @@ using api::uidOf;
 
 namespace {
 
-const client::Resource& kJobs = client::resources::kJobs;
+using client::resources::kJobs;
 const client::Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
 const client::Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
 constexpr char kSubmitter[] = "slurm-submitter";
@@ -152,8 +152,7 @@ Status SlurmJobController::ensureSubmitterRbac(const std::string& ns) {
 }
 
 Status SlurmJobController::sync(const std::string& key) {
-  const auto slash = key.find('/');
-  const std::string ns = key.substr(0, slash), name = key.substr(slash + 1);
+  const auto [ns, name] = client::splitObjectKey(key);
   auto cached = slurmJobs_.get(key);
   if (!cached) return syncDeleted(ns, name);
   const json& sj = *cached;

@@ -18,7 +18,7 @@ const client::Resource kStatefulSets{"apps", "v1", "statefulsets", true};
 
 namespace {
 
-const client::Resource& kPods = client::resources::kPods;
+using client::resources::kPods;
 const client::Resource kPersistentVolumeClaimsOfSets{"", "v1", "persistentvolumeclaims", true};
 constexpr char kPodNameLabel[] = "statefulset.kubernetes.io/pod-name";
 constexpr char kPodIndexLabel[] = "apps.kubernetes.io/pod-index";
