@@ -212,7 +212,13 @@ wait_healthy() {  # wait_healthy SECONDS: the seconds it took, or fails
   echo $((SECONDS - t0))
 }
 
-# disturbed BEFORE AFTER (pod_containers lines): REPLACED = pods of BEFORE gone in AFTER,
+# web_pods: "pod node containerID restartCount" of the web pods not being deleted (a pod evicted
+# by the previous fault may still be terminating when the next one starts).
+web_pods() {
+  kubectl get pods -l app=web -o json |
+    jq -r '.items[] | select(.metadata.deletionTimestamp == null) | "\(.metadata.name) \(.spec.nodeName) \(.status.containerStatuses[0].containerID) \(.status.containerStatuses[0].restartCount)"' | sort
+}
+# disturbed BEFORE AFTER (web_pods lines): REPLACED = pods of BEFORE gone in AFTER,
 # RESTARTED = pods of both whose container changed or restarted.
 disturbed() {
   REPLACED=$(join -v 1 <(sort <<<"$1") <(sort <<<"$2") | grep -c .)
@@ -235,11 +241,11 @@ while time_left && ((ROUNDS == 0 || round < ROUNDS)); do
   round=$((round + 1))
   for type in "${order[@]}"; do
     time_left || break
-    before=$(pod_containers app=web)
+    before=$(web_pods)
     "fault_${type//-/_}"
     echo "$T_START $T_END $type $TARGET" >>"$SOAK_DIR/faults.log"
     if took=$(wait_healthy "$HEALTHY_BOUND"); then
-      disturbed "$before" "$(pod_containers app=web)"
+      disturbed "$before" "$(web_pods)"
       log "round $round: $type $TARGET: injected for $(awk -v a="$T_START" -v b="$T_END" 'BEGIN{printf "%.1f", b-a}') s, healthy ${took} s after the repair; web pods replaced $REPLACED, containers restarted $RESTARTED"
       echo "$type $TARGET $took $REPLACED $RESTARTED" >>"$SOAK_DIR/healthy.log"
       # Only a node that lost its agent or its network long enough may lose its pods; the
