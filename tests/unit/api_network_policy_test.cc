@@ -6,21 +6,19 @@
 #include "api/scheme.h"
 #include "api/table.h"
 #include "api/validation.h"
+#include "test_times.h"
+#include "validation_messages.h"
 
 namespace minik8s::api {
 namespace {
 
-const auto kNow = std::chrono::system_clock::now();
+using testing::kStartedAt;
 
 const ResourceInfo& netpol() {
   return *Scheme::builtin().byResource("networking.k8s.io", "v1", "networkpolicies");
 }
 
-std::string messages(const std::vector<Cause>& causes) {
-  std::string out;
-  for (const auto& c : causes) out += c.field + ": " + c.message + "\n";
-  return out;
-}
+using testing::messages;
 
 json policy(json spec) {
   return {{"apiVersion", "networking.k8s.io/v1"},
@@ -117,9 +115,9 @@ TEST(NetworkPolicyKindTest, TableRowAsKubectl) {
   for (const auto& c : tableColumns("NetworkPolicy")) columns.push_back(c.name);
   EXPECT_EQ(columns, (std::vector<std::string>{"Name", "Pod-Selector", "Age"}));
   json p = policy({{"podSelector", {{"matchLabels", {{"role", "db"}}}}}});
-  EXPECT_EQ(tableCells("NetworkPolicy", p, kNow)[1], "role=db");
+  EXPECT_EQ(tableCells("NetworkPolicy", p, kStartedAt)[1], "role=db");
   json all = policy({{"podSelector", json::object()}});
-  EXPECT_EQ(tableCells("NetworkPolicy", all, kNow)[1], "<none>");
+  EXPECT_EQ(tableCells("NetworkPolicy", all, kStartedAt)[1], "<none>");
 }
 
 }  // namespace

@@ -111,7 +111,7 @@ TEST(JsonPatchTest, FailuresAreAtomicAndClear) {
 
 // ---- strategic merge patch ----
 
-json deployment() {
+json twoContainerDeployment() {
   return R"({
     "apiVersion":"apps/v1","kind":"Deployment",
     "metadata":{"name":"web","labels":{"app":"web","tier":"front"},"finalizers":["a","b"]},
@@ -133,8 +133,8 @@ TEST(StrategicMergePatchTest, ContainerImageEditKeepsEverythingElse) {
   json patch = R"({"spec":{"template":{"spec":{
       "$setElementOrder/containers":[{"name":"app"},{"name":"sidecar"}],
       "containers":[{"name":"app","image":"nginx:2.0"}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
-  json expected = deployment();
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
+  json expected = twoContainerDeployment();
   expected["spec"]["template"]["spec"]["containers"][0]["image"] = "nginx:2.0";
   EXPECT_EQ(out, expected);
 }
@@ -143,11 +143,11 @@ TEST(StrategicMergePatchTest, AddsContainerAndReordersBySetElementOrder) {
   json patch = R"({"spec":{"template":{"spec":{
       "$setElementOrder/containers":[{"name":"init"},{"name":"app"},{"name":"sidecar"}],
       "containers":[{"name":"init","image":"alpine"}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   ASSERT_EQ(containersOf(out).size(), 3u);
   EXPECT_EQ(containersOf(out)[0], R"({"name":"init","image":"alpine"})"_json);
-  EXPECT_EQ(containersOf(out)[1], containersOf(deployment())[0]);
-  EXPECT_EQ(containersOf(out)[2], containersOf(deployment())[1]);
+  EXPECT_EQ(containersOf(out)[1], containersOf(twoContainerDeployment())[0]);
+  EXPECT_EQ(containersOf(out)[2], containersOf(twoContainerDeployment())[1]);
 }
 
 TEST(StrategicMergePatchTest, SetElementOrderKeepsServerOnlyItemsInPlace) {
@@ -166,24 +166,24 @@ TEST(StrategicMergePatchTest, DeleteContainerByDirective) {
   json patch = R"({"spec":{"template":{"spec":{
       "$setElementOrder/containers":[{"name":"app"}],
       "containers":[{"$patch":"delete","name":"sidecar"}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   ASSERT_EQ(containersOf(out).size(), 1u);
-  EXPECT_EQ(containersOf(out)[0], containersOf(deployment())[0]);
+  EXPECT_EQ(containersOf(out)[0], containersOf(twoContainerDeployment())[0]);
 }
 
 TEST(StrategicMergePatchTest, ChangeOneEnvVar) {
   json patch = R"({"spec":{"template":{"spec":{"containers":[
       {"name":"app","$setElementOrder/env":[{"name":"A"},{"name":"B"}],
        "env":[{"name":"B","value":"22"}]}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   EXPECT_EQ(containersOf(out)[0]["env"],
             R"([{"name":"A","value":"1"},{"name":"B","value":"22"}])"_json);
-  EXPECT_EQ(containersOf(out)[0]["ports"], containersOf(deployment())[0]["ports"]);
-  EXPECT_EQ(containersOf(out)[1], containersOf(deployment())[1]);
+  EXPECT_EQ(containersOf(out)[0]["ports"], containersOf(twoContainerDeployment())[0]["ports"]);
+  EXPECT_EQ(containersOf(out)[1], containersOf(twoContainerDeployment())[1]);
   // Switching an env var from value to valueFrom: the old value is nulled out.
   json patch2 = R"({"spec":{"template":{"spec":{"containers":[{"name":"app","env":[
       {"name":"A","value":null,"valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]}]}}}})"_json;
-  json out2 = smp(deployment(), patch2, "Deployment");
+  json out2 = smp(twoContainerDeployment(), patch2, "Deployment");
   EXPECT_EQ(containersOf(out2)[0]["env"][0],
             R"({"name":"A","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}})"_json);
 }
@@ -191,18 +191,19 @@ TEST(StrategicMergePatchTest, ChangeOneEnvVar) {
 TEST(StrategicMergePatchTest, ContainerPortsMergeByPortAndProtocol) {
   json patch = R"({"spec":{"template":{"spec":{"containers":[{"name":"app","ports":[
       {"containerPort":53,"protocol":"UDP","name":"dns"},{"containerPort":443}]}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   EXPECT_EQ(containersOf(out)[0]["ports"],
             R"([{"containerPort":80},{"containerPort":53,"protocol":"UDP","name":"dns"},
                 {"containerPort":443}])"_json);
   // A TCP port 53 is a different element than UDP 53.
   json tcp = R"({"spec":{"template":{"spec":{"containers":[{"name":"app","ports":[
       {"containerPort":53,"protocol":"TCP"}]}]}}}})"_json;
-  EXPECT_EQ(containersOf(smp(deployment(), tcp, "Deployment"))[0]["ports"].size(), 3u);
+  EXPECT_EQ(containersOf(smp(twoContainerDeployment(), tcp, "Deployment"))[0]["ports"].size(), 3u);
 }
 
 TEST(StrategicMergePatchTest, RemoveLabelWithNull) {
-  json out = smp(deployment(), R"({"metadata":{"labels":{"tier":null}}})"_json, "Deployment");
+  json out =
+      smp(twoContainerDeployment(), R"({"metadata":{"labels":{"tier":null}}})"_json, "Deployment");
   EXPECT_EQ(out["metadata"]["labels"], R"({"app":"web"})"_json);
 }
 
@@ -218,14 +219,16 @@ TEST(StrategicMergePatchTest, ServicePortsMergeByPort) {
 }
 
 TEST(StrategicMergePatchTest, FinalizersAreUnionedAndDeletable) {
-  json out = smp(deployment(), R"({"metadata":{"finalizers":["c","a"]}})"_json, "Deployment");
+  json out =
+      smp(twoContainerDeployment(), R"({"metadata":{"finalizers":["c","a"]}})"_json, "Deployment");
   EXPECT_EQ(out["metadata"]["finalizers"], R"(["a","b","c"])"_json);
   json removed =
-      smp(deployment(), R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}})"_json,
-          "Deployment");
+      smp(twoContainerDeployment(),
+          R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"]}})"_json, "Deployment");
   EXPECT_EQ(removed["metadata"]["finalizers"], R"(["b"])"_json);
-  json reordered = smp(
-      deployment(), R"({"metadata":{"$setElementOrder/finalizers":["b","a"]}})"_json, "Deployment");
+  json reordered =
+      smp(twoContainerDeployment(),
+          R"({"metadata":{"$setElementOrder/finalizers":["b","a"]}})"_json, "Deployment");
   EXPECT_EQ(reordered["metadata"]["finalizers"], R"(["b","a"])"_json);
   // Custom resources keep ObjectMeta semantics.
   json cr = R"({"metadata":{"finalizers":["x"]},"spec":{"items":[1,2]}})"_json;
@@ -237,42 +240,43 @@ TEST(StrategicMergePatchTest, RetainKeysOnStrategySwitch) {
   // kubectl apply switching RollingUpdate -> Recreate.
   json patch = R"({"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate",
                                        "rollingUpdate":null}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   EXPECT_EQ(out["spec"]["strategy"], R"({"type":"Recreate"})"_json);
   // retainKeys alone also clears the fields not listed.
   json patch2 = R"({"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"}}})"_json;
-  EXPECT_EQ(smp(deployment(), patch2, "Deployment")["spec"]["strategy"],
+  EXPECT_EQ(smp(twoContainerDeployment(), patch2, "Deployment")["spec"]["strategy"],
             R"({"type":"Recreate"})"_json);
 }
 
 TEST(StrategicMergePatchTest, MapDirectives) {
   json out =
-      smp(deployment(), R"({"spec":{"strategy":{"rollingUpdate":{"$patch":"delete"}}}})"_json,
-          "Deployment");
+      smp(twoContainerDeployment(),
+          R"({"spec":{"strategy":{"rollingUpdate":{"$patch":"delete"}}}})"_json, "Deployment");
   EXPECT_EQ(out["spec"]["strategy"], R"({"type":"RollingUpdate"})"_json);
   json replaced =
-      smp(deployment(), R"({"metadata":{"labels":{"$patch":"replace","only":"this"}}})"_json,
-          "Deployment");
+      smp(twoContainerDeployment(),
+          R"({"metadata":{"labels":{"$patch":"replace","only":"this"}}})"_json, "Deployment");
   EXPECT_EQ(replaced["metadata"]["labels"], R"({"only":"this"})"_json);
-  json merged = smp(deployment(), R"({"metadata":{"labels":{"$patch":"merge","new":"x"}}})"_json,
-                    "Deployment");
+  json merged = smp(twoContainerDeployment(),
+                    R"({"metadata":{"labels":{"$patch":"merge","new":"x"}}})"_json, "Deployment");
   EXPECT_EQ(merged["metadata"]["labels"], R"({"app":"web","tier":"front","new":"x"})"_json);
-  auto bad = applyStrategicMergePatch(
-      deployment(), R"({"metadata":{"labels":{"$patch":"explode"}}})"_json, "Deployment");
+  auto bad = applyStrategicMergePatch(twoContainerDeployment(),
+                                      R"({"metadata":{"labels":{"$patch":"explode"}}})"_json,
+                                      "Deployment");
   EXPECT_EQ(bad.status().code(), 400);
 }
 
 TEST(StrategicMergePatchTest, ReplaceListDirective) {
   json patch = R"({"spec":{"template":{"spec":{"containers":[
       {"name":"only","image":"x"},{"$patch":"replace"}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   EXPECT_EQ(containersOf(out), R"([{"name":"only","image":"x"}])"_json);
 }
 
 TEST(StrategicMergePatchTest, ListsWithoutStrategyAreReplaced) {
   json patch = R"({"spec":{"template":{"spec":{"containers":[
       {"name":"sidecar","args":["sleep","10"]}]}}}})"_json;
-  json out = smp(deployment(), patch, "Deployment");
+  json out = smp(twoContainerDeployment(), patch, "Deployment");
   EXPECT_EQ(containersOf(out)[1]["args"], R"(["sleep","10"])"_json);
   json tolerations = smp(R"({"spec":{"tolerations":[{"key":"a"}]}})"_json,
                          R"({"spec":{"tolerations":[{"key":"b"}]}})"_json, "Pod");
@@ -322,13 +326,15 @@ TEST(StrategicMergePatchTest, OwnerReferencesByUidAndNewFieldsLoseNulls) {
 
 TEST(StrategicMergePatchTest, MissingMergeKeyIsBadRequest) {
   auto r = applyStrategicMergePatch(
-      deployment(), R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})"_json,
-      "Deployment");
+      twoContainerDeployment(),
+      R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})"_json, "Deployment");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), 400);
   EXPECT_NE(r.status().message().find("does not contain declared merge key: name"),
             std::string::npos);
-  EXPECT_EQ(applyStrategicMergePatch(deployment(), "[]"_json, "Deployment").status().code(), 400);
+  EXPECT_EQ(
+      applyStrategicMergePatch(twoContainerDeployment(), "[]"_json, "Deployment").status().code(),
+      400);
 }
 
 TEST(StrategicMergePatchTest, StrategyTable) {

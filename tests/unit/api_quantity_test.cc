@@ -7,13 +7,13 @@
 namespace minik8s::api {
 namespace {
 
-Quantity mustParse(std::string_view s) {
+Quantity mustParseQuantity(std::string_view s) {
   auto q = Quantity::parse(s);
   EXPECT_TRUE(q.ok()) << s << ": " << q.status().message();
   return q.ok() ? *q : Quantity();
 }
 
-std::string canonical(std::string_view s) { return mustParse(s).toString(); }
+std::string canonical(std::string_view s) { return mustParseQuantity(s).toString(); }
 
 TEST(QuantityTest, CanonicalFormsMatchKubernetes) {
   EXPECT_EQ(canonical("500m"), "500m");
@@ -84,48 +84,48 @@ TEST(QuantityTest, RoundsBelowNanoAwayFromZero) {
 }
 
 TEST(QuantityTest, MilliValueAndValue) {
-  EXPECT_EQ(mustParse("500m").milliValue(), 500);
-  EXPECT_EQ(mustParse("1.5").milliValue(), 1500);
-  EXPECT_EQ(mustParse("2").milliValue(), 2000);
-  EXPECT_EQ(mustParse("0.1").milliValue(), 100);
-  EXPECT_EQ(mustParse("1e3").milliValue(), 1000000);
-  EXPECT_EQ(mustParse("1Ki").milliValue(), 1024000);
-  EXPECT_EQ(mustParse("1u").milliValue(), 1);  // rounded up
-  EXPECT_EQ(mustParse("-1u").milliValue(), -1);
-  EXPECT_EQ(mustParse("128Mi").value(), 134217728);
-  EXPECT_EQ(mustParse("1Ei").value(), int64_t{1} << 60);
-  EXPECT_EQ(mustParse("1500m").value(), 2);
-  EXPECT_EQ(mustParse("-1500m").value(), -2);
-  EXPECT_EQ(mustParse("1m").value(), 1);
-  EXPECT_EQ(mustParse("7Ei").value(), int64_t{7} << 60);
-  EXPECT_EQ(mustParse("0").value(), 0);
+  EXPECT_EQ(mustParseQuantity("500m").milliValue(), 500);
+  EXPECT_EQ(mustParseQuantity("1.5").milliValue(), 1500);
+  EXPECT_EQ(mustParseQuantity("2").milliValue(), 2000);
+  EXPECT_EQ(mustParseQuantity("0.1").milliValue(), 100);
+  EXPECT_EQ(mustParseQuantity("1e3").milliValue(), 1000000);
+  EXPECT_EQ(mustParseQuantity("1Ki").milliValue(), 1024000);
+  EXPECT_EQ(mustParseQuantity("1u").milliValue(), 1);  // rounded up
+  EXPECT_EQ(mustParseQuantity("-1u").milliValue(), -1);
+  EXPECT_EQ(mustParseQuantity("128Mi").value(), 134217728);
+  EXPECT_EQ(mustParseQuantity("1Ei").value(), int64_t{1} << 60);
+  EXPECT_EQ(mustParseQuantity("1500m").value(), 2);
+  EXPECT_EQ(mustParseQuantity("-1500m").value(), -2);
+  EXPECT_EQ(mustParseQuantity("1m").value(), 1);
+  EXPECT_EQ(mustParseQuantity("7Ei").value(), int64_t{7} << 60);
+  EXPECT_EQ(mustParseQuantity("0").value(), 0);
 }
 
 TEST(QuantityTest, SaturatesOnOverflow) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
-  EXPECT_EQ(mustParse("1Ei").milliValue(), kMax);
-  EXPECT_EQ(mustParse("100E").value(), kMax);
-  EXPECT_EQ(mustParse("-100E").value(), kMin);
-  EXPECT_EQ(mustParse("1e30").milliValue(), kMax);
-  EXPECT_EQ(mustParse("9223372036854775807").value(), kMax);
-  EXPECT_EQ(mustParse("-9223372036854775808").value(), kMin);
-  EXPECT_EQ(mustParse("9223372036854775808").value(), kMax);
+  EXPECT_EQ(mustParseQuantity("1Ei").milliValue(), kMax);
+  EXPECT_EQ(mustParseQuantity("100E").value(), kMax);
+  EXPECT_EQ(mustParseQuantity("-100E").value(), kMin);
+  EXPECT_EQ(mustParseQuantity("1e30").milliValue(), kMax);
+  EXPECT_EQ(mustParseQuantity("9223372036854775807").value(), kMax);
+  EXPECT_EQ(mustParseQuantity("-9223372036854775808").value(), kMin);
+  EXPECT_EQ(mustParseQuantity("9223372036854775808").value(), kMax);
 }
 
 TEST(QuantityTest, CompareIsExact) {
-  EXPECT_EQ(mustParse("1").compare(mustParse("1000m")), 0);
-  EXPECT_EQ(mustParse("1Ki").compare(mustParse("1024")), 0);
-  EXPECT_EQ(mustParse("1k").compare(mustParse("1Ki")), -1);
-  EXPECT_EQ(mustParse("1Gi").compare(mustParse("1G")), 1);
-  EXPECT_EQ(mustParse("-1").compare(mustParse("1m")), -1);
-  EXPECT_EQ(mustParse("-2").compare(mustParse("-1")), -1);
-  EXPECT_EQ(mustParse("0").compare(mustParse("-0.5")), 1);
-  EXPECT_EQ(mustParse("1.000000001").compare(mustParse("1")), 1);
-  EXPECT_EQ(mustParse("1e30").compare(mustParse("1e29")), 1);
-  EXPECT_EQ(mustParse("15e-1").compare(mustParse("1500m")), 0);
-  EXPECT_TRUE(mustParse("100m") < mustParse("0.2"));
-  EXPECT_TRUE(mustParse("2Gi") == mustParse("2048Mi"));
+  EXPECT_EQ(mustParseQuantity("1").compare(mustParseQuantity("1000m")), 0);
+  EXPECT_EQ(mustParseQuantity("1Ki").compare(mustParseQuantity("1024")), 0);
+  EXPECT_EQ(mustParseQuantity("1k").compare(mustParseQuantity("1Ki")), -1);
+  EXPECT_EQ(mustParseQuantity("1Gi").compare(mustParseQuantity("1G")), 1);
+  EXPECT_EQ(mustParseQuantity("-1").compare(mustParseQuantity("1m")), -1);
+  EXPECT_EQ(mustParseQuantity("-2").compare(mustParseQuantity("-1")), -1);
+  EXPECT_EQ(mustParseQuantity("0").compare(mustParseQuantity("-0.5")), 1);
+  EXPECT_EQ(mustParseQuantity("1.000000001").compare(mustParseQuantity("1")), 1);
+  EXPECT_EQ(mustParseQuantity("1e30").compare(mustParseQuantity("1e29")), 1);
+  EXPECT_EQ(mustParseQuantity("15e-1").compare(mustParseQuantity("1500m")), 0);
+  EXPECT_TRUE(mustParseQuantity("100m") < mustParseQuantity("0.2"));
+  EXPECT_TRUE(mustParseQuantity("2Gi") == mustParseQuantity("2048Mi"));
 }
 
 TEST(QuantityTest, FromMilliAndValue) {
@@ -142,11 +142,11 @@ TEST(QuantityTest, FromMilliAndValue) {
 }
 
 TEST(QuantityTest, RemembersFormat) {
-  EXPECT_EQ(mustParse("1Gi").format(), Quantity::Format::kBinarySI);
-  EXPECT_EQ(mustParse("1G").format(), Quantity::Format::kDecimalSI);
-  EXPECT_EQ(mustParse("1e9").format(), Quantity::Format::kDecimalExponent);
-  EXPECT_EQ(mustParse("0.5Ki").format(), Quantity::Format::kBinarySI);
-  EXPECT_EQ(mustParse("0.0001Ki").format(), Quantity::Format::kDecimalSI);
+  EXPECT_EQ(mustParseQuantity("1Gi").format(), Quantity::Format::kBinarySI);
+  EXPECT_EQ(mustParseQuantity("1G").format(), Quantity::Format::kDecimalSI);
+  EXPECT_EQ(mustParseQuantity("1e9").format(), Quantity::Format::kDecimalExponent);
+  EXPECT_EQ(mustParseQuantity("0.5Ki").format(), Quantity::Format::kBinarySI);
+  EXPECT_EQ(mustParseQuantity("0.0001Ki").format(), Quantity::Format::kDecimalSI);
 }
 
 TEST(QuantityTest, RejectsMalformedInput) {

@@ -7,11 +7,13 @@
 #include "api/scheme.h"
 #include "api/table.h"
 #include "api/validation.h"
+#include "test_times.h"
+#include "validation_messages.h"
 
 namespace minik8s::api {
 namespace {
 
-const auto kNow = std::chrono::system_clock::now();
+using testing::kStartedAt;
 
 Quantity q(const char* text) { return *Quantity::parse(text); }
 
@@ -54,7 +56,7 @@ TEST(QuotaUsageTest, PodRequestsLimitsAndInitContainers) {
                                       {{"cpu", "500m"}, {"memory", "128Mi"}}),
                             container("b", json::object(), {{"cpu", "1"}})}),
                json::array({container("init", {{"cpu", "2"}})}));
-  ResourceList usage = objectUsage("", "pods", p, kNow);
+  ResourceList usage = objectUsage("", "pods", p, kStartedAt);
   EXPECT_EQ(prettyPrint(usage),
             "count/pods=1,cpu=2,limits.cpu=1500m,limits.memory=128Mi,memory=64Mi,pods=1,"
             "requests.cpu=2,requests.memory=64Mi");
@@ -68,31 +70,32 @@ TEST(QuotaUsageTest, PodRequestsLimitsAndInitContainers) {
 TEST(QuotaUsageTest, TerminalPodsOnlyCountAsObjects) {
   json p = pod(json::array({container("a", {{"cpu", "1"}})}));
   p["status"]["phase"] = "Succeeded";
-  EXPECT_EQ(prettyPrint(objectUsage("", "pods", p, kNow)), "count/pods=1");
+  EXPECT_EQ(prettyPrint(objectUsage("", "pods", p, kStartedAt)), "count/pods=1");
   p["status"]["phase"] = "Running";
-  EXPECT_TRUE(podCountsForQuota(p, kNow));
+  EXPECT_TRUE(podCountsForQuota(p, kStartedAt));
   p["metadata"]["deletionTimestamp"] = "2020-01-01T00:00:00Z";
   p["metadata"]["deletionGracePeriodSeconds"] = 30;
-  EXPECT_FALSE(podCountsForQuota(p, kNow));  // stuck terminating
+  EXPECT_FALSE(podCountsForQuota(p, kStartedAt));  // stuck terminating
 }
 
 TEST(QuotaUsageTest, ServicesClaimsAndObjectCounts) {
   json svc = {
       {"spec", {{"type", "NodePort"}, {"ports", json::array({{{"port", 80}}, {{"port", 443}}})}}}};
-  EXPECT_EQ(prettyPrint(objectUsage("", "services", svc, kNow)),
+  EXPECT_EQ(prettyPrint(objectUsage("", "services", svc, kStartedAt)),
             "count/services=1,services=1,services.nodeports=2");
   svc["spec"]["type"] = "LoadBalancer";
-  EXPECT_EQ(objectUsage("", "services", svc, kNow).at("services.loadbalancers").toString(), "1");
+  EXPECT_EQ(objectUsage("", "services", svc, kStartedAt).at("services.loadbalancers").toString(),
+            "1");
   json pvc = {
       {"spec",
        {{"storageClassName", "fast"}, {"resources", {{"requests", {{"storage", "2Gi"}}}}}}}};
-  EXPECT_EQ(prettyPrint(objectUsage("", "persistentvolumeclaims", pvc, kNow)),
+  EXPECT_EQ(prettyPrint(objectUsage("", "persistentvolumeclaims", pvc, kStartedAt)),
             "count/persistentvolumeclaims=1,fast.storageclass.storage.k8s.io/"
             "persistentvolumeclaims=1,fast.storageclass.storage.k8s.io/requests.storage=2Gi,"
             "persistentvolumeclaims=1,requests.storage=2Gi");
-  EXPECT_EQ(prettyPrint(objectUsage("apps", "deployments", json::object(), kNow)),
+  EXPECT_EQ(prettyPrint(objectUsage("apps", "deployments", json::object(), kStartedAt)),
             "count/deployments.apps=1");
-  EXPECT_EQ(prettyPrint(objectUsage("", "configmaps", json::object(), kNow)),
+  EXPECT_EQ(prettyPrint(objectUsage("", "configmaps", json::object(), kStartedAt)),
             "configmaps=1,count/configmaps=1");
   EXPECT_TRUE(quotaTracks("", "pods", "requests.cpu"));
   EXPECT_TRUE(quotaTracks("", "pods", "count/pods"));
@@ -134,11 +137,7 @@ const ResourceInfo& info(const char* plural) {
   return *Scheme::builtin().byResource("", "v1", plural);
 }
 
-std::string messages(const std::vector<Cause>& causes) {
-  std::string out;
-  for (const auto& c : causes) out += c.field + ": " + c.message + "\n";
-  return out;
-}
+using testing::messages;
 
 TEST(QuotaKindsTest, SchemeNamesAsKubernetes) {
   EXPECT_EQ(info("resourcequotas").shortNames, (std::vector<std::string>{"quota"}));
@@ -208,7 +207,7 @@ TEST(QuotaKindsTest, TableRowsAsKubectl) {
                 {"status",
                  {{"hard", {{"pods", "2"}, {"requests.cpu", "1200m"}, {"limits.memory", "1Gi"}}},
                   {"used", {{"pods", "1"}, {"requests.cpu", "0.5"}}}}}};
-  json cells = tableCells("ResourceQuota", quota, kNow);
+  json cells = tableCells("ResourceQuota", quota, kStartedAt);
   EXPECT_EQ(cells[0], "compute");
   EXPECT_EQ(cells[2], "pods: 1/2, requests.cpu: 500m/1200m");
   EXPECT_EQ(cells[3], "limits.memory: 0/1Gi");
@@ -219,7 +218,8 @@ TEST(QuotaKindsTest, TableRowsAsKubectl) {
   for (const auto& c : tableColumns("LimitRange")) columns.push_back(c.name);
   EXPECT_EQ(columns, (std::vector<std::string>{"Name", "Created At"}));
   json lr = {{"metadata", {{"name", "limits"}, {"creationTimestamp", "2020-01-01T00:00:00Z"}}}};
-  EXPECT_EQ(tableCells("LimitRange", lr, kNow), json::array({"limits", "2020-01-01T00:00:00Z"}));
+  EXPECT_EQ(tableCells("LimitRange", lr, kStartedAt),
+            json::array({"limits", "2020-01-01T00:00:00Z"}));
 }
 
 }  // namespace

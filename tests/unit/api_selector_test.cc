@@ -6,7 +6,7 @@
 namespace minik8s::api {
 namespace {
 
-LabelSelector mustParse(std::string_view s) {
+LabelSelector mustParseSelector(std::string_view s) {
   auto sel = LabelSelector::parse(s);
   EXPECT_TRUE(sel.ok()) << s << ": " << sel.status().message();
   return sel.ok() ? *sel : LabelSelector();
@@ -15,28 +15,28 @@ LabelSelector mustParse(std::string_view s) {
 const json kWebLabels = {{"app", "web"}, {"tier", "a"}, {"version", "3"}};
 
 TEST(LabelSelectorTest, ParsesEveryOperator) {
-  EXPECT_TRUE(mustParse("app=web").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("app==web").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("app=db").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("app!=db").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("app!=web").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("missing!=x").matches(kWebLabels));  // absent key satisfies !=
-  EXPECT_TRUE(mustParse("tier in (a,b)").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("tier in (b,c)").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("tier notin (b,c)").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("tier notin (a)").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("missing notin (a)").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("app").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("missing").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("!missing").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("!app").matches(kWebLabels));
-  EXPECT_TRUE(mustParse("version>2").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("version<3").matches(kWebLabels));
-  EXPECT_FALSE(mustParse("app>2").matches(kWebLabels));  // non-integer label never matches
+  EXPECT_TRUE(mustParseSelector("app=web").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("app==web").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("app=db").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("app!=db").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("app!=web").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("missing!=x").matches(kWebLabels));  // absent key satisfies !=
+  EXPECT_TRUE(mustParseSelector("tier in (a,b)").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("tier in (b,c)").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("tier notin (b,c)").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("tier notin (a)").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("missing notin (a)").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("app").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("missing").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("!missing").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("!app").matches(kWebLabels));
+  EXPECT_TRUE(mustParseSelector("version>2").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("version<3").matches(kWebLabels));
+  EXPECT_FALSE(mustParseSelector("app>2").matches(kWebLabels));  // non-integer label never matches
 }
 
 TEST(LabelSelectorTest, CommaIsAndAndWhitespaceIsTolerated) {
-  auto sel = mustParse("  app = web ,  tier in ( a , b ) , !canary ");
+  auto sel = mustParseSelector("  app = web ,  tier in ( a , b ) , !canary ");
   EXPECT_TRUE(sel.matches(kWebLabels));
   EXPECT_FALSE(sel.matches(json{{"app", "web"}, {"tier", "a"}, {"canary", "true"}}));
   EXPECT_FALSE(sel.matches(json{{"app", "web"}, {"tier", "c"}}));
@@ -44,27 +44,27 @@ TEST(LabelSelectorTest, CommaIsAndAndWhitespaceIsTolerated) {
 }
 
 TEST(LabelSelectorTest, ToStringSortsByKeyAndValues) {
-  EXPECT_EQ(mustParse("tier in (b,a),app=web").toString(), "app=web,tier in (a,b)");
-  EXPECT_EQ(mustParse("x notin (z,y,y)").toString(), "x notin (y,z)");
-  EXPECT_EQ(mustParse("a==b,c!=d,e").toString(), "a==b,c!=d,e");
-  EXPECT_EQ(mustParse("").toString(), "");
+  EXPECT_EQ(mustParseSelector("tier in (b,a),app=web").toString(), "app=web,tier in (a,b)");
+  EXPECT_EQ(mustParseSelector("x notin (z,y,y)").toString(), "x notin (y,z)");
+  EXPECT_EQ(mustParseSelector("a==b,c!=d,e").toString(), "a==b,c!=d,e");
+  EXPECT_EQ(mustParseSelector("").toString(), "");
 }
 
 TEST(LabelSelectorTest, EmptyValuesAreAllowed) {
-  EXPECT_TRUE(mustParse("app=").matches(json{{"app", ""}}));
-  EXPECT_FALSE(mustParse("app=").matches(json{{"app", "x"}}));
-  EXPECT_TRUE(mustParse("app in ()").matches(json{{"app", ""}}));
-  EXPECT_TRUE(mustParse("app in (a,)").matches(json{{"app", ""}}));
+  EXPECT_TRUE(mustParseSelector("app=").matches(json{{"app", ""}}));
+  EXPECT_FALSE(mustParseSelector("app=").matches(json{{"app", "x"}}));
+  EXPECT_TRUE(mustParseSelector("app in ()").matches(json{{"app", ""}}));
+  EXPECT_TRUE(mustParseSelector("app in (a,)").matches(json{{"app", ""}}));
 }
 
 TEST(LabelSelectorTest, EmptyMatchesEverythingNullLabels) {
-  auto sel = mustParse("");
+  auto sel = mustParseSelector("");
   EXPECT_TRUE(sel.empty());
   EXPECT_TRUE(sel.matches(nullptr));
   EXPECT_TRUE(sel.matches(kWebLabels));
-  EXPECT_FALSE(mustParse("app").matches(nullptr));
-  EXPECT_TRUE(mustParse("!app").matches(nullptr));
-  EXPECT_TRUE(mustParse("app!=web").matches(nullptr));
+  EXPECT_FALSE(mustParseSelector("app").matches(nullptr));
+  EXPECT_TRUE(mustParseSelector("!app").matches(nullptr));
+  EXPECT_TRUE(mustParseSelector("app!=web").matches(nullptr));
 }
 
 TEST(LabelSelectorTest, RejectsBadSyntaxAndBadKeys) {
@@ -74,7 +74,7 @@ TEST(LabelSelectorTest, RejectsBadSyntaxAndBadKeys) {
     EXPECT_FALSE(sel.ok()) << bad;
     EXPECT_EQ(sel.status().code(), 400) << bad;
   }
-  EXPECT_TRUE(mustParse("app==").matches(json{{"app", ""}}));
+  EXPECT_TRUE(mustParseSelector("app==").matches(json{{"app", ""}}));
   auto badKey = LabelSelector::parse("-app=web");
   ASSERT_FALSE(badKey.ok());
   EXPECT_NE(badKey.status().message().find("key: Invalid value: \"-app\": name part must consist"),

@@ -8,6 +8,8 @@
 #include "api/strict_decoding.h"
 #include "api/table.h"
 #include "api/validation.h"
+#include "test_times.h"
+#include "validation_messages.h"
 
 namespace minik8s::api {
 namespace {
@@ -17,12 +19,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
-const std::string kSubdomainMsg =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+using testing::kSubdomainMsg;
 
-const ResourceInfo& info(const std::string& kind) {
+const ResourceInfo& storageInfo(const std::string& kind) {
   const std::string group = kind == "StorageClass" || kind == "CSIDriver" ? "storage.k8s.io" : "";
   const ResourceInfo* r = Scheme::builtin().byKind(group, "v1", kind);
   EXPECT_NE(r, nullptr) << kind;
@@ -30,14 +29,14 @@ const ResourceInfo& info(const std::string& kind) {
 }
 
 json defaulted(const std::string& kind, json obj) {
-  applyDefaults(info(kind), obj);
+  applyDefaults(storageInfo(kind), obj);
   return obj;
 }
 
 // Defaults then validates, as the registry does; `old` is the stored object.
-Errors check(const std::string& kind, const json& obj, const json* old = nullptr) {
+Errors checkStorage(const std::string& kind, const json& obj, const json* old = nullptr) {
   Errors out;
-  for (const auto& c : validate(info(kind), defaulted(kind, obj), old)) {
+  for (const auto& c : validate(storageInfo(kind), defaulted(kind, obj), old)) {
     out.push_back(c.reason + " " + c.field + ": " + c.message);
   }
   return out;
@@ -46,7 +45,7 @@ Errors check(const std::string& kind, const json& obj, const json* old = nullptr
 // An update of `before` (stored, defaulted) to `after`.
 Errors update(const std::string& kind, const json& before, const json& after) {
   const json stored = defaulted(kind, before);
-  return check(kind, after, &stored);
+  return checkStorage(kind, after, &stored);
 }
 
 // The examples of the Kubernetes documentation ("Configure a Pod to Use a PersistentVolume for
@@ -142,23 +141,23 @@ TEST(StorageDefaultsTest, CSIDriver) {
 // ---- PersistentVolume
 
 TEST(PersistentVolumeValidationTest, DocumentationExamplesAreValid) {
-  EXPECT_EQ(check("PersistentVolume", hostPathVolume()), Errors{});
+  EXPECT_EQ(checkStorage("PersistentVolume", hostPathVolume()), Errors{});
   json stored = defaulted("PersistentVolume", hostPathVolume());
-  EXPECT_EQ(check("PersistentVolume", hostPathVolume(), &stored), Errors{});
-  EXPECT_EQ(check("PersistentVolume", R"({"metadata":{"name":"pv0003"},"spec":{
+  EXPECT_EQ(checkStorage("PersistentVolume", hostPathVolume(), &stored), Errors{});
+  EXPECT_EQ(checkStorage("PersistentVolume", R"({"metadata":{"name":"pv0003"},"spec":{
       "capacity":{"storage":"5Gi"},"volumeMode":"Filesystem","accessModes":["ReadWriteOnce"],
       "persistentVolumeReclaimPolicy":"Recycle","storageClassName":"slow",
       "mountOptions":["hard","nfsvers=4.1"],"nfs":{"path":"/tmp","server":"172.17.0.2"}}})"_json),
             Errors{});
   // Sources minik8s does not mount are still accepted as Kubernetes accepts them.
-  EXPECT_EQ(check("PersistentVolume", R"({"metadata":{"name":"g"},"spec":{
+  EXPECT_EQ(checkStorage("PersistentVolume", R"({"metadata":{"name":"g"},"spec":{
       "capacity":{"storage":"1Gi"},"accessModes":["ReadWriteMany"],
       "glusterfs":{"endpoints":"glusterfs-cluster","path":"kube_vol"}}})"_json),
             Errors{});
 }
 
 TEST(PersistentVolumeValidationTest, CapacityAccessModesAndSourceRequired) {
-  EXPECT_EQ(check("PersistentVolume", R"({"metadata":{"name":"pv"},"spec":{}})"_json),
+  EXPECT_EQ(checkStorage("PersistentVolume", R"({"metadata":{"name":"pv"},"spec":{}})"_json),
             (Errors{"FieldValueRequired spec.accessModes: Required value",
                     "FieldValueRequired spec.capacity: Required value",
                     "FieldValueNotSupported spec.capacity: Unsupported value: {}: supported "
@@ -169,21 +168,21 @@ TEST(PersistentVolumeValidationTest, CapacityAccessModesAndSourceRequired) {
 TEST(PersistentVolumeValidationTest, Capacity) {
   json pv = hostPathVolume();
   pv["spec"]["capacity"]["storage"] = "0";
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueInvalid spec.capacity[storage]: Invalid value: \"0\": must be "
                    "greater than zero"});
   pv["spec"]["capacity"]["storage"] = "-1Gi";
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             (Errors{"FieldValueInvalid spec.capacity[storage]: Invalid value: -1073741824: must "
                     "be a valid resource quantity",
                     "FieldValueInvalid spec.capacity[storage]: Invalid value: \"-1Gi\": must be "
                     "greater than zero"}));
   pv["spec"]["capacity"] = {{"storage", "1Gi"}, {"cpu", "1"}};
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueNotSupported spec.capacity: Unsupported value: "
                    "{\"cpu\":\"1\",\"storage\":\"1Gi\"}: supported values: \"storage\""});
   pv["spec"]["capacity"] = {{"storage", "lots"}};
-  EXPECT_THAT(check("PersistentVolume", pv),
+  EXPECT_THAT(checkStorage("PersistentVolume", pv),
               ElementsAre(StartsWith("FieldValueInvalid spec.capacity[storage]: Invalid value: "
                                      "\"lots\": ")));
 }
@@ -191,22 +190,22 @@ TEST(PersistentVolumeValidationTest, Capacity) {
 TEST(PersistentVolumeValidationTest, AccessModes) {
   json pv = hostPathVolume();
   pv["spec"]["accessModes"] = {"ReadWriteOnce", "ReadWriteSome"};
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueNotSupported spec.accessModes: Unsupported value: "
                    "\"ReadWriteSome\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
                    "\"ReadWriteOnce\", \"ReadWriteOncePod\""});
   pv["spec"]["accessModes"] = {"ReadWriteOncePod", "ReadOnlyMany"};
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueForbidden spec.accessModes: Forbidden: may not use "
                    "ReadWriteOncePod with other access modes"});
   pv["spec"]["accessModes"] = {"ReadWriteOncePod"};
-  EXPECT_EQ(check("PersistentVolume", pv), Errors{});
+  EXPECT_EQ(checkStorage("PersistentVolume", pv), Errors{});
 }
 
 TEST(PersistentVolumeValidationTest, ExactlyOneSource) {
   json pv = hostPathVolume();
   pv["spec"]["nfs"] = {{"server", "10.0.0.1"}, {"path", "/export"}};
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueForbidden spec.nfs: Forbidden: may not specify more than 1 volume "
                    "type"});
 }
@@ -214,10 +213,10 @@ TEST(PersistentVolumeValidationTest, ExactlyOneSource) {
 TEST(PersistentVolumeValidationTest, Sources) {
   json pv = hostPathVolume();
   pv["spec"]["hostPath"] = {{"path", ""}};
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueRequired spec.hostPath.path: Required value"});
   pv["spec"]["hostPath"] = {{"path", "/mnt/../etc"}, {"type", "Dir"}};
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             (Errors{"FieldValueInvalid spec.hostPath.path: Invalid value: \"/mnt/../etc\": must "
                     "not contain '..'",
                     "FieldValueNotSupported spec.hostPath.type: Unsupported value: \"Dir\": "
@@ -227,15 +226,15 @@ TEST(PersistentVolumeValidationTest, Sources) {
   json local = hostPathVolume();
   local["spec"].erase("hostPath");
   local["spec"]["local"] = {{"path", "/mnt/disks/ssd1"}};
-  EXPECT_EQ(check("PersistentVolume", local),
+  EXPECT_EQ(checkStorage("PersistentVolume", local),
             Errors{"FieldValueRequired spec.nodeAffinity: Required value: Local volume requires "
                    "node affinity"});
   local["spec"]["nodeAffinity"] = json::object();
-  EXPECT_EQ(check("PersistentVolume", local),
+  EXPECT_EQ(checkStorage("PersistentVolume", local),
             Errors{"FieldValueRequired spec.nodeAffinity.required: Required value: must specify "
                    "required node constraints"});
   local["spec"]["nodeAffinity"]["required"] = {{"nodeSelectorTerms", json::array()}};
-  EXPECT_EQ(check("PersistentVolume", local),
+  EXPECT_EQ(checkStorage("PersistentVolume", local),
             Errors{"FieldValueRequired spec.nodeAffinity.required.nodeSelectorTerms: Required "
                    "value: must have at least one node selector term"});
   local["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"] = R"([
@@ -243,7 +242,7 @@ TEST(PersistentVolumeValidationTest, Sources) {
                          {"key":"disk","operator":"Exists","values":["ssd"]}],
      "matchFields":[{"key":"metadata.uid","operator":"In","values":["a","b"]}]}])"_json;
   EXPECT_EQ(
-      check("PersistentVolume", local),
+      checkStorage("PersistentVolume", local),
       (Errors{"FieldValueInvalid spec.nodeAffinity.required.nodeSelectorTerms[0]."
               "matchExpressions[0].operator: Invalid value: \"Is\": not a valid selector operator",
               "FieldValueForbidden spec.nodeAffinity.required.nodeSelectorTerms[0]."
@@ -258,7 +257,7 @@ TEST(PersistentVolumeValidationTest, Sources) {
   json csi = hostPathVolume();
   csi["spec"].erase("hostPath");
   csi["spec"]["csi"] = {{"controllerExpandSecretRef", {{"name", "s"}}}};
-  EXPECT_EQ(check("PersistentVolume", csi),
+  EXPECT_EQ(checkStorage("PersistentVolume", csi),
             (Errors{"FieldValueRequired spec.csi.driver: Required value",
                     "FieldValueInvalid spec.csi.driver: Invalid value: \"\": " + kSubdomainMsg,
                     "FieldValueRequired spec.csi.volumeHandle: Required value",
@@ -271,7 +270,7 @@ TEST(PersistentVolumeValidationTest, PolicyClassAndMode) {
   pv["spec"]["persistentVolumeReclaimPolicy"] = "Keep";
   pv["spec"]["storageClassName"] = "Fast_1";
   pv["spec"]["volumeMode"] = "Raw";
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             (Errors{"FieldValueNotSupported spec.persistentVolumeReclaimPolicy: Unsupported "
                     "value: \"Keep\": supported values: \"Delete\", \"Recycle\", \"Retain\"",
                     "FieldValueInvalid spec.storageClassName: Invalid value: \"Fast_1\": " +
@@ -281,15 +280,15 @@ TEST(PersistentVolumeValidationTest, PolicyClassAndMode) {
   // volumeMode is a pointer: an empty string is not defaulted but refused.
   pv = hostPathVolume();
   pv["spec"]["volumeMode"] = "";
-  EXPECT_EQ(check("PersistentVolume", pv),
+  EXPECT_EQ(checkStorage("PersistentVolume", pv),
             Errors{"FieldValueNotSupported spec.volumeMode: Unsupported value: \"\": supported "
                    "values: \"Block\", \"Filesystem\""});
   pv = hostPathVolume();
   pv["spec"]["hostPath"]["path"] = "/tmp/..";
   pv["spec"]["persistentVolumeReclaimPolicy"] = "Recycle";
-  EXPECT_THAT(check("PersistentVolume", pv),
-              testing::Contains("FieldValueForbidden spec.persistentVolumeReclaimPolicy: "
-                                "Forbidden: may not be 'recycle' for a hostPath mount of '/'"));
+  EXPECT_THAT(checkStorage("PersistentVolume", pv),
+              ::testing::Contains("FieldValueForbidden spec.persistentVolumeReclaimPolicy: "
+                                  "Forbidden: may not be 'recycle' for a hostPath mount of '/'"));
 }
 
 TEST(PersistentVolumeValidationTest, SourceImmutableCapacityMutable) {
@@ -325,17 +324,18 @@ TEST(PersistentVolumeValidationTest, CsiExpandSecretMayBeAdded) {
 // ---- PersistentVolumeClaim
 
 TEST(PersistentVolumeClaimValidationTest, RequiredFields) {
-  EXPECT_EQ(check("PersistentVolumeClaim", claim()), Errors{});
-  EXPECT_EQ(check("PersistentVolumeClaim",
-                  R"({"metadata":{"name":"c","namespace":"default"},"spec":{}})"_json),
+  EXPECT_EQ(checkStorage("PersistentVolumeClaim", claim()), Errors{});
+  EXPECT_EQ(checkStorage("PersistentVolumeClaim",
+                         R"({"metadata":{"name":"c","namespace":"default"},"spec":{}})"_json),
             (Errors{"FieldValueRequired spec.accessModes: Required value: at least 1 access "
                     "mode is required",
                     "FieldValueRequired spec.resources[storage]: Required value"}));
-  EXPECT_EQ(check("PersistentVolumeClaim", R"({"metadata":{"name":"c"},"spec":{}})"_json).front(),
-            "FieldValueRequired metadata.namespace: Required value");
+  EXPECT_EQ(
+      checkStorage("PersistentVolumeClaim", R"({"metadata":{"name":"c"},"spec":{}})"_json).front(),
+      "FieldValueRequired metadata.namespace: Required value");
   json c = claim();
   c["spec"]["resources"]["requests"]["storage"] = 0;
-  EXPECT_EQ(check("PersistentVolumeClaim", c),
+  EXPECT_EQ(checkStorage("PersistentVolumeClaim", c),
             Errors{"FieldValueInvalid spec.resources[storage]: Invalid value: \"0\": must be "
                    "greater than zero"});
 }
@@ -346,7 +346,7 @@ TEST(PersistentVolumeClaimValidationTest, SelectorModesAndDataSource) {
   c["spec"]["accessModes"] = {"ReadWriteOncePod", "ReadWriteMany"};
   c["spec"]["dataSource"] = {{"kind", "VolumeSnapshot"}, {"name", "snap"}};
   c["spec"]["volumeMode"] = "Raw";
-  EXPECT_EQ(check("PersistentVolumeClaim", c),
+  EXPECT_EQ(checkStorage("PersistentVolumeClaim", c),
             (Errors{"FieldValueForbidden spec.accessModes: Forbidden: may not use "
                     "ReadWriteOncePod with other access modes",
                     "FieldValueInvalid spec.selector.matchExpressions[0].operator: Invalid value: "
@@ -360,7 +360,7 @@ TEST(PersistentVolumeClaimValidationTest, SelectorModesAndDataSource) {
       {"apiGroup", "snapshot.storage.k8s.io"}, {"kind", "VolumeSnapshot"}, {"name", "a"}};
   c["spec"]["dataSourceRef"] = {
       {"apiGroup", "snapshot.storage.k8s.io"}, {"kind", "VolumeSnapshot"}, {"name", "b"}};
-  EXPECT_EQ(check("PersistentVolumeClaim", c),
+  EXPECT_EQ(checkStorage("PersistentVolumeClaim", c),
             Errors{"FieldValueInvalid spec: Invalid value: spec.dataSource: must match "
                    "dataSourceRef"});
 }
@@ -407,20 +407,20 @@ TEST(PersistentVolumeClaimValidationTest, VolumeNameAndClassSetOnce) {
   json mode = claim();
   mode["spec"]["volumeMode"] = "Block";
   Errors errs = update("PersistentVolumeClaim", claim(), mode);
-  EXPECT_THAT(errs, testing::Contains("FieldValueInvalid volumeMode: Invalid value: \"Block\": "
-                                      "field is immutable"));
+  EXPECT_THAT(errs, ::testing::Contains("FieldValueInvalid volumeMode: Invalid value: \"Block\": "
+                                        "field is immutable"));
 }
 
 // ---- StorageClass
 
 TEST(StorageClassValidationTest, Fields) {
-  EXPECT_EQ(check("StorageClass", storageClass()), Errors{});
+  EXPECT_EQ(checkStorage("StorageClass", storageClass()), Errors{});
   json sc = storageClass();
   sc.erase("provisioner");
   sc["reclaimPolicy"] = "Recycle";
   sc["volumeBindingMode"] = "Later";
   sc["parameters"] = {{"", "x"}};
-  EXPECT_EQ(check("StorageClass", sc),
+  EXPECT_EQ(checkStorage("StorageClass", sc),
             (Errors{"FieldValueRequired provisioner: Required value",
                     "FieldValueInvalid parameters: Invalid value: \"\": field can not be empty.",
                     "FieldValueNotSupported reclaimPolicy: Unsupported value: \"Recycle\": "
@@ -429,7 +429,7 @@ TEST(StorageClassValidationTest, Fields) {
                     "supported values: \"Immediate\", \"WaitForFirstConsumer\""}));
   sc = storageClass();
   sc["provisioner"] = "Example.com/Bad Name";
-  EXPECT_THAT(check("StorageClass", sc),
+  EXPECT_THAT(checkStorage("StorageClass", sc),
               ElementsAre(StartsWith("FieldValueInvalid provisioner: Invalid value: "
                                      "\"example.com/bad name\": name part must consist of")));
   sc = storageClass();
@@ -437,7 +437,7 @@ TEST(StorageClassValidationTest, Fields) {
     {"matchLabelExpressions":[{"key":"topology.kubernetes.io/zone","values":["a","a"]}]},
     {"matchLabelExpressions":[{"key":"topology.kubernetes.io/zone","values":["a"]}]},
     {"matchLabelExpressions":[{"key":"rack","values":[]}]}])"_json;
-  EXPECT_EQ(check("StorageClass", sc),
+  EXPECT_EQ(checkStorage("StorageClass", sc),
             (Errors{"FieldValueDuplicate allowedTopologies[0].matchLabelExpressions[0].values[1]: "
                     "Duplicate value: \"a\"",
                     "FieldValueDuplicate allowedTopologies[1].matchLabelExpressions: Duplicate "
@@ -470,14 +470,14 @@ TEST(StorageClassValidationTest, ProvisionerParametersPolicyAndBindingImmutable)
 // ---- CSIDriver
 
 TEST(CSIDriverValidationTest, Fields) {
-  EXPECT_EQ(check("CSIDriver", csiDriver()), Errors{});
+  EXPECT_EQ(checkStorage("CSIDriver", csiDriver()), Errors{});
   json d = csiDriver();
   d["metadata"]["name"] = "My_Driver";
   d["spec"]["fsGroupPolicy"] = "Any";
   d["spec"]["tokenRequests"] = R"([{"audience":"a","expirationSeconds":60},{"audience":"a"}])"_json;
   d["spec"]["volumeLifecycleModes"] = {"Forever"};
   EXPECT_EQ(
-      check("CSIDriver", d),
+      checkStorage("CSIDriver", d),
       (Errors{"FieldValueInvalid metadata.name: Invalid value: \"My_Driver\": " + kSubdomainMsg,
               "FieldValueNotSupported spec.fsGroupPolicy: Unsupported value: \"Any\": "
               "supported values: \"File\", \"None\", \"ReadWriteOnceWithFSType\"",
@@ -506,8 +506,7 @@ TEST(CSIDriverValidationTest, AttachRequiredAndModesImmutable) {
 // ---- Table rows
 
 // 2024-01-02T03:04:05Z; the objects were created 4m5s before.
-const std::chrono::system_clock::time_point kNow =
-    std::chrono::system_clock::from_time_t(1704164645);
+using testing::kNow;
 
 json created(json obj) {
   obj["metadata"]["creationTimestamp"] = "2024-01-02T03:00:00Z";
@@ -587,14 +586,14 @@ TEST(StorageSchemaTest, DocumentationExamplesDecodeStrictly) {
        {std::pair{"PersistentVolume", hostPathVolume()},
         std::pair{"PersistentVolumeClaim", claim()}, std::pair{"StorageClass", storageClass()},
         std::pair{"CSIDriver", csiDriver()}}) {
-    SchemaFindings f = checkAgainstSchema(info(kind), obj);
+    SchemaFindings f = checkAgainstSchema(storageInfo(kind), obj);
     EXPECT_TRUE(f.empty()) << kind << " " << json(f.unknownFields).dump()
                            << json(f.typeErrors).dump();
   }
   json pv = hostPathVolume();
   pv["spec"]["capacty"] = {{"storage", "1Gi"}};
   pv["spec"]["hostPath"]["kind"] = "dir";
-  EXPECT_EQ(checkAgainstSchema(info("PersistentVolume"), pv).unknownFields,
+  EXPECT_EQ(checkAgainstSchema(storageInfo("PersistentVolume"), pv).unknownFields,
             (std::vector<std::string>{"spec.capacty", "spec.hostPath.kind"}));
 }
 

@@ -12,7 +12,7 @@ const ResourceInfo& resource(const std::string& group, const std::string& versio
   return *r;
 }
 
-const ResourceInfo& deployment() { return resource("apps", "v1", "Deployment"); }
+const ResourceInfo& deploymentInfo() { return resource("apps", "v1", "Deployment"); }
 
 json validDeployment() {
   return json::parse(R"({
@@ -47,7 +47,7 @@ json validDeployment() {
 }
 
 TEST(StrictDecodingTest, ValidObjectHasNoFindings) {
-  auto f = checkAgainstSchema(deployment(), validDeployment());
+  auto f = checkAgainstSchema(deploymentInfo(), validDeployment());
   EXPECT_TRUE(f.unknownFields.empty()) << json(f.unknownFields).dump();
   EXPECT_TRUE(f.typeErrors.empty()) << json(f.typeErrors).dump();
   EXPECT_TRUE(f.empty());
@@ -61,7 +61,7 @@ TEST(StrictDecodingTest, UnknownFieldsAsDottedPathsWithIndexes) {
   d["spec"]["template"]["spec"]["volumes"][0]["configMap"]["nmae"] = "x";
   d["metadata"]["labelz"] = json::object();
   d["bogus"] = true;
-  auto f = checkAgainstSchema(deployment(), d);
+  auto f = checkAgainstSchema(deploymentInfo(), d);
   EXPECT_EQ(f.unknownFields,
             (std::vector<std::string>{"bogus", "metadata.labelz", "spec.foo",
                                       "spec.template.spec.containers[0].imagePullPolcy",
@@ -94,9 +94,9 @@ TEST(StrictDecodingTest, IntOrStringAcceptsBothButNotOtherTypes) {
   auto& ru = d["spec"]["strategy"]["rollingUpdate"];
   ru["maxSurge"] = 1;
   ru["maxUnavailable"] = "10%";
-  EXPECT_TRUE(checkAgainstSchema(deployment(), d).empty());
+  EXPECT_TRUE(checkAgainstSchema(deploymentInfo(), d).empty());
   ru["maxSurge"] = true;
-  auto f = checkAgainstSchema(deployment(), d);
+  auto f = checkAgainstSchema(deploymentInfo(), d);
   ASSERT_EQ(f.typeErrors.size(), 1u);
   EXPECT_EQ(f.typeErrors[0],
             "json: cannot unmarshal bool into Go struct field "
@@ -107,7 +107,7 @@ TEST(StrictDecodingTest, IntOrStringAcceptsBothButNotOtherTypes) {
 TEST(StrictDecodingTest, TypeErrorsInGoWording) {
   json d = validDeployment();
   d["spec"]["replicas"] = "3";
-  auto f = checkAgainstSchema(deployment(), d);
+  auto f = checkAgainstSchema(deploymentInfo(), d);
   ASSERT_EQ(f.typeErrors.size(), 1u);
   EXPECT_EQ(f.typeErrors[0],
             "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of "
@@ -116,7 +116,7 @@ TEST(StrictDecodingTest, TypeErrorsInGoWording) {
   d = validDeployment();
   d["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] = "80";
   d["spec"]["template"]["spec"]["containers"][0]["image"] = 5;
-  f = checkAgainstSchema(deployment(), d);
+  f = checkAgainstSchema(deploymentInfo(), d);
   EXPECT_EQ(f.typeErrors,
             (std::vector<std::string>{
                 "json: cannot unmarshal number into Go struct field "
@@ -126,7 +126,7 @@ TEST(StrictDecodingTest, TypeErrorsInGoWording) {
 
   d = validDeployment();
   d["spec"] = "nope";
-  f = checkAgainstSchema(deployment(), d);
+  f = checkAgainstSchema(deploymentInfo(), d);
   EXPECT_EQ(f.typeErrors,
             (std::vector<std::string>{"json: cannot unmarshal string into Go struct field "
                                       "Deployment.spec of type v1.DeploymentSpec"}));
@@ -134,7 +134,7 @@ TEST(StrictDecodingTest, TypeErrorsInGoWording) {
   d = validDeployment();
   d["metadata"]["labels"]["n"] = 1;
   d["spec"]["template"]["spec"]["containers"] = json::object();
-  f = checkAgainstSchema(deployment(), d);
+  f = checkAgainstSchema(deploymentInfo(), d);
   EXPECT_EQ(f.typeErrors,
             (std::vector<std::string>{
                 "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of "
@@ -146,20 +146,20 @@ TEST(StrictDecodingTest, TypeErrorsInGoWording) {
 TEST(StrictDecodingTest, IntegerRangesAndFractions) {
   json d = validDeployment();
   d["spec"]["replicas"] = 2.0;
-  EXPECT_TRUE(checkAgainstSchema(deployment(), d).empty());
+  EXPECT_TRUE(checkAgainstSchema(deploymentInfo(), d).empty());
   d["spec"]["replicas"] = 1.5;
-  auto f = checkAgainstSchema(deployment(), d);
+  auto f = checkAgainstSchema(deploymentInfo(), d);
   ASSERT_EQ(f.typeErrors.size(), 1u);
   EXPECT_EQ(
       f.typeErrors[0],
       "json: cannot unmarshal number 1.5 into Go struct field DeploymentSpec.spec.replicas of "
       "type int32");
   d["spec"]["replicas"] = 3000000000LL;
-  EXPECT_EQ(checkAgainstSchema(deployment(), d).typeErrors.size(), 1u);
+  EXPECT_EQ(checkAgainstSchema(deploymentInfo(), d).typeErrors.size(), 1u);
   d["spec"]["revisionHistoryLimit"] = nullptr;
   d["spec"]["replicas"] = 2;
   d["spec"]["progressDeadlineSeconds"] = -1;
-  EXPECT_TRUE(checkAgainstSchema(deployment(), d).empty());
+  EXPECT_TRUE(checkAgainstSchema(deploymentInfo(), d).empty());
 }
 
 TEST(StrictDecodingTest, QuantitiesAcceptNumbersAndStrings) {
@@ -167,9 +167,9 @@ TEST(StrictDecodingTest, QuantitiesAcceptNumbersAndStrings) {
   auto& res = d["spec"]["template"]["spec"]["containers"][0]["resources"];
   res["limits"]["cpu"] = 2;
   res["requests"]["memory"] = "1Gi";
-  EXPECT_TRUE(checkAgainstSchema(deployment(), d).empty());
+  EXPECT_TRUE(checkAgainstSchema(deploymentInfo(), d).empty());
   res["limits"]["cpu"] = json::array();
-  auto f = checkAgainstSchema(deployment(), d);
+  auto f = checkAgainstSchema(deploymentInfo(), d);
   ASSERT_EQ(f.typeErrors.size(), 1u);
   EXPECT_NE(f.typeErrors[0].find("of type resource.Quantity"), std::string::npos);
 }
@@ -179,7 +179,7 @@ TEST(StrictDecodingTest, NullAcceptedForOptionalFields) {
   d["spec"]["strategy"] = nullptr;
   d["spec"]["template"]["spec"]["containers"][0]["env"] = nullptr;
   d["metadata"]["labels"] = nullptr;
-  EXPECT_TRUE(checkAgainstSchema(deployment(), d).empty());
+  EXPECT_TRUE(checkAgainstSchema(deploymentInfo(), d).empty());
 }
 
 TEST(StrictDecodingTest, OtherKinds) {

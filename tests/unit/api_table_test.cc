@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "api/table.h"
+#include "test_times.h"
 
 namespace minik8s::api {
 namespace {
@@ -9,8 +10,7 @@ namespace {
 using std::chrono::seconds;
 
 // 2024-01-02T03:04:05Z
-const std::chrono::system_clock::time_point kNow =
-    std::chrono::system_clock::from_time_t(1704164645);
+using testing::kNow;
 
 std::vector<std::string> columnNames(const std::string& kind, int priority) {
   std::vector<std::string> out;

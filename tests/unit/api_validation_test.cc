@@ -7,6 +7,7 @@
 #include "api/quantity.h"
 #include "api/scheme.h"
 #include "api/validation.h"
+#include "validation_messages.h"
 
 namespace minik8s::api {
 namespace {
@@ -169,10 +170,7 @@ TEST(ValidationTest, SamplesOfEveryKindAreValid) {
 
 // ---- metadata ----
 
-const std::string kSubdomainMsg =
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "
-    "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+using testing::kSubdomainMsg;
 const std::string kLabelMsg =
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "

@@ -11,16 +11,12 @@
 #include "apiserver/auth/node_restriction.h"
 #include "apiserver/auth/rbac_authorizer.h"
 #include "apiserver/auth/static_token_authenticator.h"
+#include "auth_user.h"
 
 namespace minik8s::apiserver::auth {
 namespace {
 
-UserInfo user(const std::string& name, std::vector<std::string> groups = {}) {
-  UserInfo u;
-  u.name = name;
-  u.groups = std::move(groups);
-  return u;
-}
+using testing::user;
 
 Attributes resource(const UserInfo& u, const std::string& verb, const std::string& group,
                     const std::string& res, const std::string& ns, const std::string& name = "",

@@ -17,11 +17,14 @@
 #include "apiserver/auth/node_restriction.h"
 #include "apiserver/auth/rbac_authorizer.h"
 #include "apiserver/auth/static_token_authenticator.h"
+#include "auth_user.h"
 #include "client/rest_client.h"
 #include "common/base64.h"
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/pki.h"
+#include "eventually.h"
+#include "rbac_resources.h"
 #include "storage/store.h"
 
 namespace minik8s::apiserver {
@@ -29,28 +32,15 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const client::Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
-const client::Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
-const client::Resource kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
-const client::Resource kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
-                                            "clusterrolebindings", false};
+using testing::kClusterRoleBindings;
+using testing::kClusterRoles;
+using testing::kRoleBindings;
+using testing::kRoles;
 const client::Resource kCsrs{"certificates.k8s.io", "v1", "certificatesigningrequests", false};
 
-auth::UserInfo user(const std::string& name, std::vector<std::string> groups = {}) {
-  auth::UserInfo u;
-  u.name = name;
-  u.groups = std::move(groups);
-  return u;
-}
+using testing::user;
 
-template <typename F>
-bool eventually(F f) {
-  for (int i = 0; i < 100; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
-}
+using testing::eventually;
 
 class AuthServerTest : public ::testing::Test {
  protected:

@@ -5,15 +5,15 @@
 #include <vector>
 
 #include "apiserver/flow_control.h"
+#include "auth_user.h"
+#include "eventually.h"
 
 namespace minik8s::apiserver {
 namespace {
 
 using namespace std::chrono_literals;
 
-auth::UserInfo user(std::string name, std::vector<std::string> groups = {}) {
-  return auth::UserInfo{std::move(name), "", std::move(groups), {}};
-}
+using testing::user;
 
 FlowControlOptions noQueue(int readOnly, int mutating) {
   FlowControlOptions o;
@@ -23,15 +23,7 @@ FlowControlOptions noQueue(int readOnly, int mutating) {
   return o;
 }
 
-// Polls until `pred` holds (a request waiting in another thread), at most 5 s.
-template <class Pred>
-bool eventually(Pred pred) {
-  for (int i = 0; i < 500; ++i) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred();
-}
+using testing::eventually;
 
 TEST(FlowControlTest, ClassifiesCallersLikeKubernetesPriorityLevels) {
   EXPECT_EQ(classify(user("kubernetes-admin", {"system:masters"})).level, PriorityLevel::kExempt);

@@ -11,6 +11,7 @@
 #include "apiserver/auth/node_authorizer.h"
 #include "apiserver/auth/node_graph.h"
 #include "apiserver/registry.h"
+#include "eventually.h"
 #include "fake_store.h"
 
 namespace minik8s::apiserver::auth {
@@ -52,14 +53,7 @@ json pod(const std::string& name, const std::string& node, const json& spec) {
   return p;
 }
 
-template <typename F>
-bool eventually(F f) {
-  for (int i = 0; i < 200; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return f();
-}
+using testing::eventually;
 
 TEST(PodReferencesTest, VolumesEnvPullSecretsAndServiceAccount) {
   json p = pod("p", "n1", R"({

@@ -25,7 +25,7 @@ const api::ResourceInfo& resourceInfo(const std::string& group, const std::strin
   return *api::Scheme::builtin().byResource(group, version, resource);
 }
 
-json pod(const std::string& name, json spec) {
+json podWithSpec(const std::string& name, json spec) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", "team"}}},
@@ -102,13 +102,13 @@ class PodSecurityAdmissionTest : public ::testing::Test {
 };
 
 TEST_F(PodSecurityAdmissionTest, UnlabelledNamespacesArePrivileged) {
-  EXPECT_TRUE(admit("", "pods", pod("p", privilegedSpec())).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("p", privilegedSpec())).ok());
   EXPECT_TRUE(warnings.empty());
 }
 
 TEST_F(PodSecurityAdmissionTest, EnforceRefusesPodsWithKubernetesMessage) {
   labelNamespace({{"pod-security.kubernetes.io/enforce", "restricted"}});
-  Status s = admit("", "pods", pod("priv", privilegedSpec()));
+  Status s = admit("", "pods", podWithSpec("priv", privilegedSpec()));
   EXPECT_EQ(s.code(), 403);
   EXPECT_EQ(s.reason(), "Forbidden");
   EXPECT_EQ(s.message(),
@@ -121,14 +121,14 @@ TEST_F(PodSecurityAdmissionTest, EnforceRefusesPodsWithKubernetesMessage) {
             "seccompProfile (pod or container \"c\" must set securityContext.seccompProfile.type "
             "to \"RuntimeDefault\" or \"Localhost\")");
   EXPECT_TRUE(warnings.empty());  // no warnings on a refused request
-  EXPECT_TRUE(admit("", "pods", pod("ok", restrictedSpec())).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("ok", restrictedSpec())).ok());
   EXPECT_TRUE(warnings.empty());
 }
 
 TEST_F(PodSecurityAdmissionTest, GeneratedNamesAppearInRefusals) {
   labelNamespace({{"pod-security.kubernetes.io/enforce", "baseline"},
                   {"pod-security.kubernetes.io/enforce-version", "v1.30"}});
-  json p = pod("", privilegedSpec());
+  json p = podWithSpec("", privilegedSpec());
   p["metadata"].erase("name");
   p["metadata"]["generateName"] = "web-6d4cf56db6-";
   Status s = admit("", "pods", p);
@@ -144,13 +144,13 @@ TEST_F(PodSecurityAdmissionTest, WarnAddsWarningsAndAdmits) {
   labelNamespace({{"pod-security.kubernetes.io/warn", "baseline"}});
   json spec = plainSpec();
   spec["volumes"] = {{{"name", "host"}, {"hostPath", {{"path", "/tmp"}}}}};
-  EXPECT_TRUE(admit("", "pods", pod("p", spec)).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("p", spec)).ok());
   EXPECT_EQ(warnings, (std::vector<std::string>{
                           "would violate PodSecurity \"baseline:latest\": hostPath volumes "
                           "(volume \"host\")"}));
   // Audit alone neither refuses nor warns.
   labelNamespace({{"pod-security.kubernetes.io/audit", "restricted"}});
-  EXPECT_TRUE(admit("", "pods", pod("p", spec)).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("p", spec)).ok());
   EXPECT_TRUE(warnings.empty());
 }
 
@@ -203,7 +203,7 @@ TEST_F(PodSecurityAdmissionTest, EnforceAlsoWarnsAtItsLevelForTemplates) {
 
 TEST_F(PodSecurityAdmissionTest, OnlySignificantPodUpdatesAreChecked) {
   labelNamespace({{"pod-security.kubernetes.io/enforce", "baseline"}});
-  json old = pod("p", privilegedSpec());  // admitted before the label
+  json old = podWithSpec("p", privilegedSpec());  // admitted before the label
   json relabelled = old;
   relabelled["metadata"]["labels"] = {{"app", "x"}};
   relabelled["metadata"]["finalizers"] = {"example.com/keep"};
@@ -240,12 +240,12 @@ TEST_F(PodSecurityAdmissionTest, InvalidNamespaceLabelsAreRefused) {
 }
 
 TEST_F(PodSecurityAdmissionTest, TighteningEnforceWarnsAboutExistingPods) {
-  storePod(pod("priv-a", privilegedSpec()));
-  storePod(pod("priv-b", privilegedSpec()));
+  storePod(podWithSpec("priv-a", privilegedSpec()));
+  storePod(podWithSpec("priv-b", privilegedSpec()));
   json host = plainSpec();
   host["hostNetwork"] = true;
-  storePod(pod("host", host));
-  storePod(pod("fine", restrictedSpec()));
+  storePod(podWithSpec("host", host));
+  storePod(podWithSpec("fine", restrictedSpec()));
 
   json old = {{"metadata", {{"name", "team"}}}};
   json next = {
@@ -302,8 +302,8 @@ TEST_F(PodSecurityAdmissionTest, CountsEvaluationsAsKubernetesDoes) {
   const double denied = counter({"deny", "restricted", "latest", "enforce", "create", "pod", ""});
   const double allowed = counter({"allow", "restricted", "latest", "enforce", "create", "pod", ""});
   const double warned = counter({"deny", "baseline", "future", "warn", "create", "controller", ""});
-  EXPECT_EQ(admit("", "pods", pod("p", privilegedSpec())).code(), 403);
-  EXPECT_TRUE(admit("", "pods", pod("ok", restrictedSpec())).ok());
+  EXPECT_EQ(admit("", "pods", podWithSpec("p", privilegedSpec())).code(), 403);
+  EXPECT_TRUE(admit("", "pods", podWithSpec("ok", restrictedSpec())).ok());
   json rs = {{"metadata", {{"name", "x"}}}, {"spec", {{"template", {{"spec", privilegedSpec()}}}}}};
   EXPECT_TRUE(admit("apps", "replicasets", rs).ok());
   EXPECT_EQ(counter({"deny", "restricted", "latest", "enforce", "create", "pod", ""}), denied + 1);
@@ -327,19 +327,19 @@ exemptions: {usernames: [ci-bot], namespaces: [sys], runtimeClasses: [kata]}
   PodSecurity configured(registry, *config);
   with = &configured;
   // Unlabelled namespaces now get the defaults.
-  Status s = admit("", "pods", pod("p", privilegedSpec()));
+  Status s = admit("", "pods", podWithSpec("p", privilegedSpec()));
   EXPECT_EQ(s.code(), 403);
   EXPECT_NE(s.message().find("violates PodSecurity \"baseline:latest\": privileged"),
             std::string::npos);
-  EXPECT_TRUE(admit("", "pods", pod("p", plainSpec())).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("p", plainSpec())).ok());
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings[0].rfind("would violate PodSecurity \"restricted:v1.30\": ", 0), 0u);
   // Exempt runtime classes, users and namespaces pass.
   json kata = privilegedSpec();
   kata["runtimeClassName"] = "kata";
-  EXPECT_TRUE(admit("", "pods", pod("p", kata)).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("p", kata)).ok());
   userName = "ci-bot";
-  EXPECT_TRUE(admit("", "pods", pod("p", privilegedSpec())).ok());
+  EXPECT_TRUE(admit("", "pods", podWithSpec("p", privilegedSpec())).ok());
   userName = "alice";
   // An exempt namespace's labels change nothing, and saying so is a warning.
   json ns = {
@@ -428,7 +428,8 @@ TEST(PodSecurityServerTest, WarningsAreHeadersAndRefusalsAre403) {
   json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "team"}}}};
   ASSERT_EQ(client.request("POST", "/api/v1/namespaces", ns.dump(), jsonBody)->status, 201);
   for (const std::string name : {"a", "b"}) {
-    json p = pod(name, name == "a" ? privilegedSpec()
+    json p = podWithSpec(name, name == "a"
+                                   ? privilegedSpec()
                                    : json{{"hostPID", true},
                                           {"containers", {{{"name", "c"}, {"image", "busybox"}}}}});
     auto created = client.request("POST", "/api/v1/namespaces/team/pods", p.dump(), jsonBody);
@@ -446,7 +447,7 @@ TEST(PodSecurityServerTest, WarningsAreHeadersAndRefusalsAre403) {
           R"(299 - "a: privileged")", R"(299 - "b: host namespaces")"}));
 
   auto refused = client.request("POST", "/api/v1/namespaces/team/pods",
-                                pod("c", privilegedSpec()).dump(), jsonBody);
+                                podWithSpec("c", privilegedSpec()).dump(), jsonBody);
   EXPECT_EQ(refused->status, 403);
   json status = json::parse(refused->body);
   EXPECT_EQ(status["reason"], "Forbidden");

@@ -22,7 +22,7 @@ json goodContainer(const std::string& name) {
             {"seccompProfile", {{"type", "RuntimeDefault"}}}}}};
 }
 
-json restrictedSpec() { return {{"containers", {goodContainer("c")}}}; }
+json goodSpec() { return {{"containers", {goodContainer("c")}}}; }
 
 // The forbidden detail of `spec` (and `meta`) at `lv`; "" when allowed.
 std::string detail(const LevelVersion& lv, const json& spec, const json& meta = json::object()) {
@@ -37,7 +37,7 @@ TEST(PodSecurityPolicyTest, PrivilegedAllowsEverything) {
 }
 
 TEST(PodSecurityPolicyTest, ACompliantPodPassesRestricted) {
-  EXPECT_TRUE(evaluatePod(kRestricted, json::object(), restrictedSpec()).allowed());
+  EXPECT_TRUE(evaluatePod(kRestricted, json::object(), goodSpec()).allowed());
   // Pod-level runAsNonRoot and seccompProfile cover the containers.
   json spec = {
       {"securityContext", {{"runAsNonRoot", true}, {"seccompProfile", {{"type", "Localhost"}}}}},
@@ -202,7 +202,7 @@ TEST(PodSecurityPolicyTest, WindowsHostProcess) {
 }
 
 TEST(PodSecurityPolicyTest, RestrictedVolumeTypes) {
-  json spec = restrictedSpec();
+  json spec = goodSpec();
   spec["volumes"] = {{{"name", "cm"}, {"configMap", {{"name", "x"}}}},
                      {{"name", "root"}, {"hostPath", {{"path", "/"}}}},
                      {{"name", "share"}, {"nfs", {{"server", "s"}, {"path", "/"}}}},
@@ -215,7 +215,7 @@ TEST(PodSecurityPolicyTest, RestrictedVolumeTypes) {
 }
 
 TEST(PodSecurityPolicyTest, RestrictedCapabilities) {
-  json spec = restrictedSpec();
+  json spec = goodSpec();
   spec["containers"][0]["securityContext"]["capabilities"] = {
       {"drop", {"NET_RAW"}}, {"add", {"SYS_TIME", "NET_BIND_SERVICE"}}};
   // capabilities_restricted replaces the baseline capabilities check.
@@ -226,7 +226,7 @@ TEST(PodSecurityPolicyTest, RestrictedCapabilities) {
 }
 
 TEST(PodSecurityPolicyTest, RunAsNonRootAndRunAsUser) {
-  json spec = restrictedSpec();
+  json spec = goodSpec();
   spec["securityContext"] = {{"runAsNonRoot", false}, {"runAsUser", 0}};
   spec["containers"][0]["securityContext"]["runAsNonRoot"] = false;
   spec["containers"][0]["securityContext"]["runAsUser"] = 0;
@@ -241,7 +241,7 @@ TEST(PodSecurityPolicyTest, RunAsNonRootAndRunAsUser) {
 }
 
 TEST(PodSecurityPolicyTest, SeccompRestrictedNeedsAProfile) {
-  json spec = restrictedSpec();
+  json spec = goodSpec();
   spec["containers"][0]["securityContext"].erase("seccompProfile");
   EXPECT_EQ(detail(kRestricted, spec),
             "seccompProfile (pod or container \"c\" must set securityContext.seccompProfile.type "

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace kubelet::server;
 
-class OnePod : public PodLookup {
+class WebAppPod : public PodLookup {
  public:
   Result<ContainerLocation> findContainer(const std::string& ns, const std::string& pod,
                                           const std::string& container, bool previous) override {
@@ -116,7 +116,7 @@ TEST(AgentTargetTest, BuildsLogExecAndPortForwardTargets) {
 TEST_F(ProxyTest, RelaysLogsAndExecToTheNodeAgent) {
   fs::path log = fs::temp_directory_path() / ("minik8s-proxy-" + std::to_string(::getpid()));
   std::ofstream(log) << "2024-05-01T10:00:00Z stdout F hello\n2024-05-01T10:00:01Z stdout F bye\n";
-  OnePod pods;
+  WebAppPod pods;
   pods.logPath = log.string();
   LocalExecBackend exec;
   NoStats stats;

@@ -28,7 +28,7 @@ json container(const std::string& name, json requests = json::object(),
   return c;
 }
 
-json pod(const std::string& name, json containers) {
+json podWithContainers(const std::string& name, json containers) {
   return {{"apiVersion", "v1"},
           {"kind", "Pod"},
           {"metadata", {{"name", name}, {"namespace", "ns"}}},
@@ -89,7 +89,7 @@ TEST_F(QuotaAdmissionTest, LimitRangerGivesContainersDefaults) {
   addLimitRange(json::array({{{"type", "Container"},
                               {"default", {{"cpu", "500m"}, {"memory", "128Mi"}}},
                               {"defaultRequest", {{"cpu", "100m"}, {"memory", "64Mi"}}}}}));
-  json p = pod(
+  json p = podWithContainers(
       "web", json::array({container("app"), container("side", json::object(), {{"cpu", "200m"}})}));
   ASSERT_TRUE(admit(limitRanger, p).ok());
   const json& app = p["spec"]["containers"][0]["resources"];
@@ -110,20 +110,22 @@ TEST_F(QuotaAdmissionTest, LimitRangerRefusesWithKubernetesWords) {
                               {"min", {{"memory", "16Mi"}}},
                               {"maxLimitRequestRatio", {{"memory", "2"}}}},
                              {{"type", "Pod"}, {"max", {{"memory", "1Gi"}}}}}));
-  json big = pod(
+  json big = podWithContainers(
       "x", json::array({container("c", {{"memory", "32Mi"}}, {{"cpu", "1"}, {"memory", "64Mi"}})}));
   Status s = admit(limitRanger, big);
   EXPECT_EQ(s.code(), 403);
   EXPECT_EQ(s.message(),
             "pods \"x\" is forbidden: maximum cpu usage per Container is 500m, but "
             "limit is 1");
-  json ratio = pod("y", json::array({container("c", {{"cpu", "100m"}, {"memory", "16Mi"}},
-                                               {{"cpu", "200m"}, {"memory", "64Mi"}})}));
+  json ratio =
+      podWithContainers("y", json::array({container("c", {{"cpu", "100m"}, {"memory", "16Mi"}},
+                                                    {{"cpu", "200m"}, {"memory", "64Mi"}})}));
   EXPECT_EQ(admit(limitRanger, ratio).message(),
             "pods \"y\" is forbidden: memory max limit to request ratio per Container is 2, but "
             "provided ratio is 4.000000");
-  json ok = pod("fine", json::array({container("c", {{"cpu", "100m"}, {"memory", "32Mi"}},
-                                               {{"cpu", "200m"}, {"memory", "64Mi"}})}));
+  json ok =
+      podWithContainers("fine", json::array({container("c", {{"cpu", "100m"}, {"memory", "32Mi"}},
+                                                       {{"cpu", "200m"}, {"memory", "64Mi"}})}));
   EXPECT_TRUE(admit(limitRanger, ok).ok());
 }
 
@@ -141,13 +143,13 @@ TEST_F(QuotaAdmissionTest, LimitRangerChecksClaimStorage) {
 TEST_F(QuotaAdmissionTest, QuotaRefusesBeyondHardAndChargesWhatItAdmits) {
   addQuota("compute", {{"pods", "2"}, {"requests.cpu", "1200m"}},
            {{"pods", "0"}, {"requests.cpu", "0"}});
-  json a = pod("a", json::array({container("c", {{"cpu", "500m"}})}));
+  json a = podWithContainers("a", json::array({container("c", {{"cpu", "500m"}})}));
   ASSERT_TRUE(admit(quota, a).ok());
   EXPECT_EQ(used("compute"), (json{{"pods", "1"}, {"requests.cpu", "500m"}}));
-  json b = pod("b", json::array({container("c", {{"cpu", "500m"}})}));
+  json b = podWithContainers("b", json::array({container("c", {{"cpu", "500m"}})}));
   ASSERT_TRUE(admit(quota, b).ok());
   EXPECT_EQ(used("compute"), (json{{"pods", "2"}, {"requests.cpu", "1"}}));
-  json c = pod("c", json::array({container("c", {{"cpu", "500m"}})}));
+  json c = podWithContainers("c", json::array({container("c", {{"cpu", "500m"}})}));
   Status s = admit(quota, c);
   EXPECT_EQ(s.code(), 403);
   EXPECT_EQ(
@@ -160,7 +162,7 @@ TEST_F(QuotaAdmissionTest, QuotaRefusesBeyondHardAndChargesWhatItAdmits) {
 TEST_F(QuotaAdmissionTest, QuotaNeedsRequestsItTracksAndKnownStatus) {
   addQuota("compute", {{"limits.cpu", "2"}, {"requests.memory", "1Gi"}},
            {{"limits.cpu", "0"}, {"requests.memory", "0"}});
-  json p = pod("x", json::array({container("c", {{"cpu", "1"}})}));
+  json p = podWithContainers("x", json::array({container("c", {{"cpu", "1"}})}));
   EXPECT_EQ(admit(quota, p).message(),
             "pods \"x\" is forbidden: failed quota: compute: must specify limits.cpu for: c; "
             "requests.memory for: c");
@@ -201,24 +203,24 @@ TEST_F(QuotaAdmissionTest, TerminalPodsAndScopes) {
   ASSERT_TRUE(r.ok());
   (*r)["spec"]["scopes"] = {"BestEffort"};
   ASSERT_TRUE(registry.update(core("resourcequotas"), "ns", "best-effort", *r).ok());
-  json burstable = pod("b", json::array({container("c", {{"cpu", "1"}})}));
+  json burstable = podWithContainers("b", json::array({container("c", {{"cpu", "1"}})}));
   ASSERT_TRUE(admit(quota, burstable).ok());  // not selected
   EXPECT_EQ(used("best-effort"), (json{{"pods", "0"}}));
-  json be = pod("e", json::array({container("c")}));
+  json be = podWithContainers("e", json::array({container("c")}));
   ASSERT_TRUE(admit(quota, be).ok());
   EXPECT_EQ(used("best-effort"), (json{{"pods", "1"}}));
 }
 
 TEST_F(QuotaAdmissionTest, WritesTheRegistryWillRefuseAreNotCharged) {
   addQuota("pods", {{"pods", "5"}}, {{"pods", "0"}});
-  json invalid = pod("bad", json::array({{{"name", "c"}}}));  // no image
+  json invalid = podWithContainers("bad", json::array({{{"name", "c"}}}));  // no image
   EXPECT_TRUE(admit(quota, invalid).ok());
   EXPECT_EQ(used("pods"), (json{{"pods", "0"}}));
-  json p = pod("exists", json::array({container("c")}));
+  json p = podWithContainers("exists", json::array({container("c")}));
   ASSERT_TRUE(registry.create(core("pods"), "ns", p).ok());
   EXPECT_TRUE(admit(quota, p).ok());  // the registry answers AlreadyExists
   EXPECT_EQ(used("pods"), (json{{"pods", "0"}}));
-  json generated = pod("", json::array({container("c")}));
+  json generated = podWithContainers("", json::array({container("c")}));
   generated["metadata"].erase("name");
   generated["metadata"].erase("namespace");  // from the URL
   generated["metadata"]["generateName"] = "web-";
@@ -233,8 +235,8 @@ TEST_F(QuotaAdmissionTest, ConcurrentCreatesNeverBothTakeTheLastUnit) {
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 3; ++i) {
-        json p =
-            pod("p" + std::to_string(t) + "-" + std::to_string(i), json::array({container("c")}));
+        json p = podWithContainers("p" + std::to_string(t) + "-" + std::to_string(i),
+                                   json::array({container("c")}));
         Status s = admit(quota, p);
         (s.ok() ? admitted : refused)++;
         if (!s.ok()) {
@@ -251,8 +253,9 @@ TEST_F(QuotaAdmissionTest, ConcurrentCreatesNeverBothTakeTheLastUnit) {
 
 TEST(ChargeQuotasTest, NoQuotaStatusLimitsNothing) {
   json quota = {{"metadata", {{"name", "q"}}}, {"spec", {{"hard", {{"pods", "0"}}}}}};
-  auto charge = chargeQuotas({quota}, "", "pods", pod("p", json::array({container("c")})), nullptr,
-                             std::chrono::system_clock::now());
+  auto charge =
+      chargeQuotas({quota}, "", "pods", podWithContainers("p", json::array({container("c")})),
+                   nullptr, std::chrono::system_clock::now());
   EXPECT_EQ(charge.refusal, "");
   EXPECT_TRUE(charge.quotas.empty());
 }

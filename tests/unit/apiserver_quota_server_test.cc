@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::pair<std::string, std::string>> kJson = {
     {"Content-Type", "application/json"}};
 
-json pod(const std::string& name, json resources = json::object()) {
+json podWithResources(const std::string& name, json resources = json::object()) {
   json c = {{"name", "c"}, {"image", "busybox"}};
   if (!resources.empty()) c["resources"] = resources;
   return {{"apiVersion", "v1"},
@@ -98,12 +98,13 @@ TEST_F(QuotaServerTest, LimitRangeDefaultsAndRefusalsOverHttp) {
   ASSERT_EQ(created->status, 201) << created->body;
   // Stored with its defaults: default from max.
   EXPECT_EQ(json::parse(created->body)["spec"]["limits"][0]["default"], (json{{"cpu", "500m"}}));
-  auto p = client().request("POST", "/api/v1/namespaces/team/pods", pod("web").dump(), kJson);
+  auto p = client().request("POST", "/api/v1/namespaces/team/pods", podWithResources("web").dump(),
+                            kJson);
   ASSERT_EQ(p->status, 201) << p->body;
   EXPECT_EQ(json::parse(p->body)["spec"]["containers"][0]["resources"],
             (json{{"limits", {{"cpu", "500m"}}}, {"requests", {{"cpu", "100m"}}}}));
   auto big = client().request("POST", "/api/v1/namespaces/team/pods",
-                              pod("big", {{"limits", {{"cpu", "1"}}}}).dump(), kJson);
+                              podWithResources("big", {{"limits", {{"cpu", "1"}}}}).dump(), kJson);
   EXPECT_EQ(big->status, 403);
   json status = json::parse(big->body);
   EXPECT_EQ(status["reason"], "Forbidden");
@@ -114,8 +115,9 @@ TEST_F(QuotaServerTest, LimitRangeDefaultsAndRefusalsOverHttp) {
 TEST_F(QuotaServerTest, ConcurrentCreatesTakeExactlyTheQuota) {
   addQuota({{"pods", "3"}, {"requests.cpu", "1"}});
   // A dry run is checked but charges nothing.
-  auto dry = client().request("POST", "/api/v1/namespaces/team/pods?dryRun=All",
-                              pod("dry", {{"requests", {{"cpu", "100m"}}}}).dump(), kJson);
+  auto dry =
+      client().request("POST", "/api/v1/namespaces/team/pods?dryRun=All",
+                       podWithResources("dry", {{"requests", {{"cpu", "100m"}}}}).dump(), kJson);
   ASSERT_EQ(dry->status, 201) << dry->body;
   EXPECT_EQ(used(), (json{{"pods", "0"}, {"requests.cpu", "0"}}));
 
@@ -125,8 +127,8 @@ TEST_F(QuotaServerTest, ConcurrentCreatesTakeExactlyTheQuota) {
     threads.emplace_back([&, t] {
       http::Client c = client();
       for (int i = 0; i < 2; ++i) {
-        json p = pod("p" + std::to_string(t) + "-" + std::to_string(i),
-                     {{"requests", {{"cpu", "100m"}}}});
+        json p = podWithResources("p" + std::to_string(t) + "-" + std::to_string(i),
+                                  {{"requests", {{"cpu", "100m"}}}});
         auto r = c.request("POST", "/api/v1/namespaces/team/pods", p.dump(), kJson);
         if (r.ok() && r->status == 201) {
           created++;

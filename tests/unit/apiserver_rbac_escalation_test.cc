@@ -20,6 +20,7 @@
 #include "client/rest_client.h"
 #include "common/http.h"
 #include "common/pki.h"
+#include "rbac_resources.h"
 #include "storage/store.h"
 
 namespace minik8s::apiserver {
@@ -28,11 +29,10 @@ namespace {
 using namespace std::chrono_literals;
 using auth::PolicyRule;
 
-const client::Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
-const client::Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
-const client::Resource kClusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
-const client::Resource kClusterRoleBindings{"rbac.authorization.k8s.io", "v1",
-                                            "clusterrolebindings", false};
+using testing::kClusterRoleBindings;
+using testing::kClusterRoles;
+using testing::kRoleBindings;
+using testing::kRoles;
 const std::string kHeld = "is attempting to grant RBAC permissions not currently held:\n";
 
 json rule(std::vector<std::string> verbs, std::vector<std::string> groups,

@@ -12,35 +12,28 @@
 
 #include "client/bounded_frequency_runner.h"
 #include "client/rest_client.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 
 namespace minik8s::client {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds within = 5s) {
-  const auto deadline = Clock::now() + within;
-  while (Clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return f();
-}
+using testing::eventually;
 
 // Records when each run started; the function's result comes from `fail`.
 struct Recorder {
   std::mutex mu;
-  std::vector<Clock::time_point> runs;
+  std::vector<SteadyClock::time_point> runs;
   std::atomic<int> failuresLeft{0};
   std::chrono::milliseconds runTime{0};
 
   bool run() {
     {
       std::lock_guard lock(mu);
-      runs.push_back(Clock::now());
+      runs.push_back(SteadyClock::now());
     }
     std::this_thread::sleep_for(runTime);
     if (failuresLeft > 0) {
@@ -53,7 +46,7 @@ struct Recorder {
     std::lock_guard lock(mu);
     return runs.size();
   }
-  Clock::duration gap(size_t i) {  // between run i-1 and run i
+  SteadyClock::duration gap(size_t i) {  // between run i-1 and run i
     std::lock_guard lock(mu);
     return runs.at(i) - runs.at(i - 1);
   }

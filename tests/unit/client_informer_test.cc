@@ -8,6 +8,7 @@
 #include "client/informer.h"
 #include "client/work_queue.h"
 #include "common/http.h"
+#include "eventually.h"
 #include "fake_clock.h"
 #include "in_process_api_server.h"
 #include "storage/store.h"
@@ -36,14 +37,7 @@ class ApiServerFixture : public ::testing::Test {
   std::unique_ptr<RestClient> rest;
 };
 
-template <typename F>
-bool eventually(F f) {
-  for (int i = 0; i < 200; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return false;
-}
+using testing::eventually;
 
 TEST_F(ApiServerFixture, RestClientReportsServerStatuses) {
   ASSERT_TRUE(rest->create(resources::kConfigMaps, "default", configMap("a", "1")).ok());

@@ -226,13 +226,13 @@ TEST(HttpClientTimeoutsTest, AStreamCutBeforeItsEndIsUnavailable) {
   EXPECT_NE(r.status().message().find("broke"), std::string::npos) << r.status().toString();
 }
 
-struct TestPki {
+struct ServerPki {
   pki::KeyAndCert ca, server;
 };
 
-const TestPki& testPki() {
-  static const TestPki p = [] {
-    TestPki t;
+const ServerPki& serverPki() {
+  static const ServerPki p = [] {
+    ServerPki t;
     t.ca = pki::createCA("test-ca").value();
     pki::CertSpec server;
     server.commonName = "server";
@@ -252,12 +252,12 @@ TEST(HttpClientTimeoutsTest, TlsRequestsUnderTheTimeoutCarryLargeBodiesAndSlowOn
                           std::to_string(req.body.size()) + "\n" + std::string(1024 * 1024, 'x')));
   });
   TlsServerConfig serving;
-  serving.certPem = testPki().server.certPem;
-  serving.keyPem = testPki().server.keyPem;
+  serving.certPem = serverPki().server.certPem;
+  serving.keyPem = serverPki().server.keyPem;
   ASSERT_TRUE(server.enableTls(serving).ok());
   ASSERT_TRUE(server.start("127.0.0.1:0").ok());
   TlsClientConfig tls;
-  tls.caPem = testPki().ca.certPem;
+  tls.caPem = serverPki().ca.certPem;
   Client client("https://127.0.0.1:" + std::to_string(server.port()), tls, quick());
   for (int i = 0; i < 3; ++i) {  // keep-alive reuse across large TLS answers
     auto r = client.request("POST", "/echo", std::string(600 * 1024, 'y'));

@@ -7,6 +7,7 @@
 
 #include "client/informer.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 
 namespace minik8s::controllers {
@@ -25,13 +26,7 @@ std::string cidrOf(client::RestClient& rest, const std::string& name) {
   return n.ok() ? n->value("spec", json::object()).value("podCIDR", "") : "";
 }
 
-bool eventually(const std::function<bool()>& f) {
-  for (int i = 0; i < 100; ++i) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return f();
-}
+using testing::eventually;
 
 TEST(NodeIpamControllerTest, AllocatesDistinctBlocksKeepsConfiguredAndReuses) {
   testing::InProcessApiServer server;
@@ -43,7 +38,8 @@ TEST(NodeIpamControllerTest, AllocatesDistinctBlocksKeepsConfiguredAndReuses) {
   nodes.start();
   ASSERT_TRUE(nodes.waitForSync(std::chrono::seconds(5)));
   ipam.start();
-  for (const char* n : {"a", "b", "c", "d"}) ASSERT_TRUE(rest.create(res::kNodes, "", nodeObj(n)).ok());
+  for (const char* n : {"a", "b", "c", "d"})
+    ASSERT_TRUE(rest.create(res::kNodes, "", nodeObj(n)).ok());
   ASSERT_TRUE(eventually([&] {
     for (const char* n : {"a", "b", "c", "d"})
       if (cidrOf(rest, n).empty()) return false;

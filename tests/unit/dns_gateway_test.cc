@@ -18,6 +18,7 @@
 #include "dns/gateway.h"
 #include "dns/gateway_config.h"
 #include "dns/gateway_nginx.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 #include "proxy_test_objects.h"
 
@@ -39,15 +40,7 @@ json path(const std::string& p, const std::string& service, int port) {
   return {{"path", p}, {"serviceName", service}, {"servicePort", port}};
 }
 
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds timeout = 5s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return f();
-}
+using testing::eventually;
 
 std::string readFile(const std::string& p) {
   std::ifstream in(p);

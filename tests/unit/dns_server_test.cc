@@ -18,6 +18,7 @@
 #include "client/rest_client.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 #include "proxy_test_objects.h"
 
@@ -95,15 +96,7 @@ Answer queryA(int port, const std::string& name) {
   return out;
 }
 
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds timeout = 3s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return f();
-}
+using testing::eventually;
 
 class DnsServerTest : public ::testing::Test {
  protected:

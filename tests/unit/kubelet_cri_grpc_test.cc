@@ -19,6 +19,7 @@
 #include "common/metrics.h"
 #include "common/status.h"
 #include "kubelet/cri/grpc_runtime.h"
+#include "read_file.h"
 
 namespace minik8s::kubelet::cri {
 namespace {
@@ -28,12 +29,7 @@ using namespace std::chrono_literals;
 
 constexpr char kImage[] = "minik8s.test/cri/busybox:1";
 
-std::string readFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::readFile;
 
 void writeFile(const fs::path& path, const std::string& data) {
   std::ofstream out(path, std::ios::binary);

@@ -15,6 +15,7 @@
 #include "kubelet/pod_util.h"
 #include "kubelet/volume_manager.h"
 #include "kubelet_fake_objects.h"
+#include "read_file.h"
 
 namespace minik8s::kubelet {
 namespace {
@@ -26,10 +27,7 @@ using testing::FakeClock;
 
 using testing::MapObjects;
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using testing::readFile;
 
 TEST(BackoffTest, DoublesFromTenSecondsToFiveMinutes) {
   FakeClock clock;

@@ -13,6 +13,7 @@
 #include "kubelet/token_manager.h"
 #include "kubelet/volume_manager.h"
 #include "kubelet_fake_objects.h"
+#include "read_file.h"
 
 namespace minik8s::kubelet {
 namespace {
@@ -21,10 +22,7 @@ using namespace std::chrono_literals;
 using testing::FakeClock;
 using testing::MapObjects;
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using testing::readFile;
 
 int modeOf(const std::string& path) {
   struct stat st {};

@@ -11,18 +11,14 @@
 #include "common/child_process.h"
 #include "kubelet/runtime/containerd_config.h"
 #include "kubelet/runtime/containerd_supervisor.h"
+#include "read_file.h"
 
 namespace minik8s::kubelet::runtime {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string readFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::readFile;
 
 bool contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;

@@ -10,11 +10,11 @@ namespace minik8s::kubelet {
 namespace {
 
 using std::chrono::seconds;
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 TEST(RuntimeReadiness, NotReadyUntilTheRuntimeFirstAnswers) {
   RuntimeReadiness r(seconds(30));
-  const Clock::time_point t0{};
+  const SteadyClock::time_point t0{};
   EXPECT_FALSE(r.observe(false, t0));
   EXPECT_FALSE(r.observe(false, t0 + seconds(40)));
   EXPECT_TRUE(r.observe(true, t0 + seconds(50)));
@@ -22,7 +22,7 @@ TEST(RuntimeReadiness, NotReadyUntilTheRuntimeFirstAnswers) {
 
 TEST(RuntimeReadiness, AShortOutageKeepsTheNodeReady) {
   RuntimeReadiness r(seconds(30));
-  const Clock::time_point t0{};
+  const SteadyClock::time_point t0{};
   EXPECT_TRUE(r.observe(true, t0));
   EXPECT_TRUE(r.observe(false, t0 + seconds(10)));
   EXPECT_TRUE(r.observe(false, t0 + seconds(29)));
@@ -32,7 +32,7 @@ TEST(RuntimeReadiness, AShortOutageKeepsTheNodeReady) {
 
 TEST(RuntimeReadiness, NotReadyOnceSilentForTheGraceThenReadyAtTheFirstAnswer) {
   RuntimeReadiness r(seconds(30));
-  const Clock::time_point t0{};
+  const SteadyClock::time_point t0{};
   EXPECT_TRUE(r.observe(true, t0));
   EXPECT_FALSE(r.observe(false, t0 + seconds(30)));
   EXPECT_FALSE(r.observe(false, t0 + seconds(100)));

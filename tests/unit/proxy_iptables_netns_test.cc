@@ -10,6 +10,7 @@
 
 #include "client/rest_client.h"
 #include "common/command.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 #include "proxy/iptables.h"
 #include "proxy/proxy_rules.h"
@@ -42,15 +43,7 @@ std::string save(const std::string& table) {
   return s.ok() ? *s : "";
 }
 
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds timeout = 3s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return f();
-}
+using testing::eventually;
 
 bool contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "client/rest_client.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 #include "proxy/iptables.h"
 #include "proxy/proxy_rules.h"
@@ -65,15 +66,7 @@ class FakeIptables : public Iptables {
   std::shared_ptr<FakeState> s_;
 };
 
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds timeout = 3s) {
-  auto end = Clock::now() + timeout;
-  while (Clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return f();
-}
+using testing::eventually;
 
 class ProxySyncTest : public ::testing::Test {
  protected:

@@ -20,7 +20,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-std::string tempDir() {
+std::string crashTempDir() {
   char tmpl[] = "/tmp/minik8s-storage-crash-XXXXXX";
   return ::mkdtemp(tmpl) ? std::string(tmpl) : std::string();
 }
@@ -56,7 +56,7 @@ struct Ack {
 }
 
 TEST(SqliteCrashTest, AcknowledgedWritesSurviveSigkill) {
-  const std::string dir = tempDir();
+  const std::string dir = crashTempDir();
   ASSERT_FALSE(dir.empty());
   const std::string path = dir + "/state.db";
   int fds[2];
@@ -115,7 +115,7 @@ TEST(SqliteCrashTest, AcknowledgedWritesSurviveSigkill) {
 }
 
 TEST(SqliteStoreReopenTest, KeepsRevisionsCompactionAndHistory) {
-  const std::string dir = tempDir();
+  const std::string dir = crashTempDir();
   const std::string path = dir + "/state.db";
   int64_t r2 = 0, r3 = 0;
   {
