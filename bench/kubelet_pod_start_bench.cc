@@ -178,8 +178,12 @@ class CriBaseline {
       sandboxes_.push_back(*sandbox);
     }
     std::filesystem::create_directories(sc.log_directory() + "/c");
-    v1::ContainerConfig cc =
-        syncer_.containerConfig(pod, pod["spec"]["containers"][0], 0, {}, {}, false);
+    auto config = syncer_.containerConfig(pod, pod["spec"]["containers"][0], 0, {}, {}, false);
+    if (!config.ok()) {
+      std::fprintf(stderr, "baseline container config: %s\n", config.status().message().c_str());
+      return -1;
+    }
+    v1::ContainerConfig cc = std::move(*config);
     cc.mutable_labels()->erase(kubelet::kPodUidLabel);
     auto id = runtime_.createContainer(*sandbox, cc, sc);
     if (!id.ok() || !runtime_.startContainer(*id).ok()) {
