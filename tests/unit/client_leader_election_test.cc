@@ -130,9 +130,13 @@ TEST_F(LeaderElectionTest, ALeaderThatCannotRenewStepsDown) {
   a.start();
   ASSERT_TRUE(eventually([&] { return started == 1; }));
   // Another candidate steals the lease (as if a had been partitioned away long enough).
-  json l = *rest->get(resources::kLeases, "kube-system", "kube-scheduler");
-  l["spec"]["holderIdentity"] = "thief";
-  ASSERT_TRUE(rest->update(resources::kLeases, l).ok());
+  // a renews every 20 ms, so a read-modify-write may meet a newer resourceVersion (409): retry
+  // until one lands between two renewals, as any other writer would.
+  ASSERT_TRUE(eventually([&] {
+    json l = *rest->get(resources::kLeases, "kube-system", "kube-scheduler");
+    l["spec"]["holderIdentity"] = "thief";
+    return rest->update(resources::kLeases, l).ok();
+  }));
   std::this_thread::sleep_for(100ms);
   EXPECT_TRUE(a.isLeader());  // within the renew deadline it keeps trying
   clock.advance(6s);
