@@ -13,6 +13,7 @@
 #include "cli/server_command.h"
 #include "cli/serverless_command.h"
 #include "cli/slurm_command.h"
+#include "cli/workflow_command.h"
 
 #ifndef MINIK8S_VERSION
 #define MINIK8S_VERSION "unknown"  // set by src/CMakeLists.txt from project(VERSION)
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
   minik8s::cli::addAddonsCommand(app);
   minik8s::cli::addSlurmCommands(app);
   minik8s::cli::addServerlessCommands(app);
+  minik8s::cli::addWorkflowCommands(app);
   minik8s::cli::addMeshCommands(app);
   CLI11_PARSE(app, argc, argv);
   return 0;

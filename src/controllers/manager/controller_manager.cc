@@ -15,6 +15,7 @@
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/function/function_controller.h"
+#include "controllers/workflow/workflow_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/job/job_controller.h"
@@ -33,6 +34,7 @@
 #include "controllers/volume/volume_protection_controller.h"
 #include "mesh/mesh_resources.h"
 #include "serverless/function.h"
+#include "serverless/workflow.h"
 #include "slurm/slurm_job.h"
 
 namespace minik8s::controllers {
@@ -356,6 +358,19 @@ const std::vector<Registration>& registrations() {
          return make<FunctionController>(c.rest, c.informer(serverless::kFunctions),
                                          c.informer(res::kDeployments), c.informer(res::kServices),
                                          c.indexed(res::kPods), o);
+       }},
+      {{"workflow"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         Status crd = serverless::ensureWorkflowCrds(c.rest);  // as for Function above
+         if (!crd.ok()) {
+           LOG_WARN("workflow controller not started: cannot install the Workflow CRDs: {}",
+                    crd.toString());
+           return nullptr;
+         }
+         WorkflowControllerOptions o;
+         o.events = c.recorder("workflow-controller");
+         return make<WorkflowController>(c.rest, c.informer(serverless::kWorkflows),
+                                         c.informer(serverless::kWorkflowExecutions), o);
        }},
       {{"mesh"},
        [](Context& c) -> std::unique_ptr<Runnable> {
