@@ -368,7 +368,7 @@ std::vector<Cause> validateStateMachine(const json& machine, const std::string& 
              "Not found: \"" + startAt.get<std::string>() + "\": no such state");
   }
   for (const auto& [name, state] : states.items()) {
-    const std::string at = path + ".States." + name;
+    const std::string at = path + ".States[" + name + "]";
     if (!state.is_object()) {
       addCause(out, "FieldValueInvalid", at, "must be an object");
       continue;

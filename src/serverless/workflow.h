@@ -32,7 +32,7 @@ json workflowExecutionCrd();
 Status ensureWorkflowCrds(client::RestClient& rest);
 
 // Every problem of a state machine ({StartAt, States}) with its field path under `path` (e.g.
-// "spec.States.Check.Choices[0].Next"); empty when it can run. Cycles are allowed, as in ASL.
+// "spec.States[Check].Choices[0].Next"); empty when it can run. Cycles are allowed, as in ASL.
 std::vector<Cause> validateStateMachine(const json& machine, const std::string& path = "spec");
 
 // A WorkflowExecution of `workflow` in `ns` with `input`, named `name` or, when empty,
