@@ -2,19 +2,25 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/api_client_flags.h"
 #include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/command.h"
+#include "common/http_client.h"
 #include "common/logging.h"
+#include "common/time_util.h"
 #include "mesh/config_watcher.h"
 #include "mesh/interception.h"
 #include "mesh/mesh_config.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "mesh/rollout.h"
+#include "mesh/rollout_cluster.h"
 
 // Helpers in a namespace of their own: cli/ is a unity build.
 namespace minik8s::cli::mesh_cmd {
@@ -99,9 +105,97 @@ void addServicesCommand(CLI::App& mesh) {
   });
 }
 
+struct RolloutFlags {
+  ApiClientFlags api;
+  std::string ns = "default", service, image, version, container;
+  std::string interval = "10s";
+  mesh::RolloutOptions options;
+};
+
+std::chrono::milliseconds durationFlag(const std::string& flag, const std::string& value) {
+  auto d = parseGoDuration(value);
+  if (!d || d->count() <= 0) {
+    fatal(Status::BadRequest("invalid value \"" + value + "\" for " + flag +
+                             ": want a duration such as 10s, 1m or 500ms"));
+  }
+  return *d;
+}
+
+void addRolloutCommand(CLI::App& mesh) {
+  auto f = std::make_shared<RolloutFlags>();
+  auto* cmd = mesh.add_subcommand(
+      "rollout",
+      "Roll a meshed service out to a new image: the new version starts beside the old one, "
+      "traffic moves to it by --step every --interval while the old one is scaled down, and "
+      "it rolls back by itself when the new version's 5xx rate passes --max-error-rate");
+  cmd->add_option("service", f->service, "The Service whose Deployment is rolled out")->required();
+  cmd->add_option("--image", f->image, "The new version's image")->required();
+  cmd->add_option("-n,--namespace", f->ns, "The service's namespace")->capture_default_str();
+  cmd->add_option("--step", f->options.stepPercent, "Percent of the traffic moved per step")
+      ->capture_default_str();
+  cmd->add_option("--interval", f->interval, "How long each step is watched")
+      ->capture_default_str();
+  cmd->add_option("--max-error-rate", f->options.maxErrorRate,
+                  "Roll back when the new version's 5xx answers over its requests in a step "
+                  "pass this fraction")
+      ->capture_default_str();
+  cmd->add_option("--min-requests", f->options.minRequests,
+                  "Requests a step needs before it may be judged early")
+      ->capture_default_str();
+  cmd->add_option("--version", f->version,
+                  "The new version's `version` label (default: the image's tag)");
+  cmd->add_option("--container", f->container, "The container to update (default: the first)");
+  f->api.addTo(cmd);
+  cmd->callback([f] {
+    f->options.interval = durationFlag("--interval", f->interval);
+    f->options.checkEvery = std::min(f->options.interval, std::chrono::milliseconds(1000));
+    if (Status s = mesh::validateRolloutOptions(f->options); !s.ok()) fatal(s);
+    client::ClientConfig config = configFor(f->api, false);
+    client::RestClient rest(config);
+    mesh::ApiRolloutTarget target(rest, {.ns = f->ns,
+                                         .service = f->service,
+                                         .image = f->image,
+                                         .version = f->version,
+                                         .container = f->container});
+    if (Status s = target.resolve(); !s.ok()) fatal(s);
+    mesh::ExecRolloutMetrics metrics(config, rest, f->ns, f->service, target.newVersion());
+    mesh::RealRolloutClock clock;
+    const auto start = std::chrono::steady_clock::now();
+    auto report = [start](const std::string& line) {
+      double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::printf("[%6.1fs] %s\n", t, line.c_str());
+      std::fflush(stdout);
+    };
+    report("rollout of " + f->ns + "/" + f->service + ": " + target.oldDeployment() + " (" +
+           target.oldVersion() + ") -> " + target.newDeployment() + " (" + target.newVersion() +
+           ", " + f->image + ")");
+    mesh::Rollout rollout(f->options, target, metrics, clock, report);
+    mesh::RolloutResult r = rollout.run();
+    std::printf("%s: %s\n", mesh::rolloutPhaseName(r.phase), r.reason.c_str());
+    std::exit(r.phase == mesh::RolloutPhase::kSucceeded ? 0 : 1);
+  });
+}
+
+void addProxyMetricsCommand(CLI::App& app) {
+  auto port = std::make_shared<int>(15090);
+  auto* cmd = app.add_subcommand(
+      "mesh-proxy-metrics",
+      "Print the local sidecar's metrics (what `mesh rollout` reads through pods/exec)");
+  cmd->add_option("--metrics-port", *port)->capture_default_str();
+  cmd->callback([port] {
+    http::Client client("http://127.0.0.1:" + std::to_string(*port));
+    auto res = client.get("/metrics");
+    if (!res.ok()) fatal(res.status());
+    if (res->status != 200)
+      fatal(Status::Unavailable("metrics answered " + std::to_string(res->status)));
+    std::cout << res->body;
+  });
+}
+
 struct ProxyFlags {
   ApiClientFlags api;
   mesh::ProxyOptions options;
+  std::string drain = "3s";
 };
 
 void addProxyCommand(CLI::App& app) {
@@ -110,9 +204,15 @@ void addProxyCommand(CLI::App& app) {
   cmd->add_option("--outbound-port", f->options.outboundPort)->capture_default_str();
   cmd->add_option("--inbound-port", f->options.inboundPort)->capture_default_str();
   cmd->add_option("--metrics-port", f->options.metricsPort)->capture_default_str();
+  cmd->add_option("--drain-duration", f->drain,
+                  "After SIGTERM, keep serving this long (the pod's endpoints go first, as "
+                  "Istio's terminationDrainDuration)")
+      ->capture_default_str();
   f->api.addTo(cmd);
   cmd->callback([f] {
     initLogging("info", "mesh-proxy");
+    auto drain = parseGoDuration(f->drain);
+    if (!drain) fatal(Status::BadRequest("--drain-duration: \"" + f->drain + "\" is no duration"));
     sigset_t signals = blockStopSignals();
     client::RestClient rest(configFor(f->api, true));
     mesh::SidecarProxy proxy(f->options);
@@ -123,6 +223,12 @@ void addProxyCommand(CLI::App& app) {
     if (Status s = proxy.start(); !s.ok()) fatal(s);
     watcher.start();
     int sig = waitForStopSignal(signals);
+    if (sig == SIGTERM && drain->count() > 0) {
+      // The pod is terminating: its endpoints are being removed and the callers' sidecars stop
+      // choosing it within ~50 ms; requests already on their way still need this one.
+      LOG_INFO("signal {}: draining for {} ms", sig, drain->count());
+      std::this_thread::sleep_for(*drain);
+    }
     LOG_INFO("signal {}: stopping the mesh proxy", sig);
     watcher.stop();
     proxy.stop();
@@ -171,7 +277,9 @@ void addMeshCommands(CLI::App& app) {
   auto* mesh = app.add_subcommand("mesh", "The service mesh: registry and rules");
   mesh->require_subcommand(1);
   mesh_cmd::addServicesCommand(*mesh);
+  mesh_cmd::addRolloutCommand(*mesh);
   mesh_cmd::addProxyCommand(app);
+  mesh_cmd::addProxyMetricsCommand(app);
   mesh_cmd::addInitCommand(app);
 }
 

@@ -205,6 +205,14 @@ TEST_F(MeshProxyTest, ServesMetrics) {
             std::string::npos)
       << res->body;
   EXPECT_NE(res->body.find("mesh_request_duration_seconds_bucket"), std::string::npos);
+  // By the answering pod's version label too (what `mesh rollout` reads an error rate from).
+  const bool v1 =
+      res->body.find(R"(mesh_destination_requests_total{destination_service="default/web",)"
+                     R"(destination_version="v1",response_code="200"} 1)") != std::string::npos;
+  const bool v2 =
+      res->body.find(R"(mesh_destination_requests_total{destination_service="default/web",)"
+                     R"(destination_version="v2",response_code="200"} 1)") != std::string::npos;
+  EXPECT_TRUE(v1 != v2) << res->body;
   auto registry = scrape.get("/registry");
   ASSERT_TRUE(registry.ok());
   json listed = json::parse(registry->body);

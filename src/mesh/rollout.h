@@ -1,0 +1,152 @@
+// A progressive rollout of a meshed service to a new image, the way Flagger automates Istio
+// canaries: the new version starts beside the old one, traffic moves to it by weight step by step
+// (a VirtualService over DestinationRule subsets by the pods' `version` label) while the old
+// version is scaled down in proportion, and the rollout undoes itself when the new version's
+// error rate (5xx answers over the requests the sidecars sent it, during one step) crosses a
+// threshold.
+//
+// The step arithmetic and the decision are pure functions; `Rollout` runs the steps against two
+// interfaces (the cluster: RolloutTarget; the sidecars' counts: RolloutMetrics) and a clock, so
+// tests drive it with fakes and a fake clock. `minik8s mesh rollout` runs it with the API
+// implementations of mesh/rollout_cluster.h. Not thread-safe: one thread runs one rollout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace minik8s::mesh {
+
+struct RolloutOptions {
+  int stepPercent = 20;                        // traffic moved per step, 1..100
+  std::chrono::milliseconds interval{10'000};  // how long each step is watched
+  double maxErrorRate = 0.05;                  // 5xx / requests of the new version in a step
+  int64_t minRequests = 10;  // fewer requests than this in a step: not enough to judge an error
+                             // rate early (the step's end still judges any error rate)
+  std::chrono::milliseconds checkEvery{1'000};      // how often the counts are read within a step
+  std::chrono::milliseconds readyTimeout{120'000};  // for the new pods of one step to be ready
+  std::chrono::milliseconds settle{1'000};  // after the new pods are endpoints, before weight
+                                            // moves (the sidecars' registries catch up)
+};
+
+// Checks the ranges; the message names the flag (--step, --interval, --max-error-rate).
+Status validateRolloutOptions(const RolloutOptions& options);
+
+// The weights the new version gets, step by step: 20 -> {20, 40, 60, 80, 100}; 30 -> {30, 60,
+// 90, 100}.
+std::vector<int> rolloutWeights(int stepPercent);
+
+// Replicas of each version while the new one gets `newWeight` % of `total` (the old version's
+// replicas when the rollout started): the new one gets its share rounded up, the old one keeps
+// its share rounded up and at least one pod until the rollout is promoted.
+struct ReplicaSplit {
+  int newReplicas = 0;
+  int oldReplicas = 0;
+};
+ReplicaSplit replicasAt(int total, int newWeight);
+
+// Requests the sidecars sent to one version, and how many of them were answered 5xx.
+struct RequestCounts {
+  int64_t requests = 0;
+  int64_t errors = 0;
+  RequestCounts& operator+=(const RequestCounts& o) {
+    requests += o.requests;
+    errors += o.errors;
+    return *this;
+  }
+};
+
+// Whether the counts of one step condemn the new version: its error rate is above the
+// threshold, and either there were at least minRequests requests or the step is over.
+// `reason` says why, in words.
+bool shouldRollBack(const RolloutOptions& options, const RequestCounts& counts, bool stepOver,
+                    std::string* reason);
+
+// Counters read from the sidecars, per scraped pod and version ("pod" -> "v2" -> counts, as
+// totals since each sidecar started): what changed between two readings, a sidecar whose
+// counters went back (it restarted) counting from zero, a pod that went away counting nothing.
+std::map<std::string, RequestCounts> countersDelta(
+    const std::map<std::string, std::map<std::string, RequestCounts>>& before,
+    const std::map<std::string, std::map<std::string, RequestCounts>>& after);
+
+// The cluster side of a rollout (mesh/rollout_cluster.h talks to the API server).
+class RolloutTarget {
+ public:
+  virtual ~RolloutTarget() = default;
+  // The old version's replicas now (the total the steps divide).
+  virtual Result<int> oldReplicas() = 0;
+  // The rules first (subsets of both versions, every request to the old one), then the new
+  // version's Deployment with no pod.
+  virtual Status prepare() = 0;
+  virtual Status scaleNew(int replicas) = 0;
+  virtual Status scaleOld(int replicas) = 0;
+  // The new version's pods that are ready endpoints of the service.
+  virtual Result<int> readyNewEndpoints() = 0;
+  virtual Status setWeights(int oldWeight, int newWeight) = 0;
+  // Done: every request to the new version, the old version's Deployment and subset removed.
+  virtual Status promote() = 0;
+  // Undone: every request to the old version, which is scaled back to `oldReplicas`, and the
+  // new version's Deployment and subset removed.
+  virtual Status rollBack(int oldReplicas) = 0;
+};
+
+// What the sidecars counted for the new version since the previous call (the first call sets
+// the starting point and returns nothing).
+class RolloutMetrics {
+ public:
+  virtual ~RolloutMetrics() = default;
+  virtual Result<RequestCounts> newVersionDelta() = 0;
+};
+
+class RolloutClock {
+ public:
+  virtual ~RolloutClock() = default;
+  virtual std::chrono::steady_clock::time_point now() const = 0;
+  virtual void sleepFor(std::chrono::milliseconds d) = 0;
+};
+
+class RealRolloutClock : public RolloutClock {
+ public:
+  std::chrono::steady_clock::time_point now() const override;
+  void sleepFor(std::chrono::milliseconds d) override;
+};
+
+enum class RolloutPhase { kSucceeded, kRolledBack, kFailed };
+const char* rolloutPhaseName(RolloutPhase phase);  // "Succeeded", "RolledBack", "Failed"
+
+struct RolloutResult {
+  RolloutPhase phase = RolloutPhase::kFailed;
+  std::string reason;
+  int lastWeight = 0;   // the new version's weight when it ended
+  RequestCounts total;  // what the new version was sent during the analysis
+};
+
+class Rollout {
+ public:
+  using Reporter = std::function<void(const std::string& line)>;
+  Rollout(RolloutOptions options, RolloutTarget& target, RolloutMetrics& metrics,
+          RolloutClock& clock, Reporter report = nullptr);
+
+  // Runs every step to the end. An API error on the way rolls back (Failed when even that
+  // fails).
+  RolloutResult run();
+
+ private:
+  RolloutResult rollBack(const std::string& reason, int weight, int total);
+  // Waits for `want` new endpoints; false past readyTimeout.
+  bool waitReady(int want, std::string* why);
+
+  RolloutOptions options_;
+  RolloutTarget& target_;
+  RolloutMetrics& metrics_;
+  RolloutClock& clock_;
+  Reporter report_;
+  RequestCounts total_;
+};
+
+}  // namespace minik8s::mesh
