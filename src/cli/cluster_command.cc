@@ -57,6 +57,7 @@ struct ClusterFlags {
   std::string storage = "auto";
   // Prometheus and the node exporter (addons/monitoring) applied once the nodes are Ready.
   bool monitoring = true;
+  bool mesh = false;  // up --mesh: the server's --mesh
 };
 
 // HA layout on the gateway address: etcd member i listens on 2379+2i (clients) and 2380+2i
@@ -1230,6 +1231,9 @@ void addClusterCommand(CLI::App& app) {
       ->capture_default_str();
   upCmd->add_option("--server-arg", f->serverArgs,
                     "Extra server flag, repeatable (--server-arg=--log-level=debug)");
+  upCmd->add_flag("--mesh", f->mesh,
+                  "Mesh every application pod (the server's --mesh, kept as a server flag; "
+                  "docs/mesh.md)");
   upCmd->add_flag("--monitoring,!--no-monitoring", f->monitoring,
                   "Run Prometheus and a node exporter on every node (namespace monitoring; on by "
                   "default, kept from the first up)");
@@ -1244,7 +1248,10 @@ void addClusterCommand(CLI::App& app) {
                    "when GlusterFS is installed, else dir (kept from the first up)")
       ->check(CLI::IsMember({"auto", "dir", "gluster"}))
       ->capture_default_str();
-  upCmd->callback([f] { std::exit(runCluster("up", *f)); });
+  upCmd->callback([f] {
+    if (f->mesh) f->serverArgs.push_back("--mesh");
+    std::exit(runCluster("up", *f));
+  });
   auto* downCmd = cluster->add_subcommand("down", "Stop the cluster and remove what it created");
   common(downCmd);
   downCmd->add_flag("--purge", f->purge, "Also delete the data directory");

@@ -73,6 +73,7 @@ struct ServerFlags {
   // No CSIDriver local.csi.minik8s.io and StorageClass local-path (the agents' node-local
   // storage).
   bool disableLocalStorage = false;
+  bool mesh = false;
   // Overload protection (apiserver/flow_control.h), kube-apiserver's flags and defaults.
   int maxRequestsInflight = 400;
   int maxMutatingRequestsInflight = 200;
@@ -285,6 +286,8 @@ int runServer(const ServerFlags& f) {
     }
     admissionConfigs = std::move(read.value());
   }
+  // --mesh: every application namespace is meshed unless labelled istio-injection=disabled.
+  if (f.mesh) admissionConfigs["MeshSidecarInjection"]["enableNamespacesByDefault"] = true;
   auto admissionChain = apiserver::admission::buildAdmissionChain(
       apiserver::admission::selectAdmissionPlugins(f.enableAdmissionPlugins,
                                                    f.disableAdmissionPlugins),
@@ -425,6 +428,7 @@ int runServer(const ServerFlags& f) {
     cmOptions.rootCaPem = pki->ca.certPem;
     cmOptions.signingCa = pki->ca;
     cmOptions.csiDrivers = csiDrivers;
+    cmOptions.meshAllNamespaces = f.mesh;
     if (Status ds = f.durations.applyTo(cmOptions); !ds.ok()) {
       LOG_ERROR("{}", ds.message());
       return 2;
@@ -535,6 +539,9 @@ void addServerCommand(CLI::App& app) {
                   "Run the built-in CSI driver dir.csi.minik8s.io with its volumes in this "
                   "directory (on a filesystem every node mounts at the same path), and create "
                   "the default StorageClass \"standard\" on it");
+  cmd->add_flag("--mesh", flags->mesh,
+                "Mesh every application pod: a sidecar in every namespace but the kube-* ones "
+                "and those labelled istio-injection=disabled (docs/mesh.md)");
   cmd->add_flag("--disable-local-storage", flags->disableLocalStorage,
                 "Do not create the StorageClass \"local-path\" (node-local volumes of "
                 "local.csi.minik8s.io, which every agent serves unless started with "

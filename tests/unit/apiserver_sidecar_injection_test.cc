@@ -2,6 +2,8 @@
 
 #include "apiserver/admission/admission_chain.h"
 #include "apiserver/admission/sidecar_injection.h"
+#include "apiserver/registry.h"
+#include "fake_store.h"
 
 namespace minik8s::apiserver::admission {
 namespace {
@@ -26,6 +28,44 @@ TEST(SidecarInjectionTest, FollowsTheNamespaceLabelAndThePodAnnotation) {
   json host = pod();
   host["spec"]["hostNetwork"] = true;
   EXPECT_FALSE(wantsSidecar(host, "shop", &enabled));
+}
+
+TEST(SidecarInjectionTest, EnableNamespacesByDefaultMeshesUnlabelledNamespaces) {
+  // The server's --mesh: every namespace but the system ones and those labelled disabled.
+  json disabled = ns("disabled"), unlabelled = {{"metadata", {{"name", "shop"}}}};
+  EXPECT_TRUE(wantsSidecar(pod(), "shop", &unlabelled, true));
+  EXPECT_TRUE(wantsSidecar(pod(), "shop", nullptr, true));
+  EXPECT_FALSE(wantsSidecar(pod(), "shop", &disabled, true));
+  EXPECT_FALSE(wantsSidecar(pod({{"sidecar.istio.io/inject", "false"}}), "shop", nullptr, true));
+  for (const char* system : {"kube-system", "kube-public", "kube-node-lease"}) {
+    EXPECT_FALSE(wantsSidecar(pod(), system, nullptr, true)) << system;
+  }
+}
+
+TEST(SidecarInjectionTest, TheConfigurationIsCheckedAndApplied) {
+  testing::FakeStore store;
+  Registry registry{store, api::Scheme::builtin()};
+  auto bad = buildAdmissionChain({"MeshSidecarInjection"}, registry,
+                                 {{"MeshSidecarInjection", {{"enableNamespacesByDefault", 1}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "admission plugin MeshSidecarInjection: configuration: unknown field or not a "
+            "boolean: enableNamespacesByDefault (known: enableNamespacesByDefault)");
+  auto chain =
+      buildAdmissionChain({"MeshSidecarInjection"}, registry,
+                          {{"MeshSidecarInjection", {{"enableNamespacesByDefault", true}}}});
+  ASSERT_TRUE(chain.ok()) << chain.status().toString();
+  ASSERT_EQ(chain->size(), 1u);
+  json p = pod();
+  RequestInfo ri;
+  ri.verb = "create";
+  ri.version = "v1";
+  ri.resource = "pods";
+  ri.namespaceName = "shop";
+  auth::UserInfo user{"alice", "", {}, {}};
+  auth::AdmissionRequest req{user, ri, "CREATE", nullptr, &p, false, nullptr};
+  ASSERT_TRUE((*chain)[0]->admit(req).ok());
+  EXPECT_EQ(p["spec"]["containers"].size(), 2u) << p.dump();  // shop has no label: meshed
 }
 
 TEST(SidecarInjectionTest, AddsTheInitStepAndTheProxyOnce) {

@@ -75,3 +75,23 @@ TEST_F(MeshControllerTest, BindsTheReadRoleToAMeshedNamespacesServiceAccountsOnl
 
 }  // namespace
 }  // namespace minik8s::controllers
+
+namespace minik8s::controllers {
+namespace {
+
+TEST(MeshNamespaceTest, TheServersMeshFlagMeshesEveryApplicationNamespace) {
+  auto ns = [](const std::string& name, const std::string& label) {
+    json o = {{"metadata", {{"name", name}}}};
+    if (!label.empty()) o["metadata"]["labels"] = {{"istio-injection", label}};
+    return o;
+  };
+  EXPECT_TRUE(namespaceIsMeshed(ns("shop", "enabled"), false));
+  EXPECT_FALSE(namespaceIsMeshed(ns("shop", ""), false));
+  EXPECT_TRUE(namespaceIsMeshed(ns("shop", ""), true));
+  EXPECT_FALSE(namespaceIsMeshed(ns("shop", "disabled"), true));
+  EXPECT_FALSE(namespaceIsMeshed(ns("kube-system", ""), true));
+  EXPECT_FALSE(namespaceIsMeshed(ns("kube-node-lease", ""), true));
+}
+
+}  // namespace
+}  // namespace minik8s::controllers

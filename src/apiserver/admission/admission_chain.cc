@@ -32,7 +32,12 @@ struct Entry {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"MeshSidecarInjection", true},
-       [](Registry& r) { return std::make_shared<SidecarInjection>(r); }},
+       nullptr,
+       [](Registry& r, const json& config) -> Result<std::shared_ptr<auth::AdmissionPlugin>> {
+         auto plugin = SidecarInjection::fromConfig(r, config);
+         if (!plugin.ok()) return plugin.status();
+         return std::shared_ptr<auth::AdmissionPlugin>(std::move(plugin.value()));
+       }},
       {{"ServiceAccount", true},
        [](Registry& r) { return std::make_shared<auth::ServiceAccountAdmission>(r); }},
       {{"DefaultStorageClass", true},

@@ -14,8 +14,9 @@ json fieldEnv(const char* name, const char* fieldPath) {
 
 }  // namespace
 
-bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceObject) {
-  if (ns == "kube-system") return false;
+bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceObject,
+                  bool enableNamespacesByDefault) {
+  if (ns == "kube-system" || ns == "kube-public" || ns == "kube-node-lease") return false;
   if (pod.contains("/spec/hostNetwork"_json_pointer) &&
       pod.at("/spec/hostNetwork"_json_pointer) == true) {
     return false;
@@ -29,8 +30,30 @@ bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceO
       stringAt(pod, "/metadata/annotations/sidecar.istio.io~1inject"_json_pointer);
   if (annotation == "false") return false;
   if (annotation == "true") return true;
-  return namespaceObject != nullptr &&
-         stringAt(*namespaceObject, "/metadata/labels/istio-injection"_json_pointer) == "enabled";
+  const std::string label =
+      namespaceObject != nullptr
+          ? stringAt(*namespaceObject, "/metadata/labels/istio-injection"_json_pointer)
+          : "";
+  if (label == "enabled") return true;
+  return enableNamespacesByDefault && label != "disabled";
+}
+
+Result<std::shared_ptr<SidecarInjection>> SidecarInjection::fromConfig(Registry& registry,
+                                                                       const json& config) {
+  bool byDefault = false;
+  if (config.is_object()) {
+    for (const auto& [key, value] : config.items()) {
+      if (key == "apiVersion" || key == "kind") continue;
+      if (key != "enableNamespacesByDefault" || !value.is_boolean()) {
+        return Status::BadRequest("configuration: unknown field or not a boolean: " + key +
+                                  " (known: enableNamespacesByDefault)");
+      }
+      byDefault = value.get<bool>();
+    }
+  } else if (!config.is_null()) {
+    return Status::BadRequest("configuration: expected an object");
+  }
+  return std::make_shared<SidecarInjection>(registry, byDefault);
 }
 
 void injectSidecar(json& pod) {
@@ -84,7 +107,9 @@ Status SidecarInjection::admit(auth::AdmissionRequest& request) {
     auto got = registry_.get(*namespaces, "", ns);
     if (got.ok()) namespaceObject = std::move(*got);
   }
-  if (wantsSidecar(pod, ns, namespaceObject ? &*namespaceObject : nullptr)) injectSidecar(pod);
+  if (wantsSidecar(pod, ns, namespaceObject ? &*namespaceObject : nullptr, byDefault_)) {
+    injectSidecar(pod);
+  }
   return Status::Ok();
 }
 

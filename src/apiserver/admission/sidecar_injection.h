@@ -2,8 +2,11 @@
 // (docs/mesh.md), as Istio's injector does:
 //
 //   - the pod is annotated sidecar.istio.io/inject: "true", or its namespace is labelled
-//     istio-injection=enabled and the pod does not say "false"; never in kube-system, never a
-//     hostNetwork pod, never twice (a container named istio-proxy is already there);
+//     istio-injection=enabled and the pod does not say "false"; with enableNamespacesByDefault
+//     (the server's --mesh, Istio's sidecarInjectorWebhook.enableNamespacesByDefault) every
+//     namespace not labelled istio-injection=disabled too; never in kube-system, kube-public or
+//     kube-node-lease, never a hostNetwork pod, never twice (a container named istio-proxy is
+//     already there);
 //   - init container istio-init (image minik8s/mesh-proxy, `minik8s mesh-init`, privileged):
 //     the pod's iptables redirection, outbound to 15001 and inbound to 15006, UID 1337 excluded;
 //   - container istio-proxy (`minik8s mesh-proxy`, runAsUser 1337) with POD_NAME, POD_NAMESPACE
@@ -20,18 +23,26 @@ namespace minik8s::apiserver::admission {
 
 inline constexpr const char* kMeshProxyImage = "minik8s/mesh-proxy:latest";
 
-// Whether `pod` gets a sidecar, given its namespace's labels (null when unknown).
-bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceObject);
+// Whether `pod` gets a sidecar, given its namespace's labels (null when unknown) and whether
+// namespaces without the label are meshed.
+bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceObject,
+                  bool enableNamespacesByDefault = false);
 // Adds istio-init and istio-proxy to `pod` (a pod as created).
 void injectSidecar(json& pod);
 
 class SidecarInjection : public auth::AdmissionPlugin {
  public:
-  explicit SidecarInjection(Registry& registry) : registry_(registry) {}
+  explicit SidecarInjection(Registry& registry, bool enableNamespacesByDefault = false)
+      : registry_(registry), byDefault_(enableNamespacesByDefault) {}
+  // The plugin's configuration (AdmissionConfiguration, or the server's --mesh):
+  // {"enableNamespacesByDefault": true}; null = the defaults.
+  static Result<std::shared_ptr<SidecarInjection>> fromConfig(Registry& registry,
+                                                              const json& config);
   Status admit(auth::AdmissionRequest& request) override;
 
  private:
   Registry& registry_;
+  bool byDefault_ = false;
 };
 
 }  // namespace minik8s::apiserver::admission

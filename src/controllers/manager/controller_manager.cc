@@ -381,7 +381,9 @@ const std::vector<Registration>& registrations() {
                     s.toString());
            return nullptr;
          }
-         return make<MeshController>(c.rest, c.informer(res::kNamespaces));
+         return make<MeshController>(c.rest, c.informer(res::kNamespaces),
+                                     client::RealClock::instance(),
+                                     c.options.meshAllNamespaces);
        }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {

@@ -72,6 +72,9 @@ class ControllerManager {
     // CSI drivers whose volumes the csi-provisioner creates, deletes and expands: driver name ->
     // endpoint of its Controller service. Without any, csi-provisioner does not run.
     std::map<std::string, std::string> csiDrivers;
+    // The server's --mesh: every application namespace is meshed (the mesh controller lets the
+    // sidecars of every namespace read the registry).
+    bool meshAllNamespaces = false;
   };
 
   ControllerManager(client::RestClient& rest, Options options);

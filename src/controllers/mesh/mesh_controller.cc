@@ -28,13 +28,22 @@ json meshProxyBinding(const std::string& ns) {
              {"name", "system:serviceaccounts:" + ns}}}}};
 }
 
+bool namespaceIsMeshed(const json& ns, bool allNamespaces) {
+  const std::string label = api::labelValue(ns, "istio-injection");
+  if (label == "enabled") return true;
+  const std::string name = api::nameOf(ns);
+  return allNamespaces && label != "disabled" && name != "kube-system" && name != "kube-public" &&
+         name != "kube-node-lease";
+}
+
 MeshController::MeshController(client::RestClient& rest, client::Informer& namespaces,
-                               const client::Clock& clock)
+                               const client::Clock& clock, bool allNamespaces)
     : rest_(rest),
       namespaces_(namespaces),
       queue_(clock),
       workers_(
-          queue_, [this](const std::string& k) { return sync(k); }, "mesh") {
+          queue_, [this](const std::string& k) { return sync(k); }, "mesh"),
+      allNamespaces_(allNamespaces) {
   auto enqueue = [this](const json& ns) { queue_.add(api::nameOf(ns)); };
   namespaces_.addHandlers(
       {enqueue, [enqueue](const json&, const json& ns) { enqueue(ns); }, enqueue});
@@ -46,8 +55,7 @@ void MeshController::stop() { workers_.stop(); }
 
 Status MeshController::sync(const std::string& name) {
   auto ns = namespaces_.get(name);
-  const bool meshed =
-      ns && !isTerminating(*ns) && api::labelValue(*ns, "istio-injection") == "enabled";
+  const bool meshed = ns && !isTerminating(*ns) && namespaceIsMeshed(*ns, allNamespaces_);
   if (meshed) {
     auto r = rest_.create(kClusterRoleBindings, "", meshProxyBinding(name));
     if (r.ok()) LOG_INFO("mesh: namespace {} is meshed: its sidecars may read the registry", name);
