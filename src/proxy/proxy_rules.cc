@@ -6,6 +6,7 @@
 #include <iterator>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "common/strings.h"
 #include "fmt/format.h"
@@ -172,16 +173,52 @@ std::string endpointChainName(const std::string& servicePortName, const std::str
   return "KUBE-SEP-" + hash16(servicePortName + asciiLower(protocol) + endpoint);
 }
 
+namespace {
+
+constexpr std::string_view kFixedNatChains =
+    ":KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-POSTROUTING - [0:0]\n"
+    ":KUBE-MARK-MASQ - [0:0]\n";
+
+void declareChain(std::string& text, std::string_view name) {
+  text += ':';
+  text += name;
+  text += " - [0:0]\n";
+}
+
+// The per-service chains, each declared right before its rules. iptables-nft-restore (1.8.9)
+// keeps the chains a document names in a sorted linked list and walks it for every line that
+// names a chain, past every name smaller than that one: endpoint chains first and names in
+// descending order keep those walks short (the same rules restore in about two thirds of the
+// time). A chain is still declared before any rule that jumps to it: KUBE-SVC before the
+// KUBE-EXT and KUBE-SERVICES rules, KUBE-SEP before the KUBE-SVC rules.
+void appendChains(std::string& text, const std::vector<const ChainRules*>& chains) {
+  for (std::string_view prefix : {"KUBE-SEP-", "KUBE-SVC-", "KUBE-EXT-"}) {
+    for (auto it = chains.rbegin(); it != chains.rend(); ++it) {
+      if ((*it)->name.compare(0, prefix.size(), prefix) != 0) continue;
+      declareChain(text, (*it)->name);
+      text += (*it)->rules;
+    }
+  }
+}
+
+void appendFilter(std::string& text, const std::string& filterRules) {
+  text += "*filter\n:KUBE-SERVICES - [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n";
+  text += filterRules;
+  text += "COMMIT\n";
+}
+
+}  // namespace
+
 ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
                            const RuleOptions& options,
                            const std::set<std::string>& existingNatChains) {
   ProxyRules result;
   std::vector<ServicePort> ports = servicePorts(services, indexEndpoints(slices));
 
-  std::string natRules, filterRules, nodePortRules;
-  natRules.reserve(ports.size() * 1024);
-  Out nat(natRules), filter(filterRules), nodePorts(nodePortRules);
-  std::vector<std::string> chains;  // per-service nat chains, in order of first use
+  std::string& filterRules = result.filterRules;
+  Out filter(filterRules), nodePorts(result.nodePortsRules), servicesOut(result.servicesRules);
+  std::vector<ChainRules>& chains = result.chains;
+  chains.reserve(ports.size() * 4);
 
   for (const ServicePort& sp : ports) {
     ++result.servicePorts;
@@ -203,30 +240,30 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
       }
       continue;
     }
-    std::string svcChain = serviceChainName(sp.name, proto);
-    chains.push_back(svcChain);
+    ChainRules svc{serviceChainName(sp.name, proto), {}};
+    Out svcOut(svc.rules);
     if (!sp.clusterIP.empty()) {
-      fmt::format_to(nat,
+      fmt::format_to(servicesOut,
                      "-A KUBE-SERVICES -m comment --comment \"{} cluster IP\" -d {}/32 -p {} "
                      "-m {} --dport {} -j {}\n",
-                     sp.name, sp.clusterIP, proto, proto, sp.port, svcChain);
+                     sp.name, sp.clusterIP, proto, proto, sp.port, svc.name);
       if (!options.clusterCIDR.empty()) {
-        fmt::format_to(nat,
+        fmt::format_to(svcOut,
                        "-A {} -m comment --comment \"{} cluster IP\" ! -s {} -d {}/32 -p {} "
                        "-m {} --dport {} -j KUBE-MARK-MASQ\n",
-                       svcChain, sp.name, options.clusterCIDR, sp.clusterIP, proto, proto, sp.port);
+                       svc.name, sp.name, options.clusterCIDR, sp.clusterIP, proto, proto, sp.port);
       }
     }
     if (sp.nodePort > 0) {
-      std::string extChain = externalChainName(sp.name, proto);
-      chains.push_back(extChain);
+      ChainRules ext{externalChainName(sp.name, proto), {}};
       fmt::format_to(nodePorts,
                      "-A KUBE-NODEPORTS -m comment --comment {} -p {} -m {} --dport {} -j {}\n",
-                     sp.name, proto, proto, sp.nodePort, extChain);
-      fmt::format_to(nat,
+                     sp.name, proto, proto, sp.nodePort, ext.name);
+      fmt::format_to(Out(ext.rules),
                      "-A {} -m comment --comment \"masquerade traffic for {} external "
                      "destinations\" -j KUBE-MARK-MASQ\n-A {} -j {}\n",
-                     extChain, sp.name, extChain, svcChain);
+                     ext.name, sp.name, ext.name, svc.name);
+      chains.push_back(std::move(ext));
     }
     std::vector<std::string> sepChains;
     sepChains.reserve(sp.endpoints.size());
@@ -236,10 +273,10 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
     if (sp.affinitySeconds > 0) {
       // A client that used an endpoint recently goes back to it before any balancing.
       for (size_t i = 0; i < sp.endpoints.size(); ++i) {
-        fmt::format_to(nat,
+        fmt::format_to(svcOut,
                        "-A {} -m comment --comment \"{} -> {}\" -m recent --name {} --rcheck "
                        "--seconds {} --reap -j {}\n",
-                       svcChain, sp.name, sp.endpoints[i], sepChains[i], sp.affinitySeconds,
+                       svc.name, sp.name, sp.endpoints[i], sepChains[i], sp.affinitySeconds,
                        sepChains[i]);
       }
     }
@@ -247,66 +284,113 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
     size_t n = sp.endpoints.size();
     for (size_t i = 0; i < n; ++i) {
       if (i + 1 < n) {
-        fmt::format_to(nat,
+        fmt::format_to(svcOut,
                        "-A {} -m comment --comment \"{} -> {}\" -m statistic --mode random "
                        "--probability {:.10f} -j {}\n",
-                       svcChain, sp.name, sp.endpoints[i], 1.0 / static_cast<double>(n - i),
+                       svc.name, sp.name, sp.endpoints[i], 1.0 / static_cast<double>(n - i),
                        sepChains[i]);
       } else {
-        fmt::format_to(nat, "-A {} -m comment --comment \"{} -> {}\" -j {}\n", svcChain, sp.name,
+        fmt::format_to(svcOut, "-A {} -m comment --comment \"{} -> {}\" -j {}\n", svc.name, sp.name,
                        sp.endpoints[i], sepChains[i]);
       }
     }
     for (size_t i = 0; i < n; ++i) {
       const std::string& ep = sp.endpoints[i];
-      const std::string& sep = sepChains[i];
-      chains.push_back(sep);
+      ChainRules sep{std::move(sepChains[i]), {}};
       ++result.endpoints;
-      std::string ip = ep.substr(0, ep.rfind(':'));
+      std::string_view ip(ep.data(), ep.rfind(':'));
       // Hairpin: a pod reaching itself through its service must see the node as the source.
-      fmt::format_to(nat, "-A {} -m comment --comment {} -s {}/32 -j KUBE-MARK-MASQ\n", sep,
-                     sp.name, ip);
-      std::string recent =
-          sp.affinitySeconds > 0 ? fmt::format(" -m recent --name {} --set", sep) : "";
-      fmt::format_to(nat,
-                     "-A {} -m comment --comment {} -p {}{} -m {} -j DNAT --to-destination {}\n",
-                     sep, sp.name, proto, recent, proto, ep);
+      fmt::format_to(Out(sep.rules), "-A {} -m comment --comment {} -s {}/32 -j KUBE-MARK-MASQ\n",
+                     sep.name, sp.name, ip);
+      std::string_view recent = sp.affinitySeconds > 0 ? " -m recent --name " : "";
+      fmt::format_to(Out(sep.rules),
+                     "-A {} -m comment --comment {} -p {}{}{}{} -m {} -j DNAT --to-destination "
+                     "{}\n",
+                     sep.name, sp.name, proto, recent,
+                     sp.affinitySeconds > 0 ? std::string_view(sep.name) : "",
+                     sp.affinitySeconds > 0 ? " --set" : "", proto, ep);
+      chains.push_back(std::move(sep));
     }
+    chains.push_back(std::move(svc));
   }
+  result.servicesRules +=
+      "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
+      "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
+  // Two ports of one service cannot share a chain name, but tolerate it (the first one wins).
+  std::stable_sort(chains.begin(), chains.end(),
+                   [](const ChainRules& a, const ChainRules& b) { return a.name < b.name; });
+  chains.erase(
+      std::unique(chains.begin(), chains.end(),
+                  [](const ChainRules& a, const ChainRules& b) { return a.name == b.name; }),
+      chains.end());
 
-  std::string& text = result.restoreText;
-  text.reserve(natRules.size() + nodePortRules.size() + filterRules.size() + chains.size() * 40 +
-               4096);
-  Out out(text);
-  text += "*filter\n:KUBE-SERVICES - [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n";
-  text += filterRules;
-  text += "COMMIT\n*nat\n";
-  text += ":KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-POSTROUTING - [0:0]\n";
-  text += ":KUBE-MARK-MASQ - [0:0]\n";
-  for (const std::string& c : chains) {
-    fmt::format_to(out, ":{} - [0:0]\n", c);
-    result.natChains.insert(c);
+  size_t ruleBytes = 0;
+  std::vector<const ChainRules*> all;
+  all.reserve(chains.size());
+  for (const ChainRules& c : chains) {
+    all.push_back(&c);
+    result.natChains.insert(result.natChains.end(), c.name);
+    ruleBytes += c.rules.size() + c.name.size() + 10;
   }
-  std::vector<std::string> stale;
+  std::vector<std::string_view> stale;
   for (const std::string& c : existingNatChains) {
     if (!result.natChains.count(c)) stale.push_back(c);
   }
+
+  std::string& text = result.restoreText;
+  text.reserve(ruleBytes + filterRules.size() + result.nodePortsRules.size() +
+               result.servicesRules.size() + stale.size() * 60 + 1024);
+  appendFilter(text, filterRules);
+  text += "*nat\n";
+  text += kFixedNatChains;
   // Stale chains are declared (which flushes them) before any -X so references between them go.
-  for (const std::string& c : stale) fmt::format_to(out, ":{} - [0:0]\n", c);
-  fmt::format_to(out, "-A KUBE-POSTROUTING -m mark ! --mark {0}/{0} -j RETURN\n", kMasqueradeMark);
-  fmt::format_to(out, "-A KUBE-POSTROUTING -j MARK --xor-mark {}\n", kMasqueradeMark);
+  for (std::string_view c : stale) declareChain(text, c);
+  fmt::format_to(Out(text), "-A KUBE-POSTROUTING -m mark ! --mark {0}/{0} -j RETURN\n",
+                 kMasqueradeMark);
+  fmt::format_to(Out(text), "-A KUBE-POSTROUTING -j MARK --xor-mark {}\n", kMasqueradeMark);
   text +=
       "-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" "
       "-j MASQUERADE --random-fully\n";
-  fmt::format_to(out, "-A KUBE-MARK-MASQ -j MARK --or-mark {}\n", kMasqueradeMark);
-  text += natRules;
-  text += nodePortRules;
-  text +=
-      "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
-      "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
-  for (const std::string& c : stale) fmt::format_to(out, "-X {}\n", c);
+  fmt::format_to(Out(text), "-A KUBE-MARK-MASQ -j MARK --or-mark {}\n", kMasqueradeMark);
+  appendChains(text, all);
+  text += result.nodePortsRules;
+  text += result.servicesRules;
+  for (std::string_view c : stale) fmt::format_to(Out(text), "-X {}\n", c);
   text += "COMMIT\n";
   return result;
+}
+
+std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied) {
+  // Both chain lists are sorted by name: one merge finds the new, changed and gone chains.
+  std::vector<const ChainRules*> changed;
+  std::vector<std::string_view> gone;
+  auto a = applied.chains.begin();
+  for (const ChainRules& c : rules.chains) {
+    while (a != applied.chains.end() && a->name < c.name) gone.push_back((a++)->name);
+    if (a != applied.chains.end() && a->name == c.name) {
+      if (a->rules != c.rules) changed.push_back(&c);
+      ++a;
+    } else {
+      changed.push_back(&c);
+    }
+  }
+  for (; a != applied.chains.end(); ++a) gone.push_back(a->name);
+  bool servicesChanged = rules.servicesRules != applied.servicesRules;
+  bool nodePortsChanged = rules.nodePortsRules != applied.nodePortsRules;
+
+  std::string text;
+  if (rules.filterRules != applied.filterRules) appendFilter(text, rules.filterRules);
+  if (changed.empty() && gone.empty() && !servicesChanged && !nodePortsChanged) return text;
+  text += "*nat\n";
+  if (servicesChanged) declareChain(text, kServicesChain);
+  if (nodePortsChanged) declareChain(text, kNodePortsChain);
+  for (std::string_view c : gone) declareChain(text, c);
+  appendChains(text, changed);
+  if (nodePortsChanged) text += rules.nodePortsRules;
+  if (servicesChanged) text += rules.servicesRules;
+  for (std::string_view c : gone) fmt::format_to(Out(text), "-X {}\n", c);
+  text += "COMMIT\n";
+  return text;
 }
 
 namespace {

@@ -47,10 +47,24 @@ struct RuleOptions {
   std::string clusterCIDR;
 };
 
-// What one build produced.
+// One per-service nat chain (KUBE-SVC/EXT/SEP-*) and its "-A" lines.
+struct ChainRules {
+  std::string name;
+  std::string rules;
+};
+
+// What one build produced: the whole document, and its parts for partial syncs.
 struct ProxyRules {
-  std::string restoreText;          // the iptables-restore --noflush document
+  // The whole iptables-restore --noflush document: every chain of the proxy rewritten, stale ones
+  // deleted. Chains come in an order that keeps iptables-nft-restore's chain bookkeeping short
+  // (endpoint chains, then service chains, then external chains, each in descending name order;
+  // KUBE-NODEPORTS and KUBE-SERVICES last), which makes the same rules cheaper to restore.
+  std::string restoreText;
   std::set<std::string> natChains;  // per-service nat chains now in use (KUBE-SVC/EXT/SEP-*)
+  std::string filterRules;          // the filter table's KUBE-SERVICES/KUBE-EXTERNAL-SERVICES lines
+  std::string nodePortsRules;       // nat KUBE-NODEPORTS
+  std::string servicesRules;        // nat KUBE-SERVICES, ending with the jump to KUBE-NODEPORTS
+  std::vector<ChainRules> chains;   // per-service nat chains, sorted by name
   int servicePorts = 0;             // service ports with a ClusterIP or NodePort
   int endpoints = 0;                // KUBE-SEP chains written
   int servicePortsWithoutEndpoints = 0;
@@ -62,6 +76,13 @@ struct ProxyRules {
 ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
                            const RuleOptions& options,
                            const std::set<std::string>& existingNatChains);
+
+// A partial sync, as kube-proxy's since 1.28: the document that turns the kernel from `applied`
+// (the rules of the last restore that succeeded) into `rules`, writing only the per-service
+// chains that are new or whose rules differ, KUBE-SERVICES / KUBE-NODEPORTS / the filter chains
+// only when they differ, and deleting the per-service chains `rules` no longer has. "" when
+// nothing differs. Every chain it keeps is unchanged, so everything they jump to still exists.
+std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied);
 
 // base32 (RFC 4648 alphabet) of sha256(text), 16 characters: the hash in kube-proxy's chain names.
 std::string hash16(const std::string& text);

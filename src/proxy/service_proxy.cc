@@ -63,20 +63,21 @@ bool ServiceProxy::syncRules() {
   auto t0 = std::chrono::steady_clock::now();
   ProxyRules rules = buildProxyRules(services_.list(), slices_.list(),
                                      RuleOptions{options_.clusterCIDR}, existingChains_);
+  // A run maxSyncInterval after the last one is the periodic repair; half of it tells such a run
+  // from one woken by an event.
+  bool full = needFullSync_ || t0 - lastFullSync_ >= options_.maxSyncInterval / 2;
+  std::string partial = full ? std::string() : changedRulesText(rules, applied_);
   auto t1 = std::chrono::steady_clock::now();
-  // Unchanged rules are rewritten only by the periodic repair (a run maxSyncInterval after the
-  // last one; half of it tells such a run from one woken by an event).
-  if (rules.restoreText == lastApplied_ && t1 - lastApplyTime_ < options_.maxSyncInterval / 2) {
-    return true;
-  }
-  Status s = iptables_->restore(rules.restoreText);
+  if (!full && partial.empty()) return true;  // nothing changed
+  Status s = iptables_->restore(full ? rules.restoreText : partial);
   auto t2 = std::chrono::steady_clock::now();
   std::lock_guard lock(statsMu_);
   if (!s.ok()) {
     ++stats_.failures;
     LOG_ERROR("proxy: {}", s.message());
-    // Someone may have removed our jumps or chains; put them back before the retry.
-    lastApplied_.clear();
+    // The kernel's state is unknown now: the retry rewrites everything, after putting back jumps
+    // and reading which chains exist (someone may have removed ours).
+    needFullSync_ = true;
     if (Status j = ensureJumps(*iptables_, jumpRules()); !j.ok())
       LOG_ERROR("proxy: {}", j.message());
     auto nat = iptables_->save("nat");
@@ -84,15 +85,21 @@ bool ServiceProxy::syncRules() {
     return false;
   }
   existingChains_ = rules.natChains;
-  lastApplied_ = std::move(rules.restoreText);
-  lastApplyTime_ = t2;
+  if (full) {
+    needFullSync_ = false;
+    lastFullSync_ = t2;
+    ++stats_.fullSyncs;
+  }
   ++stats_.syncs;
+  stats_.lastFull = full;
   stats_.lastGenerate = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0);
   stats_.lastRestore = std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1);
   stats_.servicePorts = rules.servicePorts;
   stats_.endpoints = rules.endpoints;
-  LOG_DEBUG("proxy: synced {} service ports, {} endpoints in {} us + {} us", rules.servicePorts,
-            rules.endpoints, stats_.lastGenerate.count(), stats_.lastRestore.count());
+  LOG_DEBUG("proxy: {} sync of {} service ports, {} endpoints in {} us + {} us",
+            full ? "full" : "partial", rules.servicePorts, rules.endpoints,
+            stats_.lastGenerate.count(), stats_.lastRestore.count());
+  applied_ = std::move(rules);
   return true;
 }
 
@@ -103,7 +110,8 @@ SyncStats ServiceProxy::stats() const {
 
 Status ServiceProxy::cleanup() {
   stop();
-  lastApplied_.clear();
+  applied_ = ProxyRules{};
+  needFullSync_ = true;
   existingChains_.clear();
   return cleanupProxyRules(*iptables_);
 }

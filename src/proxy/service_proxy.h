@@ -2,9 +2,12 @@
 // EndpointSlices through informers and keeps the KUBE-* chains of the current network namespace
 // equal to buildProxyRules() of what it sees: one atomic `iptables-restore --noflush` per sync,
 // at most every minSyncInterval, within that of a change, and every maxSyncInterval anyway (to
-// repair rules someone else removed). On start it reads which of its chains exist (a previous run
-// left them) so the first sync rewrites them and deletes the stale ones; cleanup() removes every
-// chain and jump it adds (for `cluster down`).
+// repair rules someone else removed). As kube-proxy since 1.28, a sync woken by a change is
+// partial: it writes only the chains that differ from the last restore that succeeded
+// (changedRulesText); a full sync, every chain rewritten, runs at start, after a failed restore
+// and when maxSyncInterval / 2 has passed since the last full one (the periodic repair). On start
+// it reads which of its chains exist (a previous run left them) so the first sync rewrites them and
+// deletes the stale ones; cleanup() removes every chain and jump it adds (for `cluster down`).
 //
 // Thread-safety: start()/stop()/cleanup() from one owner thread; stats() from any thread.
 #pragma once
@@ -41,10 +44,12 @@ struct ProxyOptions {
 };
 
 struct SyncStats {
-  int64_t syncs = 0;  // successful iptables-restore runs
+  int64_t syncs = 0;      // successful iptables-restore runs
+  int64_t fullSyncs = 0;  // of which wrote every chain
   int64_t failures = 0;
   std::chrono::microseconds lastGenerate{0};  // building the document
   std::chrono::microseconds lastRestore{0};   // running iptables-restore
+  bool lastFull = false;                      // the last restore was a full sync
   int servicePorts = 0;
   int endpoints = 0;
 };
@@ -81,8 +86,9 @@ class ServiceProxy {
 
   // Owned by the sync thread (runner), read by start() before the runner starts.
   std::set<std::string> existingChains_;
-  std::string lastApplied_;
-  std::chrono::steady_clock::time_point lastApplyTime_;
+  ProxyRules applied_;  // what the last restore that succeeded wrote
+  bool needFullSync_ = true;
+  std::chrono::steady_clock::time_point lastFullSync_;
 
   mutable std::mutex statsMu_;
   SyncStats stats_;

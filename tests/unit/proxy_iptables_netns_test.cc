@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sstream>
 #include <thread>
 
 #include "client/rest_client.h"
@@ -89,6 +90,55 @@ TEST(ProxyIptablesNetnsTest, TheKernelAcceptsEveryKindOfRuleAndStaleChainsGo) {
   ASSERT_TRUE(cleanupProxyRules(ipt).ok());
   EXPECT_FALSE(contains(save("nat"), "KUBE-"));
   EXPECT_FALSE(contains(save("filter"), "KUBE-"));
+}
+
+// iptables-save of the proxy's chains, without the lines that differ between equal rule sets
+// (the "# Generated" comments, counters).
+std::string proxyState() {
+  std::string out;
+  for (const char* table : {"nat", "filter"}) {
+    std::istringstream in(save(table));
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty() || line[0] == '#') continue;
+      if (line[0] == ':') line = line.substr(0, line.find(' '));
+      out += line + "\n";
+    }
+  }
+  return out;
+}
+
+TEST(ProxyIptablesNetnsTest, APartialSyncLeavesTheKernelAsAFullSyncWould) {
+  REQUIRE_NETNS();
+  ExecIptables ipt;
+  auto web = serviceObject("ns", "web", "10.96.0.5", {{"http", 80, "TCP", 30080}}, "NodePort");
+  auto dns = serviceObject("ns", "dns", "10.96.0.10", {{"dns", 53, "UDP"}});
+  auto gone = serviceObject("ns", "gone", "10.96.0.7", {{"", 80}});
+  auto webSlice =
+      sliceObject("ns", "web-1", "web", {{"10.244.1.2"}, {"10.244.2.2"}}, {{"http", 8080}});
+  auto dnsSlice = sliceObject("ns", "dns-1", "dns", {{"10.0.0.1"}}, {{"dns", 53, "UDP"}});
+  auto goneSlice = sliceObject("ns", "gone-1", "gone", {{"10.244.1.3"}}, {{"", 80}});
+  RuleOptions options{"10.244.0.0/16"};
+  ProxyRules before =
+      buildProxyRules({web, dns, gone}, {webSlice, dnsSlice, goneSlice}, options, {});
+  ASSERT_TRUE(ipt.restore(before.restoreText).ok());
+
+  // web's endpoints move and its NodePort changes, dns loses its endpoints, gone goes.
+  webSlice = sliceObject("ns", "web-1", "web", {{"10.244.1.2"}, {"10.244.3.2"}, {"10.244.3.3"}},
+                         {{"http", 8080}});
+  web["spec"]["ports"][0]["nodePort"] = 30081;
+  dnsSlice = sliceObject("ns", "dns-1", "dns", {}, {{"dns", 53, "UDP"}});
+  ProxyRules after = buildProxyRules({web, dns}, {webSlice, dnsSlice, goneSlice}, options, {});
+  auto partial = ipt.restore(changedRulesText(after, before));
+  ASSERT_TRUE(partial.ok()) << partial.toString();
+  std::string afterPartial = proxyState();
+  EXPECT_TRUE(contains(afterPartial, "--to-destination 10.244.3.3:8080"));
+  EXPECT_FALSE(contains(afterPartial, "gone"));
+
+  ASSERT_TRUE(cleanupProxyRules(ipt).ok());
+  ASSERT_TRUE(ipt.restore(after.restoreText).ok());
+  EXPECT_EQ(afterPartial, proxyState());
+  ASSERT_TRUE(cleanupProxyRules(ipt).ok());
 }
 
 class ServiceProxyNetnsTest : public ::testing::Test {

@@ -41,6 +41,9 @@ TEST(ProxyRulesTest, WholeDocumentForOneServiceWithTwoEndpoints) {
   std::string svcChain = "KUBE-SVC-XPGD46QRK7WJZT7O";
   std::string sep1 = endpointChainName("ns1/svc1:p80", "tcp", "10.244.1.2:8080");
   std::string sep2 = endpointChainName("ns1/svc1:p80", "tcp", "10.244.2.3:8080");
+  // Endpoint chains come first, then service chains, each in descending name order (sep2 >
+  // sep1), KUBE-SERVICES last: the order iptables-nft-restore handles fastest.
+  ASSERT_GT(sep2, sep1);
   std::string expected =
       "*filter\n"
       ":KUBE-SERVICES - [0:0]\n"
@@ -51,24 +54,34 @@ TEST(ProxyRulesTest, WholeDocumentForOneServiceWithTwoEndpoints) {
       ":KUBE-NODEPORTS - [0:0]\n"
       ":KUBE-POSTROUTING - [0:0]\n"
       ":KUBE-MARK-MASQ - [0:0]\n"
-      ":" +
-      svcChain +
-      " - [0:0]\n"
-      ":" +
-      sep1 +
-      " - [0:0]\n"
-      ":" +
-      sep2 +
-      " - [0:0]\n"
       "-A KUBE-POSTROUTING -m mark ! --mark 0x4000/0x4000 -j RETURN\n"
       "-A KUBE-POSTROUTING -j MARK --xor-mark 0x4000\n"
       "-A KUBE-POSTROUTING -m comment --comment \"kubernetes service traffic requiring SNAT\" "
       "-j MASQUERADE --random-fully\n"
       "-A KUBE-MARK-MASQ -j MARK --or-mark 0x4000\n"
-      "-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -d 10.96.0.5/32 -p tcp "
-      "-m tcp --dport 80 -j " +
+      ":" +
+      sep2 +
+      " - [0:0]\n"
+      "-A " +
+      sep2 +
+      " -m comment --comment ns1/svc1:p80 -s 10.244.2.3/32 -j KUBE-MARK-MASQ\n"
+      "-A " +
+      sep2 +
+      " -m comment --comment ns1/svc1:p80 -p tcp -m tcp -j DNAT "
+      "--to-destination 10.244.2.3:8080\n"
+      ":" +
+      sep1 +
+      " - [0:0]\n"
+      "-A " +
+      sep1 +
+      " -m comment --comment ns1/svc1:p80 -s 10.244.1.2/32 -j KUBE-MARK-MASQ\n"
+      "-A " +
+      sep1 +
+      " -m comment --comment ns1/svc1:p80 -p tcp -m tcp -j DNAT "
+      "--to-destination 10.244.1.2:8080\n"
+      ":" +
       svcChain +
-      "\n"
+      " - [0:0]\n"
       "-A " +
       svcChain +
       " -m comment --comment \"ns1/svc1:p80 cluster IP\" ! -s 10.244.0.0/16 "
@@ -82,20 +95,10 @@ TEST(ProxyRulesTest, WholeDocumentForOneServiceWithTwoEndpoints) {
       "-A " +
       svcChain + " -m comment --comment \"ns1/svc1:p80 -> 10.244.2.3:8080\" -j " + sep2 +
       "\n"
-      "-A " +
-      sep1 +
-      " -m comment --comment ns1/svc1:p80 -s 10.244.1.2/32 -j KUBE-MARK-MASQ\n"
-      "-A " +
-      sep1 +
-      " -m comment --comment ns1/svc1:p80 -p tcp -m tcp -j DNAT --to-destination "
-      "10.244.1.2:8080\n"
-      "-A " +
-      sep2 +
-      " -m comment --comment ns1/svc1:p80 -s 10.244.2.3/32 -j KUBE-MARK-MASQ\n"
-      "-A " +
-      sep2 +
-      " -m comment --comment ns1/svc1:p80 -p tcp -m tcp -j DNAT --to-destination "
-      "10.244.2.3:8080\n"
+      "-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -d 10.96.0.5/32 -p tcp "
+      "-m tcp --dport 80 -j " +
+      svcChain +
+      "\n"
       "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
       "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n"
       "COMMIT\n";
@@ -265,6 +268,127 @@ TEST(ProxyRulesTest, MalformedObjectsAreSkippedNotFatal) {
   json brokenSlice = {{"addressType", "IPv4"}, {"endpoints", {{{"addresses", {1, 2}}}}}};
   ProxyRules r = buildProxyRules({broken, json::array()}, {brokenSlice}, {}, {});
   EXPECT_EQ(r.servicePorts, 0);
+}
+
+// Partial syncs: two services, svc1 with two endpoints and svc2 with one.
+struct TwoServices {
+  json svc1 = serviceObject("ns1", "svc1", "10.96.0.5", {{"p80", 80}});
+  json svc2 = serviceObject("ns1", "svc2", "10.96.0.6", {{"p80", 80}});
+  json slice1 =
+      sliceObject("ns1", "svc1-abc", "svc1", {{"10.244.1.2"}, {"10.244.2.3"}}, {{"p80", 8080}});
+  json slice2 = sliceObject("ns1", "svc2-abc", "svc2", {{"10.244.5.6"}}, {{"p80", 8080}});
+  ProxyRules build() const { return buildProxyRules({svc1, svc2}, {slice1, slice2}, {}, {}); }
+};
+
+TEST(ProxyRulesTest, PartialSyncOfUnchangedRulesIsEmpty) {
+  TwoServices t;
+  EXPECT_EQ(changedRulesText(t.build(), t.build()), "");
+}
+
+TEST(ProxyRulesTest, PartialSyncOfAnEndpointChangeWritesOnlyThatServicesChains) {
+  TwoServices t;
+  ProxyRules before = t.build();
+  t.slice1 =
+      sliceObject("ns1", "svc1-abc", "svc1", {{"10.244.1.2"}, {"10.244.3.4"}}, {{"p80", 8080}});
+  ProxyRules after = t.build();
+  std::string svc1 = serviceChainName("ns1/svc1:p80", "tcp");
+  std::string kept = endpointChainName("ns1/svc1:p80", "tcp", "10.244.1.2:8080");
+  std::string gone = endpointChainName("ns1/svc1:p80", "tcp", "10.244.2.3:8080");
+  std::string added = endpointChainName("ns1/svc1:p80", "tcp", "10.244.3.4:8080");
+  // svc1's service chain and its new endpoint chain are written, the old endpoint chain is
+  // deleted; the unchanged endpoint chain, svc2 and KUBE-SERVICES are left alone.
+  EXPECT_EQ(changedRulesText(after, before),
+            "*nat\n"
+            ":" +
+                gone +
+                " - [0:0]\n"
+                ":" +
+                added +
+                " - [0:0]\n"
+                "-A " +
+                added +
+                " -m comment --comment ns1/svc1:p80 -s 10.244.3.4/32 "
+                "-j KUBE-MARK-MASQ\n"
+                "-A " +
+                added +
+                " -m comment --comment ns1/svc1:p80 -p tcp -m tcp -j DNAT "
+                "--to-destination 10.244.3.4:8080\n"
+                ":" +
+                svc1 +
+                " - [0:0]\n"
+                "-A " +
+                svc1 +
+                " -m comment --comment \"ns1/svc1:p80 -> 10.244.1.2:8080\" "
+                "-m statistic --mode random --probability 0.5000000000 -j " +
+                kept +
+                "\n"
+                "-A " +
+                svc1 + " -m comment --comment \"ns1/svc1:p80 -> 10.244.3.4:8080\" -j " + added +
+                "\n"
+                "-X " +
+                gone +
+                "\n"
+                "COMMIT\n");
+}
+
+TEST(ProxyRulesTest, PartialSyncOfAServiceRemovalDeletesItsChains) {
+  TwoServices t;
+  ProxyRules before = t.build();
+  ProxyRules after = buildProxyRules({t.svc1}, {t.slice1, t.slice2}, {}, {});
+  std::string svc1 = serviceChainName("ns1/svc1:p80", "tcp");
+  std::string svc2 = serviceChainName("ns1/svc2:p80", "tcp");
+  std::string sep2 = endpointChainName("ns1/svc2:p80", "tcp", "10.244.5.6:8080");
+  ASSERT_LT(sep2, svc2);
+  EXPECT_EQ(changedRulesText(after, before),
+            "*nat\n"
+            ":KUBE-SERVICES - [0:0]\n"
+            ":" +
+                sep2 +
+                " - [0:0]\n"
+                ":" +
+                svc2 +
+                " - [0:0]\n"
+                "-A KUBE-SERVICES -m comment --comment \"ns1/svc1:p80 cluster IP\" -d 10.96.0.5/32 "
+                "-p tcp -m tcp --dport 80 -j " +
+                svc1 +
+                "\n"
+                "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this "
+                "must be the last rule in this chain\" -m addrtype --dst-type LOCAL "
+                "-j KUBE-NODEPORTS\n"
+                "-X " +
+                sep2 +
+                "\n"
+                "-X " +
+                svc2 +
+                "\n"
+                "COMMIT\n");
+}
+
+TEST(ProxyRulesTest, PartialSyncOfAServiceLosingItsEndpointsRewritesTheRejects) {
+  TwoServices t;
+  ProxyRules before = t.build();
+  t.slice2 = sliceObject("ns1", "svc2-abc", "svc2", {}, {{"p80", 8080}});
+  std::string text = changedRulesText(t.build(), before);
+  // The filter table gets its REJECT (both filter chains rewritten), nat loses svc2's chains.
+  EXPECT_EQ(text.rfind("*filter\n:KUBE-SERVICES - [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n"
+                       "-A KUBE-SERVICES -m comment --comment \"ns1/svc2:p80 has no endpoints\"",
+                       0),
+            0u);
+  EXPECT_NE(text.find("-X " + serviceChainName("ns1/svc2:p80", "tcp") + "\n"), std::string::npos);
+  EXPECT_EQ(text.find(":" + serviceChainName("ns1/svc1:p80", "tcp")), std::string::npos);
+  EXPECT_EQ(text.find("KUBE-POSTROUTING"), std::string::npos);
+}
+
+TEST(ProxyRulesTest, PartialSyncOfANodePortChangeRewritesOnlyKubeNodePorts) {
+  json web = serviceObject("ns1", "web", "10.96.0.5", {{"p80", 80, "TCP", 30080}}, "NodePort");
+  json slice = sliceObject("ns1", "web-1", "web", {{"10.244.1.2"}}, {{"p80", 8080}});
+  ProxyRules before = buildProxyRules({web}, {slice}, {}, {});
+  web["spec"]["ports"][0]["nodePort"] = 30081;
+  std::string text = changedRulesText(buildProxyRules({web}, {slice}, {}, {}), before);
+  EXPECT_EQ(text,
+            "*nat\n:KUBE-NODEPORTS - [0:0]\n-A KUBE-NODEPORTS -m comment --comment ns1/web:p80 "
+            "-p tcp -m tcp --dport 30081 -j " +
+                externalChainName("ns1/web:p80", "tcp") + "\nCOMMIT\n");
 }
 
 TEST(ProxyRulesTest, ChainsAreReadBackFromIptablesSave) {

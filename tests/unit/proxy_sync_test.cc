@@ -190,6 +190,45 @@ TEST_F(ProxySyncTest, AFailedRestoreIsRetriedAfterRepairingTheJumps) {
   EXPECT_EQ(c[7], "save nat");
   EXPECT_EQ(c[8], "restore");
   EXPECT_EQ(proxy->stats().failures, 1);
+  // The state of the kernel is unknown after a failure: the retry is a full sync.
+  EXPECT_NE(lastRestore().find("-A KUBE-POSTROUTING"), std::string::npos);
+}
+
+TEST_F(ProxySyncTest, AChangeIsWrittenByAPartialSyncOfOnlyTheChainsThatDiffer) {
+  const auto& slices = client::resources::kEndpointSlices;
+  for (std::string name : {"a", "b"}) {
+    ASSERT_TRUE(rest->create(client::resources::kServices, "default",
+                             serviceObject("default", name,
+                                           name == "a" ? "10.96.0.11" : "10.96.0.12", {{"", 80}}))
+                    .ok());
+    ASSERT_TRUE(rest->create(slices, "default",
+                             sliceObject("default", name + "-1", name,
+                                         {{name == "a" ? "10.244.1.1" : "10.244.2.1"}}, {{"", 80}}))
+                    .ok());
+  }
+  startProxy();
+  ASSERT_TRUE(eventually([&] { return lastRestore().find("10.244.2.1:80") != std::string::npos; }));
+  ASSERT_TRUE(eventually([&] { return proxy->stats().syncs >= 1; }));
+  EXPECT_EQ(proxy->stats().fullSyncs, 1);
+  EXPECT_TRUE(proxy->stats().lastFull);
+
+  auto slice = rest->get(slices, "default", "a-1");
+  ASSERT_TRUE(slice.ok());
+  (*slice)["endpoints"][0]["addresses"][0] = "10.244.1.9";
+  ASSERT_TRUE(rest->update(slices, *slice).ok());
+  ASSERT_TRUE(eventually([&] { return lastRestore().find("10.244.1.9:80") != std::string::npos; }));
+  std::string doc = lastRestore();
+  EXPECT_EQ(doc.find("KUBE-POSTROUTING"), std::string::npos) << doc;
+  EXPECT_EQ(doc.find("*filter"), std::string::npos) << doc;
+  EXPECT_EQ(doc.find(serviceChainName("default/b", "tcp")), std::string::npos) << doc;
+  EXPECT_NE(doc.find(":" + serviceChainName("default/a", "tcp") + " - [0:0]\n"), std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("-X " + endpointChainName("default/a", "tcp", "10.244.1.1:80") + "\n"),
+            std::string::npos)
+      << doc;
+  ASSERT_TRUE(eventually([&] { return proxy->stats().syncs >= 2; }));
+  EXPECT_EQ(proxy->stats().fullSyncs, 1);
+  EXPECT_FALSE(proxy->stats().lastFull);
 }
 
 TEST_F(ProxySyncTest, CleanupRemovesJumpsThenEveryOwnedChain) {
