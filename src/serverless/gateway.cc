@@ -10,6 +10,7 @@
 
 #include "api/object_meta.h"
 #include "common/logging.h"
+#include "serverless/workflow_http.h"
 
 namespace minik8s::serverless {
 
@@ -378,6 +379,7 @@ Result<http::Response> Gateway::forward(const std::string& ip, const http::Reque
 
 void Gateway::serve(const http::Request& req, http::ResponseWriter& w) {
   if (req.path == "/healthz") return w.send(http::Response::text(200, "ok"));
+  if (isWorkflowRequest(req.path)) return serveWorkflowRequest(rest_, req, w);
   auto route = routeRequest(req.target, req.header("Host"));
   if (!route) {
     return w.send(jsonError(404,

@@ -3,7 +3,7 @@
 # Python functions; a Workflow with a Task, a Choice and a Map over a list, run with `minik8s
 # workflow run --data --wait` on both branches of the Choice; `kubectl get wfx` and `kubectl
 # describe wfx` show the execution and a record per step; a Task whose function raises is retried
-# and then caught (Catch with ResultPath); an invalid Workflow is refused by `workflow validate`
+# and then caught (Catch with ResultPath); POST /workflow/NS/NAME on the gateway runs one; an invalid Workflow is refused by `workflow validate`
 # and marked Valid=False with the field path; the control plane is SIGKILLed while an execution
 # waits between two Tasks, `cluster up` restarts it, and the execution finishes with each Task
 # run exactly once (counted in the function's log).
@@ -97,11 +97,23 @@ out=$(wf run pipeline --data '{"n": 3}' --name small-run --wait 2>&1)
 expect_contains "$out" '"note":"too small"' "the Choice's Default branch"
 expect_not_contains "$out" "doubled" "no Map on the Default branch"
 
+step "POST /workflow/NS/NAME on the gateway starts one and answers with its output"
+GW=http://$SUBNET.2:30080
+out=$(curl -s -D "$WORK/headers" --max-time 60 -d '{"n": 42, "items": [5]}' "$GW/workflow/default/pipeline")
+expect_contains "$out" '"doubled":[10]' "the gateway answers with the execution's output"
+expect_contains "$(cat "$WORK/headers")" "X-Workflow-Execution: pipeline-" "the execution's name in a header"
+expect_eq "$(curl -s -o /dev/null -w '%{http_code}' -d '{}' "$GW/workflow/default/nope")" "404" \
+  "an unknown workflow: 404"
+out=$(curl -s --max-time 10 -d '{"n": 1}' "$GW/workflow/default/pipeline?wait=false")
+expect_contains "$out" '"execution":"pipeline-' "wait=false: 202 with the execution's name"
+
 step "kubectl get / describe wfx"
 table=$(kubectl get wfx)
 echo "$table"
 expect_contains "$(echo "$table" | head -1)" "WORKFLOW" "WORKFLOW column"
 expect_contains "$(echo "$table" | grep big-run)" "Succeeded" "big-run Succeeded in the table"
+expect_contains "$(kubectl get wfx -l serverless.minik8s.io/workflow=pipeline -o name | wc -l)" "4" \
+  "the executions of pipeline by label (CLI x2, HTTP x2)"
 expect_eq "$(kubectl get wfx big-run -o jsonpath='{.status.stepCount}')" "7" \
   "steps of big-run: Classify, Check, Fanout, 3 x Double, Done"
 desc=$(kubectl describe wfx big-run)
