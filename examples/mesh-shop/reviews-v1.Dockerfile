@@ -1,0 +1,6 @@
+# shop/reviews:v1 (services/reviews.py explains what each version does).
+FROM minik8s/python:3.11
+COPY services/ /app/
+WORKDIR /app
+ENV PYTHONDONTWRITEBYTECODE=1 REVIEWS_VERSION=v1
+CMD ["python3", "/app/reviews.py"]
