@@ -1,10 +1,22 @@
-// Proxy sync time for 1,000 services x 3 endpoints: building the iptables-restore document, and
-// generation + iptables-restore into a scratch network namespace (the process unshares its own
-// before main, so nothing reaches the host's rules; the restore part is skipped when not root).
+// Proxy sync time for 1,000 services x 3 endpoints, in a scratch network namespace (the process
+// unshares its own before main, so nothing reaches the host's rules; the iptables parts are
+// skipped when not root):
+//   BM_GenerateRules      building the documents (no iptables)
+//   BM_FullSync           a full sync as the proxy does it: copies of the informer caches,
+//                         generation, one iptables-restore of every chain
+//   BM_RestoreFullDocument           baseline: iptables-restore of that same document alone
+//   BM_RestorePlainOrderDocument     baseline: iptables-restore of the same rules in the plain
+//                                    order (every chain declared first, chains in name order)
+//   BM_PartialSyncOneEndpointChange  one endpoint of one service changes: copies, generation,
+//                                    diff against the applied rules, iptables-restore of the diff
+// Every benchmark reports the 1-minute load average (load1) at its end.
 #include <benchmark/benchmark.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include "common/command.h"
 #include "fmt/format.h"
@@ -67,13 +79,41 @@ void BM_GenerateRules(benchmark::State& state) {
 }
 BENCHMARK(BM_GenerateRules)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond);
 
-// One full sync as the proxy does it: generate, then one iptables-restore --noflush that
-// rewrites every chain and deletes the stale ones of the previous generation.
-void BM_SyncIntoNetns(benchmark::State& state) {
-  if (!kInPrivateNetns) {
-    state.SkipWithError("needs root (a private network namespace)");
-    return;
-  }
+void reportLoad(benchmark::State& state) {
+  double load[1] = {0};
+  if (::getloadavg(load, 1) == 1) state.counters["load1"] = load[0];
+}
+
+bool requireNetns(benchmark::State& state) {
+  if (!kInPrivateNetns) state.SkipWithError("needs root (a private network namespace)");
+  return kInPrivateNetns;
+}
+
+// The same rules as `rules.restoreText`, in the plain order: every chain declared first, then
+// the rules of each chain, chains in name order (the order the proxy wrote before it ordered
+// chains for iptables-nft-restore).
+std::string plainOrderDocument(const proxy::ProxyRules& rules) {
+  std::string text = "*filter\n:KUBE-SERVICES - [0:0]\n:KUBE-EXTERNAL-SERVICES - [0:0]\n";
+  text += rules.filterRules;
+  text += "COMMIT\n*nat\n";
+  text += ":KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n:KUBE-POSTROUTING - [0:0]\n";
+  text += ":KUBE-MARK-MASQ - [0:0]\n";
+  for (const auto& c : rules.chains) text += ":" + c.name + " - [0:0]\n";
+  size_t fixedRules = rules.restoreText.find("-A KUBE-POSTROUTING");
+  size_t fixedEnd = rules.restoreText.find('\n', rules.restoreText.find("-A KUBE-MARK-MASQ")) + 1;
+  text += rules.restoreText.substr(fixedRules, fixedEnd - fixedRules);
+  for (const auto& c : rules.chains) text += c.rules;
+  text += rules.nodePortsRules;
+  text += rules.servicesRules;
+  text += "COMMIT\n";
+  return text;
+}
+
+// A full sync as the proxy does it: copies of the informer caches (Informer::list), generation,
+// one iptables-restore --noflush that rewrites every chain and deletes the stale ones of the
+// previous generation.
+void BM_FullSync(benchmark::State& state) {
+  if (!requireNetns(state)) return;
   proxy::ExecIptables iptables;
   const int n = static_cast<int>(state.range(0));
   std::set<std::string> existing;
@@ -83,7 +123,8 @@ void BM_SyncIntoNetns(benchmark::State& state) {
     state.PauseTiming();
     Cluster c = makeCluster(n, ++generation);
     state.ResumeTiming();
-    auto rules = proxy::buildProxyRules(c.services, c.slices, {"10.244.0.0/16"}, existing);
+    std::vector<json> services = c.services, slices = c.slices;
+    auto rules = proxy::buildProxyRules(services, slices, {"10.244.0.0/16"}, existing);
     auto s = iptables.restore(rules.restoreText);
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
@@ -93,9 +134,94 @@ void BM_SyncIntoNetns(benchmark::State& state) {
     rulesWritten = rules.servicePorts + rules.endpoints;
   }
   state.counters["service_ports+endpoints"] = rulesWritten;
-  if (kInPrivateNetns) (void)proxy::cleanupProxyRules(iptables);
+  (void)proxy::cleanupProxyRules(iptables);
+  reportLoad(state);
 }
-BENCHMARK(BM_SyncIntoNetns)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_FullSync)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// Baselines: iptables-restore alone of a full document (generated before timing), in the proxy's
+// own order or the plain one, into a namespace without the proxy's chains.
+void restoreDocumentAlone(benchmark::State& state, bool plainOrder) {
+  if (!requireNetns(state)) return;
+  proxy::ExecIptables iptables;
+  const int n = static_cast<int>(state.range(0));
+  int generation = 0;
+  size_t bytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    Cluster c = makeCluster(n, ++generation);
+    auto rules = proxy::buildProxyRules(c.services, c.slices, {"10.244.0.0/16"}, {});
+    std::string text = plainOrder ? plainOrderDocument(rules) : rules.restoreText;
+    // Both onto an empty namespace (the plain document carries no deletions).
+    (void)proxy::cleanupProxyRules(iptables);
+    bytes = text.size();
+    state.ResumeTiming();
+    auto s = iptables.restore(text);
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+  }
+  state.counters["doc_bytes"] = static_cast<double>(bytes);
+  (void)proxy::cleanupProxyRules(iptables);
+  reportLoad(state);
+}
+void BM_RestoreFullDocument(benchmark::State& state) { restoreDocumentAlone(state, false); }
+void BM_RestorePlainOrderDocument(benchmark::State& state) { restoreDocumentAlone(state, true); }
+BENCHMARK(BM_RestoreFullDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_RestorePlainOrderDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// One endpoint of one service changes (back and forth) with n services in the kernel: a partial
+// sync as the proxy does it.
+void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
+  if (!requireNetns(state)) return;
+  proxy::ExecIptables iptables;
+  const int n = static_cast<int>(state.range(0));
+  Cluster c = makeCluster(n, 0);
+  proxy::ProxyRules applied = proxy::buildProxyRules(c.services, c.slices, {"10.244.0.0/16"}, {});
+  if (auto s = iptables.restore(applied.restoreText); !s.ok()) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
+  const std::string original = c.slices[n / 2]["endpoints"][0]["addresses"][0];
+  size_t bytes = 0;
+  std::chrono::duration<double, std::milli> copyTime{0}, generateTime{0}, restoreTime{0};
+  int64_t i = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    c.slices[n / 2]["endpoints"][0]["addresses"][0] = ++i % 2 ? "10.245.0.1" : original;
+    state.ResumeTiming();
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<json> services = c.services, slices = c.slices;
+    auto t1 = std::chrono::steady_clock::now();
+    auto rules = proxy::buildProxyRules(services, slices, {"10.244.0.0/16"}, applied.natChains);
+    std::string text = proxy::changedRulesText(rules, applied);
+    auto t2 = std::chrono::steady_clock::now();
+    auto s = iptables.restore(text);
+    auto t3 = std::chrono::steady_clock::now();
+    copyTime += t1 - t0;
+    generateTime += t2 - t1;
+    restoreTime += t3 - t2;
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    bytes = text.size();
+    applied = std::move(rules);
+  }
+  state.counters["doc_bytes"] = static_cast<double>(bytes);
+  // Where the time goes, in ms per sync: copying the caches, generation + diff, the restore.
+  double iterations = static_cast<double>(state.iterations());
+  state.counters["copy_ms"] = copyTime.count() / iterations;
+  state.counters["generate_ms"] = generateTime.count() / iterations;
+  state.counters["restore_ms"] = restoreTime.count() / iterations;
+  (void)proxy::cleanupProxyRules(iptables);
+  reportLoad(state);
+}
+BENCHMARK(BM_PartialSyncOneEndpointChange)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(20);
 
 }  // namespace
 
