@@ -122,6 +122,10 @@ expect_contains "$desc" "Duration Ms" "describe: step timings"
 expect_eq "$(kubectl get wfx big-run -o jsonpath='{.status.steps[?(@.name=="Check")].next}')" "Fanout" \
   "the Choice's record says where it went"
 
+expect_contains "$(kubectl delete wfx small-run 2>&1)" "deleted" "kubectl delete wfx"
+expect_contains "$(kubectl get wfx small-run 2>&1)" "NotFound" "the execution is gone"
+expect_contains "$(kubectl get wf pipeline)" "True" "kubectl get wf: Valid"
+
 step "Retry, then Catch, on a function that raises"
 cat >"$WORK/guarded.yaml" <<'YAML'
 apiVersion: serverless.minik8s.io/v1
