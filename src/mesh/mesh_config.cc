@@ -114,6 +114,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
     auto it = config->services.find(serviceKeyOfHost(dr->host, dr->ns));
     if (it == config->services.end()) continue;
     for (auto& s : dr->subsets) it->second.subsets[s.name] = s;
+    it->second.trafficPolicy = dr->trafficPolicy;
   }
   // Sorted by namespace/name so that two rules for one host apply in a stable order.
   for (const auto& obj : virtualServices) {

@@ -38,6 +38,7 @@ struct MeshService {
   std::vector<MeshServicePort> ports;
   std::vector<HttpRoute> routes;          // from the VirtualServices whose hosts name this service
   std::map<std::string, Subset> subsets;  // from its DestinationRules, by subset name
+  TrafficPolicy trafficPolicy;            // its DestinationRule's (a subset's may override it)
   std::string key() const { return ns + "/" + name; }
   const MeshServicePort* port(int number) const;
 };

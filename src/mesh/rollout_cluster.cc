@@ -214,6 +214,10 @@ Status ApiRolloutTarget::apply(const client::Resource& r, const json& obj) {
     }
     json next = obj;
     next["metadata"]["resourceVersion"] = (*got)["metadata"]["resourceVersion"];
+    // A DestinationRule's trafficPolicy (load balancing, outlier detection) is the user's.
+    if (r.plural == kDestinationRules.plural && got->contains("/spec/trafficPolicy"_json_pointer)) {
+      next["spec"]["trafficPolicy"] = got->at("/spec/trafficPolicy"_json_pointer);
+    }
     auto updated = rest_.update(r, next);
     if (updated.ok()) return Status::Ok();
     if (updated.status().code() != 409) return updated.status();

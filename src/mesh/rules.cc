@@ -138,6 +138,57 @@ Result<VirtualService> parseVirtualService(const json& obj) {
   return vs;
 }
 
+Result<TrafficPolicy> parseTrafficPolicy(const json& policy, const std::string& path) {
+  TrafficPolicy tp;
+  if (!policy.is_object()) return Status::BadRequest(path + ": want an object");
+  if (policy.contains("loadBalancer")) {
+    const json& lb = policy["loadBalancer"];
+    const std::string simple = lb.is_object() ? lb.value("simple", "") : "";
+    if (simple == "ROUND_ROBIN" || simple == "UNSPECIFIED") {
+      tp.loadBalancer = LoadBalancer::kRoundRobin;
+    } else if (simple == "RANDOM") {
+      tp.loadBalancer = LoadBalancer::kRandom;
+    } else if (simple == "LEAST_REQUEST" || simple == "LEAST_CONN") {
+      tp.loadBalancer = LoadBalancer::kLeastRequest;
+    } else {
+      return Status::BadRequest(path + ".loadBalancer.simple: unsupported value \"" + simple +
+                                "\" (ROUND_ROBIN, RANDOM, LEAST_REQUEST)");
+    }
+  }
+  if (policy.contains("outlierDetection")) {
+    const json& od = policy["outlierDetection"];
+    const std::string at = path + ".outlierDetection";
+    if (!od.is_object()) return Status::BadRequest(at + ": want an object");
+    OutlierDetection o;
+    for (const char* field : {"consecutive5xxErrors", "consecutiveErrors", "maxEjectionPercent"}) {
+      if (od.contains(field) && !od[field].is_number_integer()) {
+        return Status::BadRequest(at + "." + field + ": want an integer");
+      }
+    }
+    // consecutiveErrors is the deprecated name of consecutive5xxErrors.
+    o.consecutive5xxErrors = od.value("consecutive5xxErrors", od.value("consecutiveErrors", 5));
+    o.maxEjectionPercent = od.value("maxEjectionPercent", 10);
+    if (o.consecutive5xxErrors < 0) {
+      return Status::BadRequest(at + ".consecutive5xxErrors: must not be negative");
+    }
+    if (o.maxEjectionPercent < 0 || o.maxEjectionPercent > 100) {
+      return Status::BadRequest(at + ".maxEjectionPercent: must be from 0 to 100");
+    }
+    if (od.contains("interval")) {
+      auto d = parseDuration(od["interval"], at + ".interval");
+      if (!d.ok()) return d.status();
+      o.interval = *d;
+    }
+    if (od.contains("baseEjectionTime")) {
+      auto d = parseDuration(od["baseEjectionTime"], at + ".baseEjectionTime");
+      if (!d.ok()) return d.status();
+      o.baseEjectionTime = *d;
+    }
+    tp.outlierDetection = o;
+  }
+  return tp;
+}
+
 Result<DestinationRule> parseDestinationRule(const json& obj) {
   DestinationRule dr;
   dr.ns = obj.value("/metadata/namespace"_json_pointer, std::string("default"));
@@ -145,11 +196,24 @@ Result<DestinationRule> parseDestinationRule(const json& obj) {
   const json spec = obj.value("spec", json::object());
   dr.host = spec.value("host", "");
   if (dr.host.empty()) return Status::BadRequest("spec.host: required");
-  for (const auto& s : spec.value("subsets", json::array())) {
+  if (spec.contains("trafficPolicy")) {
+    auto tp = parseTrafficPolicy(spec["trafficPolicy"], "spec.trafficPolicy");
+    if (!tp.ok()) return tp.status();
+    dr.trafficPolicy = std::move(*tp);
+  }
+  const json subsets = spec.value("subsets", json::array());
+  for (size_t i = 0; i < subsets.size(); ++i) {
+    const json& s = subsets[i];
     Subset subset;
     subset.name = s.value("name", "");
     if (subset.name.empty()) return Status::BadRequest("spec.subsets[].name: required");
     subset.labels = stringMap(s.value("labels", json::object()));
+    if (s.contains("trafficPolicy")) {
+      auto tp = parseTrafficPolicy(s["trafficPolicy"],
+                                   "spec.subsets[" + std::to_string(i) + "].trafficPolicy");
+      if (!tp.ok()) return tp.status();
+      subset.trafficPolicy = std::move(*tp);
+    }
     dr.subsets.push_back(std::move(subset));
   }
   return dr;

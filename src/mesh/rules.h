@@ -1,5 +1,6 @@
 // Traffic rules in Istio's shape (networking.istio.io/v1), the subset docs/mesh.md documents:
-// DestinationRule subsets by labels; VirtualService http routes with match uri and headers
+// DestinationRule subsets by labels and trafficPolicy (loadBalancer.simple, outlierDetection),
+// for the whole host or one subset; VirtualService http routes with match uri and headers
 // (exact/prefix/regex), route destinations with subset and weight, timeout and retries.attempts.
 //
 // Parsing turns an object into rules (refusing what the subset does not know, with the field
@@ -59,15 +60,36 @@ struct VirtualService {
   std::vector<HttpRoute> http;
 };
 
+// DestinationRule.trafficPolicy.loadBalancer.simple.
+enum class LoadBalancer { kRoundRobin, kRandom, kLeastRequest };
+
+// DestinationRule.trafficPolicy.outlierDetection, with Istio's defaults.
+struct OutlierDetection {
+  int consecutive5xxErrors = 5;  // 5xx answers or connect failures in a row; 0 = off
+  std::chrono::milliseconds interval{10'000};
+  std::chrono::milliseconds baseEjectionTime{30'000};
+  int maxEjectionPercent = 10;  // of the endpoints; one may always be ejected (as Envoy)
+};
+
+struct TrafficPolicy {
+  LoadBalancer loadBalancer = LoadBalancer::kRoundRobin;
+  std::optional<OutlierDetection> outlierDetection;
+};
+
+// A trafficPolicy object; errors name the field under `path` ("spec.trafficPolicy").
+Result<TrafficPolicy> parseTrafficPolicy(const json& policy, const std::string& path);
+
 struct Subset {
   std::string name;
   std::map<std::string, std::string> labels;
+  std::optional<TrafficPolicy> trafficPolicy;  // overrides the rule's for this subset
 };
 
 struct DestinationRule {
   std::string ns, name;
   std::string host;
   std::vector<Subset> subsets;
+  TrafficPolicy trafficPolicy;
 };
 
 Result<VirtualService> parseVirtualService(const json& obj);

@@ -16,6 +16,7 @@
 #include <map>
 
 #include "common/logging.h"
+#include "mesh/load_balancer.h"
 
 namespace minik8s::mesh {
 
@@ -114,6 +115,7 @@ struct SidecarProxy::Impl {
   // io thread only
   std::mt19937_64 rng;
   std::map<std::string, uint64_t> roundRobin;
+  std::map<std::string, EndpointBalancer> balancers;  // by destination ("ns/name/subset")
 
   std::shared_ptr<const MeshConfig> current() const {
     std::lock_guard lock(mu);
@@ -254,6 +256,22 @@ struct SidecarProxy::Impl {
     std::string rrKey;
     std::chrono::milliseconds timeout{0};
     int attempts = 1 + kDefaultRetryAttempts;
+    TrafficPolicy policy;  // the DestinationRule's, or its subset's
+  };
+
+  // Tells the balancer how an attempt at one endpoint ended, whichever way it leaves.
+  struct Outcome {
+    Outcome(EndpointBalancer& b, std::string e, const TrafficPolicy& p)
+        : balancer(b), endpoint(std::move(e)), policy(p) {
+      balancer.started(endpoint);
+    }
+    ~Outcome() { balancer.finished(endpoint, status, policy, std::chrono::steady_clock::now()); }
+    Outcome(const Outcome&) = delete;
+    Outcome& operator=(const Outcome&) = delete;
+    EndpointBalancer& balancer;
+    std::string endpoint;
+    const TrafficPolicy& policy;
+    int status = 0;  // 0 = no answer
   };
 
   Decision decide(const MeshConfig& cfg, const std::string& serviceKey, int servicePort,
@@ -284,6 +302,12 @@ struct SidecarProxy::Impl {
     if (p == nullptr && target != nullptr && target->ports.size() == 1) p = &target->ports[0];
     if (p != nullptr) d.endpoints = subsetEndpoints(*target, *p, subset);
     d.rrKey = d.service + "/" + subset;
+    if (target != nullptr) {
+      d.policy = target->trafficPolicy;
+      auto s = target->subsets.find(subset);
+      if (s != target->subsets.end() && s->second.trafficPolicy)
+        d.policy = *s->second.trafficPolicy;
+    }
     return d;
   }
 
@@ -303,7 +327,15 @@ struct SidecarProxy::Impl {
     if (!isUpgrade(req)) req.keep_alive(true);
     bool timedOut = false;
     for (int attempt = 0; attempt < d.attempts; ++attempt) {
-      const MeshEndpoint* ep = d.endpoints[roundRobin[d.rrKey]++ % d.endpoints.size()];
+      EndpointBalancer& balancer = balancers[d.rrKey];
+      std::vector<std::string> candidates;
+      for (const MeshEndpoint* e : d.endpoints) {
+        candidates.push_back(e->ip + ":" + std::to_string(e->port));
+      }
+      const size_t chosen =
+          balancer.pick(candidates, d.policy, std::chrono::steady_clock::now(), rng);
+      const MeshEndpoint* ep = d.endpoints[chosen];
+      Outcome outcome(balancer, candidates[chosen], d.policy);
       std::string key = ep->ip + ":" + std::to_string(ep->port);
       ErrorCode ec;
       // A pooled connection the endpoint closed while idle fails at once: one free retry.
@@ -341,6 +373,7 @@ struct SidecarProxy::Impl {
           break;
         }
         Response res = parser.release();
+        outcome.status = res.result_int();
         if (!res.keep_alive()) pool.erase(key);
         if (res.result() == bhttp::status::service_unavailable && attempt + 1 < d.attempts) break;
         *endpoint = key;
