@@ -2,11 +2,17 @@
 
 #include <signal.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
 
 #include "api/object_meta.h"
 #include "cli/api_client_flags.h"
@@ -17,9 +23,13 @@
 #include "common/file_util.h"
 #include "common/http_client.h"
 #include "common/logging.h"
+#include "common/random.h"
 #include "common/time_util.h"
+#include "serverless/cloud_event.h"
 #include "serverless/function.h"
 #include "serverless/gateway.h"
+#include "serverless/trigger.h"
+#include "serverless/trigger_file_watcher.h"
 
 // Helpers in a namespace of their own: cli/ is a unity build, other command files have their
 // own die() and friends.
@@ -101,6 +111,9 @@ struct DeployFlags {
   ApiClientFlags api;
   std::string name, file, handler, ns = "default", scaleToZeroAfter;
   int minScale = -1, maxScale = -1, targetConcurrency = -1, timeoutSeconds = -1;
+  bool update = false;  // `function update`: the Function must exist; its handler is kept
+  bool wait = false;    // wait until the new revision has rolled out
+  int waitSeconds = 120;
 };
 
 // The code as the ConfigMap NAME-code holds it: a .py file under its own name, a zip as
@@ -131,6 +144,18 @@ json codeConfigMap(const DeployFlags& f, const std::string& handler, const std::
 }
 
 void deploy(DeployFlags& f) {
+  if (f.update) {
+    client::RestClient rest = restFor(f.api);
+    auto got = rest.get(sl::kFunctions, f.ns, f.name);
+    if (!got.ok()) {
+      if (got.status().code() == 404) {
+        fatal(Status::NotFoundMessage("function " + f.ns + "/" + f.name +
+                                      " not found: create it with `minik8s function deploy`"));
+      }
+      fatal(got.status());
+    }
+    if (f.handler.empty()) f.handler = api::stringAt(*got, "/spec/handler"_json_pointer);
+  }
   auto code = readFile(f.file);
   if (!code.ok()) fatal(code.status());
   const bool zip = code->size() >= 4 && code->compare(0, 4, "PK\x03\x04") == 0;
@@ -190,42 +215,102 @@ void deploy(DeployFlags& f) {
   std::cout << "function.serverless.minik8s.io/" << f.name << " " << verb << " (handler " << handler
             << ", " << (zip ? "bundle.zip" : fs::path(f.file).filename().string())
             << " in configmap/" << f.name << "-code)\n";
-}
-
-// http://NODE-IP:NODEPORT of the gateway Service: a Ready node's InternalIP.
-Result<std::string> gatewayUrl(client::RestClient& rest) {
-  auto svc = rest.get(client::resources::kServices, sl::kGatewayNamespace, sl::kGatewayService);
-  if (!svc.ok()) {
-    if (svc.status().code() == 404) {
-      return Status::NotFoundMessage(
-          "the serverless gateway is not installed: run `minik8s addons apply serverless`");
-    }
-    return svc.status();
-  }
-  int nodePort = 0;
-  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
-    if (p.contains("nodePort")) nodePort = p.value("nodePort", 0);
-  }
-  if (nodePort == 0) return Status::NotFoundMessage("Service serverless/gateway has no nodePort");
-  auto nodes = rest.list(client::resources::kNodes, "");
-  if (!nodes.ok()) return nodes.status();
-  for (const auto& node : nodes->value("items", json::array())) {
-    bool ready = false;
-    for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
-      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
-    }
-    if (!ready) continue;
-    for (const auto& a : node.value("/status/addresses"_json_pointer, json::array())) {
-      if (a.value("type", "") == "InternalIP") {
-        return fmt::format("http://{}:{}", a.value("address", ""), nodePort);
+  if (!f.wait) return;
+  // The new revision is out when the status names the code's revision and the Deployment has
+  // finished its rollout (no instance of the old template left).
+  const std::string revision = api::stringAt(*stored, "/metadata/resourceVersion"_json_pointer);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(f.waitSeconds);
+  for (;;) {
+    auto fn = rest.get(sl::kFunctions, f.ns, f.name);
+    auto dep = rest.get(client::resources::kDeployments, f.ns, sl::deploymentName(f.name));
+    if (fn.ok() && dep.ok() &&
+        api::stringAt(*fn, "/status/codeRevision"_json_pointer) == revision) {
+      const int want = dep->value("/spec/replicas"_json_pointer, 0);
+      const bool observed = dep->value("/status/observedGeneration"_json_pointer, int64_t{0}) >=
+                            dep->value("/metadata/generation"_json_pointer, int64_t{0});
+      if (observed && dep->value("/status/updatedReplicas"_json_pointer, 0) >= want &&
+          dep->value("/status/replicas"_json_pointer, 0) <= want) {
+        std::cout << "revision " << revision << " rolled out (" << want << " instance(s))\n";
+        return;
       }
     }
+    if (std::chrono::steady_clock::now() >= until) {
+      fatal(Status::Timeout(
+          fmt::format("revision {} not rolled out within {} s", revision, f.waitSeconds)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  return Status::Unavailable("no Ready node with an InternalIP to reach the gateway on");
+}
+
+Result<std::string> gatewayUrl(client::RestClient& rest) { return sl::gatewayNodeUrl(rest); }
+
+// The instances of a Function, oldest first.
+std::vector<json> functionPods(client::RestClient& rest, const std::string& ns,
+                               const std::string& name) {
+  client::ListParams p;
+  p.labelSelector = std::string(sl::kFunctionLabel) + "=" + name;
+  auto pods = rest.list(client::resources::kPods, ns, p);
+  if (!pods.ok()) fatal(pods.status());
+  std::vector<json> out = pods->value("items", json::array());
+  std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
+    return api::stringAt(a, "/metadata/creationTimestamp"_json_pointer) <
+           api::stringAt(b, "/metadata/creationTimestamp"_json_pointer);
+  });
+  return out;
+}
+
+struct LogsFlags {
+  ApiClientFlags api;
+  std::string name, ns = "default";
+  bool follow = false, prefix = false;
+  int tail = -1;
+};
+
+// Prints one pod's log (followed with -f until it ends), each line prefixed with
+// "[pod] " when asked. Lines of several pods do not interleave within a line.
+void printPodLog(const client::ClientConfig& config, const LogsFlags& f, const std::string& pod,
+                 std::mutex& out) {
+  std::string target = "/api/v1/namespaces/" + f.ns + "/pods/" + pod + "/log?container=function";
+  if (f.tail >= 0) target += "&tailLines=" + std::to_string(f.tail);
+  if (f.follow) target += "&follow=true";
+  const std::string server = config.servers.substr(0, config.servers.find(','));
+  http::ClientTimeouts t = config.timeouts;
+  t.deadPeer = std::chrono::hours(24);
+  http::Client client(server, config.tls, t);
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!config.bearerToken.empty()) {
+    headers.emplace_back("Authorization", "Bearer " + config.bearerToken);
+  }
+  const std::string label = f.prefix ? "[pod/" + pod + "] " : "";
+  std::string pending;
+  auto flushLines = [&](bool all) {
+    size_t nl;
+    std::lock_guard lock(out);
+    while ((nl = pending.find('\n')) != std::string::npos) {
+      std::cout << label << pending.substr(0, nl + 1);
+      pending.erase(0, nl + 1);
+    }
+    if (all && !pending.empty()) std::cout << label << pending << "\n";
+    std::cout.flush();
+  };
+  auto r = client.stream(
+      "GET", target,
+      [&](std::string_view chunk) {
+        pending.append(chunk);
+        flushLines(false);
+        return true;
+      },
+      headers);
+  if (r.ok() && r->status >= 400) {
+    std::lock_guard lock(out);
+    std::cerr << "error: " << pod << ": HTTP " << r->status << "\n";
+  }
+  flushLines(true);
 }
 
 void addFunctionCommand(CLI::App& app) {
-  auto* fn = app.add_subcommand("function", "Serverless Functions: deploy, invoke, delete, list");
+  auto* fn = app.add_subcommand("function",
+                                "Serverless Functions: deploy, update, invoke, logs, delete, list");
   fn->require_subcommand(1);
 
   auto df = std::make_shared<DeployFlags>();
@@ -283,6 +368,70 @@ void addFunctionCommand(CLI::App& app) {
     if (r->status >= 400) {
       std::cerr << "error: HTTP " << r->status << "\n";
       std::exit(1);
+    }
+  });
+
+  auto uf = std::make_shared<DeployFlags>();
+  uf->update = true;
+  auto* updateCmd = fn->add_subcommand(
+      "update", "New code for an existing Function: a new revision rolls out (no failed request)");
+  updateCmd->add_option("name", uf->name, "The Function")->required();
+  updateCmd->add_option("--file", uf->file, "handler.py, or bundle.zip")->required();
+  updateCmd->add_option("--handler", uf->handler, "module.function (default: the Function's)");
+  updateCmd->add_option("-n,--namespace", uf->ns, "Namespace");
+  updateCmd->add_flag("--wait", uf->wait, "Wait until the new revision has rolled out");
+  updateCmd->add_option("--wait-timeout", uf->waitSeconds, "Seconds --wait waits (default 120)");
+  uf->api.addTo(updateCmd);
+  updateCmd->callback([uf] { deploy(*uf); });
+
+  auto lf = std::make_shared<LogsFlags>();
+  auto* logsCmd = fn->add_subcommand(
+      "logs",
+      "The logs of a Function's instances (print() output, tracebacks), as kubectl logs -l");
+  logsCmd->add_option("name", lf->name, "The Function")->required();
+  logsCmd->add_option("-n,--namespace", lf->ns, "Namespace");
+  logsCmd->add_flag("-f,--follow", lf->follow,
+                    "Follow the logs, of instances that start later too (Ctrl-C to stop)");
+  logsCmd->add_option("--tail", lf->tail, "Lines of each instance's log (default: all)");
+  logsCmd->add_flag("--prefix", lf->prefix, "Prefix each line with its pod (default with >1)");
+  lf->api.addTo(logsCmd);
+  logsCmd->callback([lf] {
+    client::RestClient rest = restFor(lf->api);
+    auto config = lf->api.clientConfig();
+    if (!config.ok()) fatal(config.status());
+    if (auto fnObj = rest.get(sl::kFunctions, lf->ns, lf->name); !fnObj.ok()) fatal(fnObj.status());
+    std::vector<json> pods = functionPods(rest, lf->ns, lf->name);
+    if (pods.size() > 1) lf->prefix = true;
+    std::mutex out;
+    if (!lf->follow) {
+      if (pods.empty()) {
+        std::cerr << "function " << lf->name << " has no instance (scaled to zero)\n";
+        return;
+      }
+      for (const auto& pod : pods) printPodLog(*config, *lf, api::nameOf(pod), out);
+      return;
+    }
+    // Follow every instance, and the ones the autoscaler starts later (a Function at zero has
+    // none until its next request).
+    lf->prefix = true;
+    std::set<std::string> followed;
+    std::vector<std::thread> threads;
+    for (;;) {
+      for (const auto& pod : functionPods(rest, lf->ns, lf->name)) {
+        const std::string name = api::nameOf(pod);
+        const std::string phase = api::stringAt(pod, "/status/phase"_json_pointer);
+        if (followed.count(name) ||
+            (phase != "Running" && phase != "Succeeded" && phase != "Failed")) {
+          continue;
+        }
+        followed.insert(name);
+        threads.emplace_back([config = *config, flags = *lf, name, &out] {
+          std::mutex& m = out;
+          printPodLog(config, flags, name, m);
+        });
+        threads.back().detach();
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   });
 
@@ -357,6 +506,81 @@ void addGatewayCommand(CLI::App& app) {
   });
 }
 
+void addFileWatcherCommand(CLI::App& app) {
+  struct Flags {
+    std::string dir, pattern = "*", events = "created,modified", interval = "1s", url, source;
+  };
+  auto f = std::make_shared<Flags>();
+  auto* cmd = app.add_subcommand(
+      "serverless-file-watcher",
+      "Post a CloudEvent for each file created or changed under a directory (what a file "
+      "Trigger's watcher pod runs)");
+  cmd->add_option("--dir", f->dir, "The directory to watch (and below it)")->required();
+  cmd->add_option("--pattern", f->pattern, "A glob on file names")->capture_default_str();
+  cmd->add_option("--events", f->events, "created, modified or both")->capture_default_str();
+  cmd->add_option("--interval", f->interval, "How often to scan")->capture_default_str();
+  cmd->add_option("--url", f->url, "Where to POST each event (the gateway's /trigger/NS/NAME)")
+      ->required();
+  cmd->add_option("--source", f->source, "The events' source attribute");
+  cmd->callback([f] {
+    initLogging("info", "serverless-file-watcher");
+    sigset_t signals = blockStopSignals();
+    auto interval = parseGoDuration(f->interval);
+    if (!interval || interval->count() <= 0) {
+      fatal(Status::BadRequest("--interval " + f->interval + ": want a duration such as 1s"));
+    }
+    const bool created = f->events.find("created") != std::string::npos;
+    const bool modified = f->events.find("modified") != std::string::npos;
+    const std::string source = f->source.empty() ? "minik8s-file-watcher" : f->source;
+    const size_t pathStart = f->url.find('/', f->url.find("://") + 3);
+    const std::string base = f->url.substr(0, pathStart);
+    const std::string target = pathStart == std::string::npos ? "/" : f->url.substr(pathStart);
+    std::atomic<bool> stop{false};
+    std::thread signalWaiter([&] {
+      int sig = waitForStopSignal(signals);
+      LOG_INFO("signal {}: stopping", sig);
+      stop = true;
+    });
+    signalWaiter.detach();
+    sl::DirectorySnapshot last = sl::snapshotDirectory(f->dir, f->pattern);
+    LOG_INFO("watching {} ({}; {} file(s) there now) every {} ms, posting to {}", f->dir,
+             f->pattern, last.size(), interval->count(), f->url);
+    http::ClientTimeouts t;
+    t.connect = std::chrono::seconds(2);
+    t.request = std::chrono::seconds(10);
+    while (!stop) {
+      std::this_thread::sleep_for(*interval);
+      sl::DirectorySnapshot now = sl::snapshotDirectory(f->dir, f->pattern);
+      for (const auto& change : sl::diffSnapshots(last, now)) {
+        if ((change.created && !created) || (!change.created && !modified)) continue;
+        sl::CloudEvent e;
+        e.id = newUid();
+        e.source = source;
+        e.type = change.created ? sl::kFileCreatedEventType : sl::kFileModifiedEventType;
+        e.subject = change.path;
+        e.time = formatRfc3339(Clock::now());
+        e.data = {{"path", change.path},
+                  {"size", change.size},
+                  {"event", change.created ? "created" : "modified"}};
+        auto headers = sl::toBinaryHeaders(e);
+        headers.emplace_back("Content-Type", "application/json");
+        for (int attempt = 1; attempt <= 5 && !stop; ++attempt) {
+          http::Client client(base, {}, t);
+          auto r = client.request("POST", target, e.data.dump(), headers);
+          if (r.ok() && r->status < 500) {
+            LOG_INFO("{} {}: HTTP {}", e.type, change.path, r->status);
+            break;
+          }
+          LOG_WARN("{} {}: attempt {} failed: {}", e.type, change.path, attempt,
+                   r.ok() ? "HTTP " + std::to_string(r->status) : r.status().message());
+          std::this_thread::sleep_for(std::chrono::seconds(attempt));
+        }
+      }
+      last = std::move(now);
+    }
+  });
+}
+
 }  // namespace
 
 }  // namespace minik8s::cli::serverless_cmd
@@ -366,6 +590,7 @@ namespace minik8s::cli {
 void addServerlessCommands(CLI::App& app) {
   serverless_cmd::addFunctionCommand(app);
   serverless_cmd::addGatewayCommand(app);
+  serverless_cmd::addFileWatcherCommand(app);
 }
 
 }  // namespace minik8s::cli

@@ -11,6 +11,7 @@
 #include "api/object_meta.h"
 #include "common/logging.h"
 #include "serverless/workflow_http.h"
+#include "serverless/trigger_broker.h"
 
 namespace minik8s::serverless {
 
@@ -142,6 +143,7 @@ Gateway::Gateway(client::RestClient& rest, std::unique_ptr<Scaler> scaler, Gatew
   deployments_.addHandlers({[this](const json& o) { onDeployment(o, false); },
                             [this](const json&, const json& o) { onDeployment(o, false); },
                             [this](const json& o) { onDeployment(o, true); }});
+  if (options_.triggers) broker_ = std::make_unique<TriggerBroker>(rest_, "");
 }
 
 Gateway::~Gateway() { stop(); }
@@ -163,7 +165,9 @@ Status Gateway::start() {
   limits.maxConnections = 4096;
   server_ = std::make_unique<http::Server>(
       [this](const http::Request& req, http::ResponseWriter& w) { serve(req, w); }, limits);
+  if (broker_) broker_->start();
   if (Status s = server_->start(options_.listen); !s.ok()) return s;
+  if (broker_) broker_->setGatewayUrl(fmt::format("http://127.0.0.1:{}", server_->port()));
   {
     std::lock_guard lock(loopMu_);
     stopping_ = false;
@@ -187,6 +191,7 @@ void Gateway::stop() {
   if (loop_.joinable()) loop_.join();
   if (prober_.joinable()) prober_.join();
   if (server_) server_->stop();
+  if (broker_) broker_->stop();
   for (auto* inf : {&functions_, &endpoints_, &deployments_}) inf->stop();
   changed_.notify_all();
 }
@@ -380,6 +385,7 @@ Result<http::Response> Gateway::forward(const std::string& ip, const http::Reque
 void Gateway::serve(const http::Request& req, http::ResponseWriter& w) {
   if (req.path == "/healthz") return w.send(http::Response::text(200, "ok"));
   if (isWorkflowRequest(req.path)) return serveWorkflowRequest(rest_, req, w);
+  if (broker_ && TriggerBroker::handles(req.path)) return broker_->serve(req, w);
   auto route = routeRequest(req.target, req.header("Host"));
   if (!route) {
     return w.send(jsonError(404,

@@ -4,6 +4,8 @@
 //   POST|GET|PUT /function/<ns>/<name>[/path][?query]   -> an instance's /path?query
 //   any path with Host: <name>.<ns>.fn.cluster.local    -> the same path on an instance
 //   GET /healthz                                         -> 200 (the gateway itself)
+//   POST /broker/<ns>/<broker>, /trigger/<ns>/<trigger>  -> CloudEvents for Triggers
+//                                                           (trigger_broker.h)
 //
 // Informers on Functions, on the Endpoints of their Services and on their Deployments (both by
 // the serverless.minik8s.io/function label) keep, per Function, its ready instances (pod IP:8080)
@@ -88,7 +90,10 @@ struct GatewayOptions {
   std::chrono::milliseconds syncTimeout{60'000};  // for the informers at start
   const client::Clock* clock = &client::RealClock::instance();
   AutoscalerWindows windows;
+  bool triggers = true;  // serve the CloudEvents broker (trigger_broker.h)
 };
+
+class TriggerBroker;
 
 class Gateway {
  public:
@@ -144,6 +149,7 @@ class Gateway {
   Autoscaler autoscaler_;
   client::Informer functions_, endpoints_, deployments_;
   std::unique_ptr<http::Server> server_;
+  std::unique_ptr<TriggerBroker> broker_;  // set in the constructor when options_.triggers
 
   std::mutex mu_;
   std::condition_variable changed_;  // instances or Functions changed, a request ended

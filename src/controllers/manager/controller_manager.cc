@@ -16,6 +16,7 @@
 #include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/function/function_controller.h"
 #include "controllers/workflow/workflow_controller.h"
+#include "controllers/trigger/trigger_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/job/job_controller.h"
@@ -35,6 +36,7 @@
 #include "mesh/mesh_resources.h"
 #include "serverless/function.h"
 #include "serverless/workflow.h"
+#include "serverless/trigger.h"
 #include "slurm/slurm_job.h"
 
 namespace minik8s::controllers {
@@ -358,6 +360,19 @@ const std::vector<Registration>& registrations() {
          return make<FunctionController>(c.rest, c.informer(serverless::kFunctions),
                                          c.informer(res::kDeployments), c.informer(res::kServices),
                                          c.indexed(res::kPods), o);
+       }},
+      {{"trigger"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         Status crd = serverless::ensureTriggerCrd(c.rest);  // as for Function above
+         if (!crd.ok()) {
+           LOG_WARN("trigger controller not started: cannot install the Trigger CRD: {}",
+                    crd.toString());
+           return nullptr;
+         }
+         TriggerControllerOptions o;
+         o.events = c.recorder("trigger-controller");
+         return make<TriggerController>(c.rest, c.informer(serverless::kTriggers),
+                                        c.informer(res::kDeployments), o);
        }},
       {{"workflow"},
        [](Context& c) -> std::unique_ptr<Runnable> {

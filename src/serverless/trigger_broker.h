@@ -1,0 +1,85 @@
+// TriggerBroker: the event side of the serverless gateway (Knative Eventing's Broker and
+// Trigger model, in the gateway's process):
+//
+//   POST /broker/<ns>/<broker>    a CloudEvent (binary or structured mode) -> 202; delivered to
+//                                 every Trigger of <ns> with spec.event.broker <broker> whose
+//                                 filter matches its attributes
+//   POST /trigger/<ns>/<trigger>  a CloudEvent for one Trigger (what the file watchers and the
+//                                 schedule controller send) -> 202; 409 when its schedule is
+//                                 Forbid and the previous event is still being delivered
+//
+// The answer never waits for the delivery: a TriggerDispatcher delivers in the background with
+// the Trigger's retry policy, a Function through the gateway's own /function/ route (so the
+// activator starts it from zero), a Workflow by creating a WorkflowExecution; each outcome is
+// written to the Trigger's status (delivered/failed, lastFired, deadLetters) and a dead letter
+// is also a Warning Event DeliveryFailed on the Trigger (kubectl describe trigger).
+// Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "client/event_recorder.h"
+#include "client/informer.h"
+#include "client/rest_client.h"
+#include "common/http.h"
+#include "serverless/trigger_dispatcher.h"
+
+namespace minik8s::serverless {
+
+// The real target: Functions through a gateway's URL, Workflows through the API.
+class GatewayDeliveryTarget : public DeliveryTarget {
+ public:
+  GatewayDeliveryTarget(client::RestClient& rest, std::string gatewayUrl)
+      : rest_(rest), gatewayUrl_(std::move(gatewayUrl)) {}
+  void setGatewayUrl(const std::string& url);
+  Status deliver(const std::string& ns, const TriggerTarget& target,
+                 const CloudEvent& event) override;
+
+ private:
+  client::RestClient& rest_;
+  std::mutex mu_;
+  std::string gatewayUrl_;
+};
+
+// The real recorder: the Trigger's status (read-modify-write, retried on conflicts) and Events.
+class StatusDeliveryRecorder : public DeliveryRecorder {
+ public:
+  StatusDeliveryRecorder(client::RestClient& rest, client::EventRecorder* events)
+      : rest_(rest), events_(events) {}
+  void record(const std::string& ns, const std::string& trigger, const DeliveryOutcome& outcome,
+              bool deadLetter) override;
+
+ private:
+  client::RestClient& rest_;
+  client::EventRecorder* events_;
+  std::mutex mu_;  // one status write at a time
+};
+
+class TriggerBroker {
+ public:
+  // `gatewayUrl`: where Functions are reached (the gateway's own listener).
+  TriggerBroker(client::RestClient& rest, std::string gatewayUrl, int workers = 4);
+  ~TriggerBroker();
+
+  // Starts the Triggers informer (not waited for: until it syncs, or while the Trigger CRD is
+  // missing, the routes answer 503) and the delivery workers.
+  void start();
+  void stop();
+  void setGatewayUrl(const std::string& url) { target_.setGatewayUrl(url); }
+
+  static bool handles(const std::string& path);
+  void serve(const http::Request& req, http::ResponseWriter& w);
+
+ private:
+  client::RestClient& rest_;
+  GatewayDeliveryTarget target_;
+  std::unique_ptr<client::ApiEventRecorder> events_;
+  StatusDeliveryRecorder recorder_;
+  TriggerDispatcher dispatcher_;
+  client::Informer triggers_;
+  int workers_;
+};
+
+}  // namespace minik8s::serverless
