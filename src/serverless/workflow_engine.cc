@@ -564,11 +564,19 @@ WorkflowEngine::Outcome WorkflowEngine::runState(const std::string& name, const 
       }
       until = *t;
     }
+    // The workflow's TimeoutSeconds cuts a Wait short.
+    const bool pastDeadline = run.deadline && *run.deadline < until;
+    if (pastDeadline) until = *run.deadline;
     const auto left = until - clock_.now();
     if (left > std::chrono::system_clock::duration::zero() &&
         !clock_.sleepFor(std::chrono::duration_cast<milliseconds>(left) + milliseconds(1),
                          run.cancel)) {
       return Outcome::cancelled();
+    }
+    if (pastDeadline) {
+      return finish(
+          Outcome::failed("States.Timeout", "the execution ran past the workflow's TimeoutSeconds"),
+          "Failed");
     }
     auto out = outputPath(*effective);
     if (!out.ok()) return finish(Outcome::runtime(out.status()), "Failed");
@@ -636,7 +644,15 @@ WorkflowEngine::Outcome WorkflowEngine::execute(const json& state, const json& e
       if (!p.ok()) return Outcome::runtime(p.status());
       taskInput = *p;
     }
-    const milliseconds timeout(state.value("TimeoutSeconds", 0) * 1000);
+    milliseconds timeout(state.value("TimeoutSeconds", 0) * 1000);
+    if (run.deadline) {  // no call outlives the workflow's TimeoutSeconds
+      const auto left = std::chrono::duration_cast<milliseconds>(*run.deadline - clock_.now());
+      if (left <= milliseconds::zero()) {
+        return Outcome::failed("States.Timeout",
+                               "the execution ran past the workflow's TimeoutSeconds");
+      }
+      if (timeout.count() == 0 || left < timeout) timeout = left;
+    }
     TaskOutcome t = invoker_.invoke(ns_, state.value("Resource", ""), taskInput, timeout);
     if (run.cancel.load() && !t.ok) return Outcome::cancelled();  // cut off by a stop
     if (t.ok) return Outcome::ok(std::move(t.output));

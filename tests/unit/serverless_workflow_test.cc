@@ -397,6 +397,23 @@ States:
   EXPECT_EQ(r.cause, "division by zero");
 }
 
+TEST_F(WorkflowEngineTest, TheWorkflowTimeoutCutsAWaitShort) {
+  auto r = run(R"(
+TimeoutSeconds: 5
+StartAt: Pause
+States:
+  Pause: {Type: Wait, Seconds: 60, Next: Never}
+  Never: {Type: Pass, End: true}
+)",
+               json::object());
+  EXPECT_EQ(r.phase, ExecutionResult::Phase::kFailed);
+  EXPECT_EQ(r.error, "States.Timeout");
+  ASSERT_EQ(clock.sleeps().size(), 1u);
+  EXPECT_NEAR(clock.sleeps()[0].count(), 5000, 2);
+  EXPECT_EQ(step("Pause")->phase, "Failed");
+  EXPECT_FALSE(step("Never").has_value());
+}
+
 TEST(WorkflowRetryTest, DelayDefaults) {
   EXPECT_EQ(workflow::retryDelay(json::object(), 1), milliseconds(1000));
   EXPECT_EQ(workflow::retryDelay(json::object(), 3), milliseconds(4000));  // x2 each time
