@@ -4,8 +4,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "cli/api_client_flags.h"
@@ -21,6 +23,7 @@
 #include "mesh/proxy/sidecar_proxy.h"
 #include "mesh/rollout.h"
 #include "mesh/rollout_cluster.h"
+#include "mesh/workload_certificate.h"
 
 // Helpers in a namespace of their own: cli/ is a unity build.
 namespace minik8s::cli::mesh_cmd {
@@ -96,7 +99,8 @@ void addServicesCommand(CLI::App& mesh) {
     auto config = mesh::buildMeshConfig(
         listAll(rest, res::kServices, true), listAll(rest, res::kEndpoints, true),
         listAll(rest, res::kPods, true), listAll(rest, mesh::kVirtualServices, false),
-        listAll(rest, mesh::kDestinationRules, false), 0);
+        listAll(rest, mesh::kDestinationRules, false),
+        listAll(rest, mesh::kPeerAuthentications, false), 0);
     if (f->output == "json") {
       std::cout << mesh::meshConfigToJson(*config).dump(2) << "\n";
     } else {
@@ -196,7 +200,62 @@ struct ProxyFlags {
   ApiClientFlags api;
   mesh::ProxyOptions options;
   std::string drain = "3s";
+  int certTtlSeconds = static_cast<int>(mesh::kDefaultWorkloadCertTtl.count());
+  std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  bool mtls = true;
 };
+
+std::string readWholeFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The pod's default gateways (the node's address on the pod network) from /proc/net/route.
+std::vector<std::string> defaultGateways() {
+  std::vector<std::string> out;
+  std::ifstream in("/proc/net/route");
+  std::string line;
+  std::getline(in, line);  // header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string iface, destination, gateway;
+    fields >> iface >> destination >> gateway;
+    if (destination != "00000000" || gateway.size() != 8) continue;
+    unsigned long g = std::stoul(gateway, nullptr, 16);  // little-endian
+    out.push_back(std::to_string(g & 0xff) + "." + std::to_string((g >> 8) & 0xff) + "." +
+                  std::to_string((g >> 16) & 0xff) + "." + std::to_string((g >> 24) & 0xff));
+  }
+  return out;
+}
+
+// The workload's SPIFFE identity from its service-account token, and the CSR loop feeding the
+// proxy its certificate (mesh/workload_certificate.h); null (plain text only) outside a pod.
+std::unique_ptr<mesh::WorkloadCertificateManager> startIdentity(ProxyFlags& f,
+                                                                client::RestClient& rest,
+                                                                mesh::SidecarProxy& proxy) {
+  if (!f.mtls) return nullptr;
+  std::string token = readWholeFile(f.serviceAccountDir + "/token");
+  std::string ca = readWholeFile(f.serviceAccountDir + "/ca.crt");
+  auto id = mesh::workloadOfToken(token);
+  if (!id.ok() || ca.empty()) {
+    LOG_WARN("mesh identity: no service account token or ca.crt under {} ({}): plain text only",
+             f.serviceAccountDir, id.ok() ? "no ca.crt" : id.status().message());
+    return nullptr;
+  }
+  mesh::WorkloadCertificateOptions o;
+  o.id = *id;
+  o.podName = f.options.podName;
+  o.caPem = ca;
+  o.ttl = std::chrono::seconds(f.certTtlSeconds);
+  auto manager = std::make_unique<mesh::WorkloadCertificateManager>(
+      rest, o, [&proxy](const mesh::WorkloadCredentials& c) {
+        if (Status s = proxy.setCredentials(c); !s.ok()) LOG_WARN("mesh identity: {}", s.message());
+      });
+  manager->start();
+  return manager;
+}
 
 void addProxyCommand(CLI::App& app) {
   auto f = std::make_shared<ProxyFlags>();
@@ -208,6 +267,11 @@ void addProxyCommand(CLI::App& app) {
                   "After SIGTERM, keep serving this long (the pod's endpoints go first, as "
                   "Istio's terminationDrainDuration)")
       ->capture_default_str();
+  cmd->add_option("--cert-ttl-seconds", f->certTtlSeconds,
+                  "Validity the workload certificate is asked for (renewed at half of it)")
+      ->capture_default_str();
+  cmd->add_option("--service-account-dir", f->serviceAccountDir)->capture_default_str();
+  cmd->add_flag("!--no-mtls", f->mtls, "No workload certificate: plain text only");
   f->api.addTo(cmd);
   cmd->callback([f] {
     initLogging("info", "mesh-proxy");
@@ -215,6 +279,9 @@ void addProxyCommand(CLI::App& app) {
     if (!drain) fatal(Status::BadRequest("--drain-duration: \"" + f->drain + "\" is no duration"));
     sigset_t signals = blockStopSignals();
     client::RestClient rest(configFor(f->api, true));
+    if (const char* ns = std::getenv("POD_NAMESPACE")) f->options.podNamespace = ns;
+    if (const char* name = std::getenv("POD_NAME")) f->options.podName = name;
+    f->options.probeSources = defaultGateways();
     mesh::SidecarProxy proxy(f->options);
     mesh::ConfigWatcher watcher(rest, [&proxy](std::shared_ptr<const mesh::MeshConfig> c) {
       LOG_INFO("mesh config version {}: {} services", c->version, c->services.size());
@@ -222,6 +289,7 @@ void addProxyCommand(CLI::App& app) {
     });
     if (Status s = proxy.start(); !s.ok()) fatal(s);
     watcher.start();
+    auto identity = startIdentity(*f, rest, proxy);
     int sig = waitForStopSignal(signals);
     if (sig == SIGTERM && drain->count() > 0) {
       // The pod is terminating: its endpoints are being removed and the callers' sidecars stop
@@ -230,6 +298,7 @@ void addProxyCommand(CLI::App& app) {
       std::this_thread::sleep_for(*drain);
     }
     LOG_INFO("signal {}: stopping the mesh proxy", sig);
+    if (identity) identity->stop();
     watcher.stop();
     proxy.stop();
   });

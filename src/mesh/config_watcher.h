@@ -1,6 +1,7 @@
 // ConfigWatcher: keeps a MeshConfig current from the API server (informers on Services,
-// Endpoints, Pods, VirtualServices and DestinationRules in all namespaces) and hands every new
-// version to a callback, within ~50 ms of a change (changes arriving together are built once).
+// Endpoints, Pods, VirtualServices, DestinationRules and PeerAuthentications in all namespaces) and
+// hands every new version to a callback, within ~50 ms of a change (changes arriving together are
+// built once).
 //
 // What a sidecar runs with its pod's service account (which the mesh controller's ClusterRole
 // `minik8s:mesh-proxy` lets read these kinds), and what `minik8s mesh services` reads once.
@@ -22,8 +23,9 @@
 
 namespace minik8s::mesh {
 
-extern const client::Resource kVirtualServices;   // networking.istio.io/v1 virtualservices
-extern const client::Resource kDestinationRules;  // networking.istio.io/v1 destinationrules
+extern const client::Resource kVirtualServices;      // networking.istio.io/v1 virtualservices
+extern const client::Resource kDestinationRules;     // networking.istio.io/v1 destinationrules
+extern const client::Resource kPeerAuthentications;  // security.istio.io/v1 peerauthentications
 
 class ConfigWatcher {
  public:
@@ -44,7 +46,8 @@ class ConfigWatcher {
   void changed();
 
   Callback onConfig_;
-  std::vector<std::unique_ptr<client::Informer>> informers_;  // services, endpoints, pods, vs, dr
+  std::vector<std::unique_ptr<client::Informer>>
+      informers_;  // services, endpoints, pods, vs, dr, pa
   std::mutex mu_;
   std::condition_variable cv_;
   bool dirty_ = true;

@@ -13,8 +13,9 @@ namespace minik8s::mesh {
 
 json virtualServiceCrd();
 json destinationRuleCrd();
+json peerAuthenticationCrd();  // security.istio.io/v1 (and v1beta1) PeerAuthentication
 
-// Creates or updates the two CRDs and the proxies' ClusterRole.
+// Creates or updates the three CRDs and the proxies' ClusterRole.
 Status ensureMeshResources(client::RestClient& rest);
 
 }  // namespace minik8s::mesh

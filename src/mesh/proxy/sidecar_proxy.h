@@ -9,9 +9,19 @@
 //                    to that endpoint. Anything else is relayed as plain TCP to the original
 //                    destination.
 //   :15006 inbound   relayed as plain TCP to 127.0.0.1:<original port> (the application), or to
-//                    the original destination when nothing listens on loopback.
+//                    the original destination when nothing listens on loopback. What it accepts
+//                    follows the pod's PeerAuthentication: a ClientHello offering ALPN
+//                    "istio-peer-exchange" is mutual TLS from another sidecar (terminated here;
+//                    the client's certificate must chain to the trust bundle and name a SPIFFE
+//                    identity); anything else is plain text, closed with a reset under STRICT.
 //   :15090 metrics   GET /metrics (Prometheus text), GET /registry (the MeshConfig this proxy
-//                    routes with, as JSON: read-only), GET /healthz.
+//                    routes with, as JSON: read-only), GET /certs (the workload certificate's
+//                    SPIFFE ID and validity), GET /healthz.
+//
+// Mutual TLS on the way out: toward an endpoint pod that has a sidecar and whose policy is not
+// DISABLE, once setCredentials() gave this proxy a certificate, the connection is TLS with this
+// workload's certificate, and the server's certificate must name the endpoint pod's service
+// account (spiffe://cluster.local/ns/NS/sa/SA). Other destinations get plain text.
 //
 // One thread runs all connections on one io_context (C++20 coroutines), so the proxy stays
 // small. The proxy's own sockets belong to UID 1337, which the pod's rules leave alone.
@@ -27,9 +37,11 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/metrics.h"
 #include "common/status.h"
+#include "mesh/identity.h"
 #include "mesh/mesh_config.h"
 
 namespace minik8s::mesh {
@@ -43,6 +55,13 @@ struct ProxyOptions {
   // Tests fake it, since they connect to the proxy directly.
   std::function<std::optional<std::pair<std::string, int>>(int fd)> originalDestination;
   std::string inboundTarget = "127.0.0.1";
+  // The pod this sidecar serves: its PeerAuthentication (by namespace and the labels the
+  // registry has for it) decides what the inbound listener accepts.
+  std::string podNamespace, podName;
+  // Plain text from these addresses passes even under STRICT: the node's own address on the pod
+  // network (the pod's default gateway), where the kubelet's probes come from. Istio rewrites
+  // probes through its agent instead; mesh-proxy fills this from /proc/net/route.
+  std::vector<std::string> probeSources;
   uint64_t seed = 0;                      // 0 = random
   metrics::Registry* registry = nullptr;  // null = metrics::defaultRegistry()
 };
@@ -61,6 +80,10 @@ class SidecarProxy {
   void stop();
 
   void setConfig(std::shared_ptr<const MeshConfig> config);
+  // The workload certificate, its key and the trust bundle for mutual TLS; again at each
+  // rotation: new connections use the new certificate, established ones keep theirs.
+  // BadRequest when they do not load or do not match.
+  Status setCredentials(const WorkloadCredentials& credentials);
   std::shared_ptr<const MeshConfig> config() const;
 
   // The ports bound (after start(); differ from the options when those were 0).
