@@ -19,6 +19,21 @@ const MeshService* MeshConfig::service(const std::string& key) const {
   return it == services.end() ? nullptr : &it->second;
 }
 
+const MeshPod* MeshConfig::pod(const std::string& key) const {
+  auto it = pods.find(key);
+  return it == pods.end() ? nullptr : &it->second;
+}
+
+const MeshPod* MeshConfig::podAt(const std::string& ip) const {
+  auto it = podByIp.find(ip);
+  return it == podByIp.end() ? nullptr : pod(it->second);
+}
+
+MtlsMode MeshConfig::mtlsMode(const std::string& ns,
+                              const std::map<std::string, std::string>& labels, int port) const {
+  return resolveMtlsMode(peerAuthentications, ns, labels, port);
+}
+
 namespace {
 
 std::string meta(const json& obj, const char* field) {
@@ -48,11 +63,44 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
     const std::vector<json>& services, const std::vector<json>& endpoints,
     const std::vector<json>& pods, const std::vector<json>& virtualServices,
     const std::vector<json>& destinationRules, int64_t version, std::vector<std::string>* errors) {
+  return buildMeshConfig(services, endpoints, pods, virtualServices, destinationRules, {}, version,
+                         errors);
+}
+
+std::shared_ptr<const MeshConfig> buildMeshConfig(
+    const std::vector<json>& services, const std::vector<json>& endpoints,
+    const std::vector<json>& pods, const std::vector<json>& virtualServices,
+    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
+    int64_t version, std::vector<std::string>* errors) {
   auto config = std::make_shared<MeshConfig>();
   config->version = version;
 
-  std::map<std::string, std::map<std::string, std::string>> podLabels;  // "ns/pod" -> labels
-  for (const auto& p : pods) podLabels[meta(p, "namespace") + "/" + meta(p, "name")] = labelsOf(p);
+  for (const auto& p : pods) {
+    MeshPod mp;
+    mp.ns = meta(p, "namespace");
+    mp.name = meta(p, "name");
+    mp.labels = labelsOf(p);
+    const json spec = p.value("spec", json::object());
+    mp.serviceAccount = spec.value("serviceAccountName", "default");
+    for (const auto& c : spec.value("containers", json::array())) {
+      if (c.is_object() && c.value("name", "") == "istio-proxy") mp.sidecar = true;
+    }
+    const json status = p.value("status", json::object());
+    mp.ip = status.value("podIP", "");
+    std::string key = mp.ns + "/" + mp.name;
+    if (!mp.ip.empty() && status.value("phase", "") == "Running") config->podByIp[mp.ip] = key;
+    config->pods.emplace(key, std::move(mp));
+  }
+  for (const auto& obj : peerAuthentications) {
+    auto pa = parsePeerAuthentication(obj);
+    if (!pa.ok()) {
+      if (errors)
+        errors->push_back("PeerAuthentication " + meta(obj, "namespace") + "/" + meta(obj, "name") +
+                          ": " + pa.status().message());
+      continue;
+    }
+    config->peerAuthentications.push_back(std::move(pa).value());
+  }
 
   for (const auto& s : services) {
     MeshService svc;
@@ -94,8 +142,12 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
           const json ref = addr.value("targetRef", json::object());
           if (ref.value("kind", "") == "Pod") {
             me.podName = ref.value("name", "");
-            auto labels = podLabels.find(ref.value("namespace", svc.ns) + "/" + me.podName);
-            if (labels != podLabels.end()) me.labels = labels->second;
+            me.ns = ref.value("namespace", svc.ns);
+            if (const MeshPod* pod = config->pod(me.ns + "/" + me.podName)) {
+              me.labels = pod->labels;
+              me.sidecar = pod->sidecar;
+              me.serviceAccount = pod->serviceAccount;
+            }
           }
           port->endpoints.push_back(std::move(me));
         }
@@ -160,7 +212,11 @@ json meshConfigToJson(const MeshConfig& config) {
     for (const auto& p : svc.ports) {
       json eps = json::array();
       for (const auto& e : p.endpoints) {
-        eps.push_back({{"ip", e.ip}, {"port", e.port}, {"pod", e.podName}, {"labels", e.labels}});
+        eps.push_back({{"ip", e.ip},
+                       {"port", e.port},
+                       {"pod", e.podName},
+                       {"labels", e.labels},
+                       {"sidecar", e.sidecar}});
       }
       ports.push_back({{"name", p.name},
                        {"port", p.port},
@@ -177,7 +233,13 @@ json meshConfigToJson(const MeshConfig& config) {
                         {"subsets", subsets},
                         {"httpRoutes", svc.routes.size()}});
   }
-  return {{"version", config.version}, {"services", services}};
+  json policies = json::array();
+  for (const auto& p : config.peerAuthentications) {
+    json item = {{"namespace", p.ns}, {"name", p.name}, {"mode", mtlsModeName(p.mode)}};
+    if (p.hasSelector) item["selector"] = p.selector;
+    policies.push_back(std::move(item));
+  }
+  return {{"version", config.version}, {"services", services}, {"peerAuthentications", policies}};
 }
 
 }  // namespace minik8s::mesh

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "mesh/peer_authentication.h"
 #include "mesh/rules.h"
 
 namespace minik8s::mesh {
@@ -22,6 +23,18 @@ struct MeshEndpoint {
   int port = 0;  // the target port of the service port it was listed under
   std::string podName;
   std::map<std::string, std::string> labels;
+  // Of its pod (when the registry knows it): mTLS goes only to a pod with a sidecar, and the
+  // sidecar's certificate must name that pod's service account.
+  std::string ns;
+  bool sidecar = false;
+  std::string serviceAccount;
+};
+
+// A pod as the mesh sees it: for mTLS decisions by pod IP and for a sidecar's own policy.
+struct MeshPod {
+  std::string ns, name, ip, serviceAccount;
+  std::map<std::string, std::string> labels;
+  bool sidecar = false;  // has the istio-proxy container
 };
 
 struct MeshServicePort {
@@ -48,8 +61,17 @@ struct MeshConfig {
   std::map<std::string, MeshService> services;  // by "ns/name"
   std::map<std::string, std::string> byVip;     // "clusterIP:port" -> "ns/name"
 
+  std::map<std::string, MeshPod> pods;         // by "ns/name"
+  std::map<std::string, std::string> podByIp;  // pod IP -> "ns/name" (running pods)
+  std::vector<PeerAuthentication> peerAuthentications;
+
   const MeshService* serviceAt(const std::string& ip, int port) const;
   const MeshService* service(const std::string& key) const;
+  const MeshPod* pod(const std::string& key) const;
+  const MeshPod* podAt(const std::string& ip) const;
+  // The PeerAuthentication mode of a workload on a port (PERMISSIVE when nothing says).
+  MtlsMode mtlsMode(const std::string& ns, const std::map<std::string, std::string>& labels,
+                    int port) const;
 };
 
 // Services, Endpoints (core/v1), Pods (for labels), VirtualServices and DestinationRules as
@@ -61,6 +83,12 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(const std::vector<json>& servi
                                                   const std::vector<json>& destinationRules,
                                                   int64_t version,
                                                   std::vector<std::string>* errors = nullptr);
+// The same with the PeerAuthentications (security.istio.io/v1) too.
+std::shared_ptr<const MeshConfig> buildMeshConfig(
+    const std::vector<json>& services, const std::vector<json>& endpoints,
+    const std::vector<json>& pods, const std::vector<json>& virtualServices,
+    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
+    int64_t version, std::vector<std::string>* errors = nullptr);
 
 // The endpoints of `port` of `svc` that belong to `subset` ("" = all); empty when the subset is
 // unknown.

@@ -20,6 +20,7 @@
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/job/job_controller.h"
+#include "controllers/mesh/mesh_certificate_controller.h"
 #include "controllers/mesh/mesh_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
@@ -410,6 +411,17 @@ const std::vector<Registration>& registrations() {
          o.defaultValidity = c.options.signingDuration;
          o.maxValidity = c.options.signingDuration;
          return make<certificates::CsrSigningController>(
+             c.rest, c.informer(res::kCertificateSigningRequests), o);
+       }},
+      {{"meshcertificates"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         // The sidecars' SPIFFE certificates (signer minik8s.io/mesh-workload, docs/mesh.md).
+         if (c.options.signingCa.certPem.empty() || c.options.signingCa.keyPem.empty()) {
+           return nullptr;  // no signing CA given
+         }
+         MeshCertificateOptions o;
+         o.ca = c.options.signingCa;
+         return make<MeshCertificateController>(
              c.rest, c.informer(res::kCertificateSigningRequests), o);
        }},
   };

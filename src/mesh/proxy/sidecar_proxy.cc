@@ -3,15 +3,21 @@
 #include <arpa/inet.h>
 #include <linux/netfilter_ipv4.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <map>
 
@@ -34,16 +40,111 @@ constexpr uint64_t kMaxBodyBytes = 64ull << 20;
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
 constexpr auto kNoTimeout = std::chrono::hours(1);
 constexpr auto kSniffTimeout = std::chrono::milliseconds(200);
+constexpr int kSidecarMetricsPort = 15090;  // excluded from inbound interception (mesh-init)
 
 using Request = bhttp::request<bhttp::string_body>;
 using Response = bhttp::response<bhttp::string_body>;
 
-// A pooled keep-alive connection to one endpoint.
-struct Upstream {
-  explicit Upstream(asio::io_context& io) : stream(io) {}
-  beast::tcp_stream stream;
-  beast::flat_buffer buffer;
+// Both sides' TLS settings from one workload certificate; shared by the connections made with
+// it, so a rotation leaves them alone.
+struct TlsContexts {
+  asio::ssl::context server{asio::ssl::context::tls_server};
+  asio::ssl::context client{asio::ssl::context::tls_client};
+  WorkloadCredentials credentials;
 };
+
+using TlsStream = asio::ssl::stream<beast::tcp_stream&>;
+
+// One side of a connection: TCP, and TLS over it for mutual TLS. Also a pooled keep-alive
+// connection to one endpoint (with the buffer of its responses).
+struct Channel {
+  explicit Channel(asio::io_context& io) : transport(io) {}
+  explicit Channel(tcp::socket socket) : transport(std::move(socket)) {}
+  beast::tcp_stream transport;
+  std::shared_ptr<TlsContexts> contexts;  // keeps the SSL_CTX of `tls` alive
+  std::unique_ptr<TlsStream> tls;
+  beast::flat_buffer buffer;
+
+  void shutdownSend() {
+    ErrorCode ignored;
+    transport.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  }
+  void close() {
+    ErrorCode ignored;
+    transport.socket().close(ignored);
+  }
+};
+
+// Runs `op` on the channel's TLS stream when it has one, else on its TCP stream; `op` returns
+// the same awaitable type for both.
+template <class Op>
+auto onStream(Channel& c, Op&& op) {
+  if (c.tls) return op(*c.tls);
+  return op(c.transport);
+}
+
+// The SPIFFE identity of the peer's certificate (verified by the handshake), if it has one.
+std::optional<WorkloadId> peerWorkload(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return std::nullopt;
+  std::optional<WorkloadId> out;
+  auto* names =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  for (int i = 0; names && i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names, i);
+    if (gn->type != GEN_URI) continue;
+    const ASN1_STRING* s = gn->d.uniformResourceIdentifier;
+    out = parseSpiffeId(std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
+                                         static_cast<size_t>(ASN1_STRING_length(s))));
+    if (out) break;
+  }
+  GENERAL_NAMES_free(names);
+  X509_free(cert);
+  return out;
+}
+
+int selectMeshAlpn(SSL*, const unsigned char** out, unsigned char* outLen, const unsigned char* in,
+                   unsigned int inLen, void*) {
+  const std::string_view want(kMeshAlpn);
+  for (unsigned int i = 0; i < inLen;) {
+    unsigned int n = in[i];
+    if (i + 1 + n > inLen) break;
+    if (std::string_view(reinterpret_cast<const char*>(in + i + 1), n) == want) {
+      *out = in + i + 1;
+      *outLen = static_cast<unsigned char>(n);
+      return SSL_TLSEXT_ERR_OK;
+    }
+    i += 1 + n;
+  }
+  return SSL_TLSEXT_ERR_ALERT_FATAL;
+}
+
+Result<std::shared_ptr<TlsContexts>> makeTlsContexts(const WorkloadCredentials& c) {
+  auto t = std::make_shared<TlsContexts>();
+  t->credentials = c;
+  for (asio::ssl::context* ctx : {&t->server, &t->client}) {
+    ErrorCode ec;
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                         asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                         asio::ssl::context::no_tlsv1_1,
+                     ec);
+    if (!ec) ctx->use_certificate_chain(asio::buffer(c.certPem), ec);
+    if (!ec) ctx->use_private_key(asio::buffer(c.keyPem), asio::ssl::context::pem, ec);
+    if (!ec) ctx->add_certificate_authority(asio::buffer(c.caPem), ec);
+    if (!ec) {
+      ctx->set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert, ec);
+    }
+    if (ec) return Status::BadRequest("workload certificate: " + ec.message());
+  }
+  std::string alpn = std::string(1, static_cast<char>(sizeof(kMeshAlpn) - 1)) + kMeshAlpn;
+  if (SSL_CTX_set_alpn_protos(t->client.native_handle(),
+                              reinterpret_cast<const unsigned char*>(alpn.data()),
+                              static_cast<unsigned int>(alpn.size())) != 0) {
+    return Status::BadRequest("workload certificate: cannot set ALPN");
+  }
+  SSL_CTX_set_alpn_select_cb(t->server.native_handle(), selectMeshAlpn, nullptr);
+  return t;
+}
 
 Response plainResponse(bhttp::status status, unsigned version, std::string body) {
   Response res{status, version};
@@ -96,6 +197,22 @@ struct SidecarProxy::Impl {
             "endpoint's pod (\"unknown\" when none answered) and response code: what `minik8s "
             "mesh rollout` reads a new version's error rate from.",
             {"destination_service", "destination_version", "response_code"})),
+        inboundConnections(registry.counterVec(
+            "mesh_inbound_connections_total",
+            "Connections the inbound listener accepted, by security (mutual_tls or plaintext) and "
+            "the client's SPIFFE identity (source_principal, \"unknown\" for plain text).",
+            {"security", "source_principal"})),
+        inboundRefused(registry.counterVec(
+            "mesh_inbound_refused_total",
+            "Connections the inbound listener closed: plaintext (under STRICT), handshake_failed, "
+            "no_certificate (none yet), bad_identity (no SPIFFE ID of the trust domain).",
+            {"reason"})),
+        outboundConnections(registry.counterVec(
+            "mesh_outbound_connections_total",
+            "Connections the sidecar opened toward endpoints, by security: mutual_tls, plaintext, "
+            "or mutual_tls_failed (handshake failed or the server's identity was not the one "
+            "expected).",
+            {"security"})),
         rng(options.seed ? options.seed : std::random_device{}()) {}
 
   ProxyOptions options;
@@ -104,6 +221,9 @@ struct SidecarProxy::Impl {
   metrics::CounterVec& requests;
   metrics::HistogramVec& latency;
   metrics::CounterVec& byVersion;
+  metrics::CounterVec& inboundConnections;
+  metrics::CounterVec& inboundRefused;
+  metrics::CounterVec& outboundConnections;
 
   asio::io_context io{1};
   tcp::acceptor outbound{io}, inbound{io}, metricsAcceptor{io};
@@ -111,6 +231,8 @@ struct SidecarProxy::Impl {
 
   mutable std::mutex mu;
   std::shared_ptr<const MeshConfig> config = std::make_shared<MeshConfig>();
+  std::shared_ptr<TlsContexts> tls;  // null until the first workload certificate
+  int rotations = 0;
 
   // io thread only
   std::mt19937_64 rng;
@@ -120,6 +242,70 @@ struct SidecarProxy::Impl {
   std::shared_ptr<const MeshConfig> current() const {
     std::lock_guard lock(mu);
     return config;
+  }
+
+  std::shared_ptr<TlsContexts> contexts() const {
+    std::lock_guard lock(mu);
+    return tls;
+  }
+
+  // "" for plain text, or the SPIFFE ID the endpoint's sidecar must present: mutual TLS goes to
+  // a pod with a sidecar whose policy on that port is not DISABLE, once we have a certificate.
+  std::string mtlsPeer(const MeshConfig& cfg, const std::string& ns,
+                       const std::map<std::string, std::string>& labels, bool sidecar,
+                       const std::string& serviceAccount, int port) const {
+    // A sidecar's own metrics port is not intercepted at the destination: plain text.
+    if (!sidecar || ns.empty() || port == kSidecarMetricsPort || !contexts()) return "";
+    if (cfg.mtlsMode(ns, labels, port) == MtlsMode::kDisable) return "";
+    return spiffeId({ns, serviceAccount.empty() ? "default" : serviceAccount});
+  }
+
+  std::string mtlsPeer(const MeshConfig& cfg, const MeshEndpoint& ep) const {
+    return mtlsPeer(cfg, ep.ns, ep.labels, ep.sidecar, ep.serviceAccount, ep.port);
+  }
+
+  // The mode this sidecar's own pod has on `port`.
+  MtlsMode ownMode(const MeshConfig& cfg, int port) const {
+    static const std::map<std::string, std::string> kNoLabels;
+    const MeshPod* pod = cfg.pod(options.podNamespace + "/" + options.podName);
+    return cfg.mtlsMode(options.podNamespace, pod ? pod->labels : kNoLabels, port);
+  }
+
+  // Connects `ch` to ip:port; with `peerId`, runs the TLS client handshake with this workload's
+  // certificate and checks that the server presented `peerId`.
+  awaitable<ErrorCode> dial(Channel& ch, const std::string& ip, int port, std::string peerId) {
+    ErrorCode ec;
+    auto address = asio::ip::make_address(ip, ec);
+    if (ec) co_return ec;
+    ch.transport.expires_after(kConnectTimeout);
+    co_await ch.transport.async_connect(tcp::endpoint(address, static_cast<uint16_t>(port)),
+                                        asio::redirect_error(use_awaitable, ec));
+    if (ec) co_return ec;
+    ch.transport.socket().set_option(tcp::no_delay(true), ec);
+    ec = {};
+    if (!peerId.empty()) {
+      ch.contexts = contexts();
+      if (!ch.contexts) co_return asio::error::access_denied;
+      ch.tls = std::make_unique<TlsStream>(ch.transport, ch.contexts->client);
+      co_await ch.tls->async_handshake(asio::ssl::stream_base::client,
+                                       asio::redirect_error(use_awaitable, ec));
+      if (!ec) {
+        auto peer = peerWorkload(ch.tls->native_handle());
+        if (!peer || spiffeId(*peer) != peerId) {
+          LOG_WARN("mesh proxy: {}:{} presented {}, expected {}", ip, port,
+                   peer ? spiffeId(*peer) : "no SPIFFE identity", peerId);
+          ec = asio::error::access_denied;
+        }
+      }
+      if (ec) {
+        outboundConnections.with({"mutual_tls_failed"}).inc();
+        ch.close();
+        co_return ec;
+      }
+    }
+    ch.transport.expires_never();
+    outboundConnections.with({peerId.empty() ? "plaintext" : "mutual_tls"}).inc();
+    co_return ec;
   }
 
   Status listen(tcp::acceptor& acceptor, int port, int* bound) {
@@ -162,59 +348,148 @@ struct SidecarProxy::Impl {
 
   // --- plain TCP ---------------------------------------------------------------------------
 
-  static awaitable<void> pump(std::shared_ptr<tcp::socket> from, std::shared_ptr<tcp::socket> to) {
+  static awaitable<void> pump(std::shared_ptr<Channel> from, std::shared_ptr<Channel> to) {
     std::vector<char> buf(16 * 1024);
     ErrorCode ec;
     for (;;) {
-      size_t n = co_await from->async_read_some(asio::buffer(buf),
-                                                asio::redirect_error(use_awaitable, ec));
+      size_t n = co_await onStream(*from, [&](auto& s) {
+        return s.async_read_some(asio::buffer(buf), asio::redirect_error(use_awaitable, ec));
+      });
       if (ec) break;
-      co_await asio::async_write(*to, asio::buffer(buf.data(), n),
+      co_await onStream(*to, [&](auto& s) {
+        return asio::async_write(s, asio::buffer(buf.data(), n),
                                  asio::redirect_error(use_awaitable, ec));
+      });
       if (ec) break;
     }
-    ErrorCode ignored;
-    if (ec == asio::error::eof) {
-      to->shutdown(tcp::socket::shutdown_send, ignored);  // pass the half-close on
+    // Pass a half-close on. A TLS side ends with its TCP FIN (no close_notify: the other
+    // direction may still be reading), which the peer sidecar reads as stream_truncated.
+    if (ec == asio::error::eof || ec == asio::ssl::error::stream_truncated) {
+      to->shutdownSend();
     } else {
-      from->close(ignored);  // a broken side ends both directions
-      to->close(ignored);
+      from->close();  // a broken side ends both directions
+      to->close();
     }
   }
 
-  awaitable<void> relay(tcp::socket a, tcp::socket b) {
-    auto pa = std::make_shared<tcp::socket>(std::move(a));
-    auto pb = std::make_shared<tcp::socket>(std::move(b));
-    asio::co_spawn(io, pump(pa, pb), asio::detached);
-    co_await pump(pb, pa);
+  awaitable<void> relay(std::shared_ptr<Channel> a, std::shared_ptr<Channel> b) {
+    asio::co_spawn(io, pump(a, b), asio::detached);
+    co_await pump(b, a);
   }
 
-  // Connects to the first of `ips` that accepts, then relays; closing `down` when none does
+  struct Target {
+    std::string ip;
+    int port = 0;
+    std::string peerId;  // "" = plain text
+  };
+
+  // Connects to the first of `targets` that accepts, then relays; closing `down` when none does
   // tells the client, as a refused connect would.
-  awaitable<void> passThrough(tcp::socket down, std::vector<std::string> ips, int port) {
-    for (const auto& ip : ips) {
-      ErrorCode ec;
-      auto address = asio::ip::make_address(ip, ec);
+  awaitable<void> passThrough(std::shared_ptr<Channel> down, std::vector<Target> targets) {
+    for (const auto& t : targets) {
+      auto up = std::make_shared<Channel>(io);
+      ErrorCode ec = co_await dial(*up, t.ip, t.port, t.peerId);
       if (ec) continue;
-      tcp::socket up(io);
-      co_await up.async_connect(tcp::endpoint(address, static_cast<uint16_t>(port)),
-                                asio::redirect_error(use_awaitable, ec));
-      if (ec) continue;
-      up.set_option(tcp::no_delay(true), ec);
-      co_await relay(std::move(down), std::move(up));
+      co_await relay(down, up);
       co_return;
     }
   }
 
-  // To the application on loopback; when it listens on the pod IP only, to the original
-  // destination itself (the proxy's UID is not redirected, so this does not loop).
+  // What the client's first bytes are: kPlain when it sends nothing within kSniffTimeout (a
+  // server-first protocol).
+  awaitable<Hello> sniffHello(tcp::socket& socket) {
+    auto deadline = std::chrono::steady_clock::now() + kSniffTimeout;
+    asio::steady_timer timer(io);
+    timer.expires_at(deadline);
+    timer.async_wait([&socket](ErrorCode ec) {
+      if (!ec) socket.cancel();
+    });
+    ErrorCode ec;
+    co_await socket.async_wait(tcp::socket::wait_read, asio::redirect_error(use_awaitable, ec));
+    timer.cancel();
+    if (ec) co_return Hello::kPlain;
+    std::array<char, 4096> head;
+    for (;;) {
+      size_t n = socket.receive(asio::buffer(head), tcp::socket::message_peek, ec);
+      if (ec || n == 0) co_return Hello::kPlain;
+      Hello hello = classifyHello(std::string_view(head.data(), n));
+      if (hello != Hello::kIncomplete) co_return hello;
+      if (n == head.size() || std::chrono::steady_clock::now() > deadline) {
+        co_return Hello::kOtherTls;
+      }
+      asio::steady_timer wait(io);  // the rest of the ClientHello is on its way
+      wait.expires_after(std::chrono::milliseconds(2));
+      co_await wait.async_wait(asio::redirect_error(use_awaitable, ec));
+    }
+  }
+
+  bool fromProbeSource(tcp::socket& socket) const {
+    ErrorCode ec;
+    auto peer = socket.remote_endpoint(ec);
+    if (ec) return false;
+    const std::string ip = peer.address().to_string();
+    return std::find(options.probeSources.begin(), options.probeSources.end(), ip) !=
+           options.probeSources.end();
+  }
+
+  void refuse(tcp::socket& socket, const char* reason) {
+    inboundRefused.with({reason}).inc();
+    ErrorCode ignored;
+    socket.set_option(asio::socket_base::linger(true, 0), ignored);  // a reset, not a FIN
+    socket.close(ignored);
+  }
+
+  // Mutual TLS from another sidecar is terminated here; plain text passes unless the policy is
+  // STRICT. Then to the application on loopback; when it listens on the pod IP only, to the
+  // original destination itself (the proxy's UID is not redirected, so this does not loop).
   awaitable<void> inboundConnection(tcp::socket socket) {
     auto dst = destinationOf(socket);
     if (!dst) co_return;
-    std::vector<std::string> targets;  // (a braced list here trips GCC 12's coroutines)
-    targets.push_back(options.inboundTarget);
-    targets.push_back(dst->first);
-    co_await passThrough(std::move(socket), std::move(targets), dst->second);
+    MtlsMode mode = ownMode(*current(), dst->second);
+    std::string principal = "unknown";
+    bool mutualTls = false;
+    std::unique_ptr<TlsStream> tlsStream;
+    std::shared_ptr<TlsContexts> ctx;
+    if (mode != MtlsMode::kDisable) {
+      Hello hello = co_await sniffHello(socket);
+      if (hello == Hello::kMeshTls) {
+        ctx = contexts();
+        if (!ctx) {
+          refuse(socket, "no_certificate");
+          co_return;
+        }
+        mutualTls = true;
+      } else if (mode == MtlsMode::kStrict && !fromProbeSource(socket)) {
+        refuse(socket, "plaintext");
+        co_return;
+      }
+    }
+    auto down = std::make_shared<Channel>(std::move(socket));
+    if (mutualTls) {
+      down->contexts = ctx;
+      down->tls = std::make_unique<TlsStream>(down->transport, ctx->server);
+      down->transport.expires_after(kConnectTimeout);
+      ErrorCode ec;
+      co_await down->tls->async_handshake(asio::ssl::stream_base::server,
+                                          asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        LOG_WARN("mesh proxy: inbound mTLS handshake failed: {}", ec.message());
+        refuse(down->transport.socket(), "handshake_failed");
+        co_return;
+      }
+      auto peer = peerWorkload(down->tls->native_handle());
+      if (!peer) {
+        refuse(down->transport.socket(), "bad_identity");
+        co_return;
+      }
+      down->transport.expires_never();
+      principal = spiffeId(*peer);
+    }
+    inboundConnections.with({mutualTls ? "mutual_tls" : "plaintext", principal}).inc();
+    std::vector<Target> targets;  // (a braced list here trips GCC 12's coroutines)
+    targets.push_back(Target{options.inboundTarget, dst->second, ""});
+    targets.push_back(Target{dst->first, dst->second, ""});
+    co_await passThrough(down, std::move(targets));
   }
 
   // True when the client's first bytes look like an HTTP request; false when it sends nothing
@@ -242,10 +517,28 @@ struct SidecarProxy::Impl {
     const MeshServicePort* port = svc ? svc->port(dst->second) : nullptr;
     if (port != nullptr && port->appProtocol == "http" && co_await sniffHttp(socket)) {
       co_await serveHttp(std::move(socket), svc->key(), dst->second);
-    } else {
-      std::vector<std::string> targets(1, dst->first);
-      co_await passThrough(std::move(socket), std::move(targets), dst->second);
+      co_return;
     }
+    std::vector<Target> targets;
+    if (port != nullptr && contexts()) {
+      // A service with meshed endpoints: to them (round robin) so that mTLS applies; the
+      // virtual IP (kube-proxy) stays the last resort.
+      bool anyMeshed = false;
+      for (const auto& e : port->endpoints) anyMeshed = anyMeshed || e.sidecar;
+      if (anyMeshed && !port->endpoints.empty()) {
+        uint64_t first = roundRobin["tcp/" + svc->key() + ":" + std::to_string(port->port)]++;
+        for (size_t i = 0; i < port->endpoints.size(); ++i) {
+          const MeshEndpoint& e = port->endpoints[(first + i) % port->endpoints.size()];
+          targets.push_back(Target{e.ip, e.port, mtlsPeer(*cfg, e)});
+        }
+      }
+    } else if (const MeshPod* pod = svc == nullptr ? cfg->podAt(dst->first) : nullptr) {
+      targets.push_back(Target{
+          dst->first, dst->second,
+          mtlsPeer(*cfg, pod->ns, pod->labels, pod->sidecar, pod->serviceAccount, dst->second)});
+    }
+    targets.push_back(Target{dst->first, dst->second, ""});
+    co_await passThrough(std::make_shared<Channel>(std::move(socket)), std::move(targets));
   }
 
   // --- HTTP --------------------------------------------------------------------------------
@@ -312,7 +605,7 @@ struct SidecarProxy::Impl {
   }
 
   awaitable<Response> forward(Request& req, const std::string& serviceKey, int servicePort,
-                              std::map<std::string, std::unique_ptr<Upstream>>& pool,
+                              std::map<std::string, std::unique_ptr<Channel>>& pool,
                               std::string* destination, std::string* endpoint,
                               std::string* version) {
     auto cfg = current();
@@ -336,35 +629,35 @@ struct SidecarProxy::Impl {
           balancer.pick(candidates, d.policy, std::chrono::steady_clock::now(), rng);
       const MeshEndpoint* ep = d.endpoints[chosen];
       Outcome outcome(balancer, candidates[chosen], d.policy);
-      std::string key = ep->ip + ":" + std::to_string(ep->port);
+      const std::string peerId = mtlsPeer(*cfg, *ep);
+      std::string key = ep->ip + ":" + std::to_string(ep->port) + (peerId.empty() ? "" : "+mtls");
       ErrorCode ec;
       // A pooled connection the endpoint closed while idle fails at once: one free retry.
       for (int fresh = 0; fresh < 2; ++fresh) {
         auto& up = pool[key];
         bool reused = up != nullptr;
         if (!up) {
-          auto address = asio::ip::make_address(ep->ip, ec);
-          if (ec) break;
-          up = std::make_unique<Upstream>(io);
-          up->stream.expires_after(kConnectTimeout);
-          co_await up->stream.async_connect(tcp::endpoint(address, static_cast<uint16_t>(ep->port)),
-                                            asio::redirect_error(use_awaitable, ec));
+          up = std::make_unique<Channel>(io);
+          ec = co_await dial(*up, ep->ip, ep->port, peerId);
           if (ec) {
             pool.erase(key);
             break;
           }
-          up->stream.socket().set_option(tcp::no_delay(true), ec);
         }
-        up->stream.expires_after(d.timeout.count() > 0
-                                     ? std::chrono::steady_clock::duration(d.timeout)
-                                     : std::chrono::steady_clock::duration(kNoTimeout));
-        co_await bhttp::async_write(up->stream, req, asio::redirect_error(use_awaitable, ec));
+        up->transport.expires_after(d.timeout.count() > 0
+                                        ? std::chrono::steady_clock::duration(d.timeout)
+                                        : std::chrono::steady_clock::duration(kNoTimeout));
+        Channel& ch = *up;
+        co_await onStream(ch, [&](auto& s) {
+          return bhttp::async_write(s, req, asio::redirect_error(use_awaitable, ec));
+        });
         bhttp::response_parser<bhttp::string_body> parser;
         parser.body_limit(kMaxBodyBytes);
         if (req.method() == bhttp::verb::head) parser.skip(true);
         if (!ec) {
-          co_await bhttp::async_read(up->stream, up->buffer, parser,
-                                     asio::redirect_error(use_awaitable, ec));
+          co_await onStream(ch, [&](auto& s) {
+            return bhttp::async_read(s, ch.buffer, parser, asio::redirect_error(use_awaitable, ec));
+          });
         }
         if (ec) {
           timedOut = ec == beast::error::timeout;
@@ -390,7 +683,7 @@ struct SidecarProxy::Impl {
   awaitable<void> serveHttp(tcp::socket socket, std::string serviceKey, int servicePort) {
     beast::tcp_stream down(std::move(socket));
     beast::flat_buffer buffer;
-    std::map<std::string, std::unique_ptr<Upstream>> pool;
+    std::map<std::string, std::unique_ptr<Channel>> pool;
     for (;;) {
       ErrorCode ec;
       bhttp::request_parser<bhttp::string_body> parser;
@@ -423,11 +716,12 @@ struct SidecarProxy::Impl {
       if (switched && !ec) {
         // WebSocket and other upgrades: from here on bytes both ways, starting with what either
         // side sent after its HTTP part.
-        std::unique_ptr<Upstream> up = std::move(pool[endpoint]);
+        std::shared_ptr<Channel> up = std::move(pool[endpoint]);
         pool.erase(endpoint);
         if (buffer.size() > 0) {
-          co_await asio::async_write(up->stream.socket(), buffer.data(),
-                                     asio::redirect_error(use_awaitable, ec));
+          co_await onStream(*up, [&](auto& s) {
+            return asio::async_write(s, buffer.data(), asio::redirect_error(use_awaitable, ec));
+          });
         }
         if (!ec && up->buffer.size() > 0) {
           co_await asio::async_write(down.socket(), up->buffer.data(),
@@ -435,8 +729,8 @@ struct SidecarProxy::Impl {
         }
         if (ec) co_return;
         down.expires_never();
-        up->stream.expires_never();
-        co_await relay(down.release_socket(), up->stream.release_socket());
+        up->transport.expires_never();
+        co_await relay(std::make_shared<Channel>(down.release_socket()), up);
         co_return;
       }
       if (ec || !keepAlive) break;
@@ -446,6 +740,19 @@ struct SidecarProxy::Impl {
   }
 
   // --- metrics -----------------------------------------------------------------------------
+
+  json certsJson() const {
+    auto t = contexts();
+    auto seconds = [](std::chrono::system_clock::time_point tp) {
+      return std::chrono::duration_cast<std::chrono::seconds>(tp.time_since_epoch()).count();
+    };
+    std::lock_guard lock(mu);
+    if (!t) return {{"spiffeId", nullptr}, {"rotations", 0}};
+    return {{"spiffeId", t->credentials.spiffeId},
+            {"notBefore", seconds(t->credentials.notBefore)},
+            {"notAfter", seconds(t->credentials.notAfter)},
+            {"rotations", rotations}};
+  }
 
   awaitable<void> metricsConnection(tcp::socket socket) {
     beast::tcp_stream stream(std::move(socket));
@@ -465,6 +772,10 @@ struct SidecarProxy::Impl {
       } else if (target.rfind("/registry", 0) == 0) {
         res = plainResponse(bhttp::status::ok, req.version(), "");
         res.body() = meshConfigToJson(*current()).dump();
+        res.set(bhttp::field::content_type, "application/json");
+      } else if (target.rfind("/certs", 0) == 0) {
+        res = plainResponse(bhttp::status::ok, req.version(), "");
+        res.body() = certsJson().dump();
         res.set(bhttp::field::content_type, "application/json");
       } else if (target.rfind("/healthz", 0) == 0) {
         res = plainResponse(bhttp::status::ok, req.version(), "ok");
@@ -521,5 +832,14 @@ void SidecarProxy::setConfig(std::shared_ptr<const MeshConfig> config) {
 }
 
 std::shared_ptr<const MeshConfig> SidecarProxy::config() const { return impl_->current(); }
+
+Status SidecarProxy::setCredentials(const WorkloadCredentials& credentials) {
+  auto contexts = makeTlsContexts(credentials);
+  if (!contexts.ok()) return contexts.status();
+  std::lock_guard lock(impl_->mu);
+  if (impl_->tls) ++impl_->rotations;
+  impl_->tls = std::move(contexts).value();
+  return Status::Ok();
+}
 
 }  // namespace minik8s::mesh
