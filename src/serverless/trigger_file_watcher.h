@@ -2,8 +2,9 @@
 // the trigger controller creates (one pod per file Trigger, the volume mounted).
 //
 // It scans the directory (and below it) every pollInterval and compares modification times and
-// sizes: a polling scan rather than inotify, because on a network filesystem (GlusterFS over
-// FUSE) a write from another node's client raises no inotify event here, while a scan sees it.
+// sizes: a polling scan rather than inotify, because inotify reports changes made through the
+// local kernel, and on a network filesystem (GlusterFS over FUSE) a write through another
+// node's client raises no event here, while a scan sees it.
 // The first scan is the baseline (files already there fire nothing). Pure apart from
 // snapshotDirectory's reads; not thread-safe (one watcher loop owns it).
 #pragma once

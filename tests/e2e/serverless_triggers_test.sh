@@ -6,7 +6,8 @@
 # schedule ("@every 5s", the extension; cron minutes are unit-tested with a fake clock) fires the
 # Function; a Trigger with a Workflow target starts a WorkflowExecution with the event as input;
 # a file written into a watched PersistentVolume by a pod on the OTHER node than the
-# watcher fires it; `minik8s function update --wait` rolls out new code with no failed request
+# watcher fires it (a GlusterFS claim, each node through its own FUSE mount, where glusterd is
+# installed; else a shared hostPath); `minik8s function update --wait` rolls out new code with no failed request
 # and `minik8s function logs` shows what the instances printed; kubectl get trg columns; a bad
 # Trigger is refused by the schema or marked InvalidSpec with its field.
 source "$(dirname "$0")/lib.sh"
@@ -23,8 +24,13 @@ fn() { "$MINIK8S_BIN" function "$@"; }
 tstatus() { kubectl get trigger "$1" -o jsonpath="{.status.$2}" 2>/dev/null; }
 logs_have() { fn logs "$1" 2>/dev/null | grep -q -- "$2"; }
 
-step "a 2-node cluster and the serverless addon"
-start_cluster trg "$SUBNET" 2 || exit 1
+# The watched volume: a GlusterFS claim (each node writes through its own FUSE mount) where
+# glusterd is installed, else a hostPath directory the nodes share.
+STORAGE=dir
+command -v glusterd >/dev/null && STORAGE=gluster
+
+step "a 2-node cluster (storage $STORAGE) and the serverless addon"
+start_cluster trg "$SUBNET" 2 --storage "$STORAGE" || exit 1
 trap 'rc=$?; cluster_down_quiet; rm -rf "$DATA"; (exit $rc); cleanup' EXIT
 expect_contains "$("$MINIK8S_BIN" addons apply serverless 2>&1)" "addon serverless applied" "addons apply"
 wait_for 30 kubectl get crd triggers.serverless.minik8s.io || fail "the Trigger CRD is installed"
@@ -159,7 +165,17 @@ expect_contains "$(kubectl get trigger tick -o jsonpath='{.status.conditions[0].
 kubectl delete trigger tick >/dev/null || fail "delete tick"
 
 step "a file written on the other node into a watched volume fires the Function"
-kubectl apply -f - >/dev/null <<YAML || fail "apply the PV, claim and file Trigger"
+if [[ $STORAGE == gluster ]]; then
+  kubectl apply -f - >/dev/null <<'YAML' || fail "apply the claim (GlusterFS, the default class)"
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: uploads}
+spec:
+  accessModes: [ReadWriteMany]
+  resources: {requests: {storage: 1Gi}}
+YAML
+else
+  kubectl apply -f - >/dev/null <<YAML || fail "apply the PV and claim (hostPath)"
 apiVersion: v1
 kind: PersistentVolume
 metadata: {name: trg-uploads}
@@ -176,7 +192,11 @@ spec:
   storageClassName: manual
   accessModes: [ReadWriteMany]
   resources: {requests: {storage: 1Gi}}
----
+YAML
+fi
+wait_for 30 bash -c "kubectl get pvc uploads -o jsonpath='{.status.phase}' | grep -qx Bound" ||
+  fail "the claim is Bound"
+kubectl apply -f - >/dev/null <<'YAML' || fail "apply the file Trigger"
 apiVersion: serverless.minik8s.io/v1
 kind: Trigger
 metadata: {name: on-upload}
@@ -188,7 +208,7 @@ wait_for 90 bash -c "[[ \$(kubectl get trigger on-upload -o jsonpath='{.status.c
   fail "on-upload is Watching: $(kubectl get trigger on-upload -o jsonpath='{.status.conditions[0].message}')"
 watcher_node=$(kubectl get pods -l serverless.minik8s.io/trigger=on-upload -o jsonpath='{.items[0].spec.nodeName}')
 other_node=$(kubectl get nodes -o name | sed 's|node/||' | grep -vx "$watcher_node" | head -1)
-echo "watcher on $watcher_node, writer on $other_node"
+echo "watcher on $watcher_node, writer on $other_node ($STORAGE volume)"
 [[ -n $other_node && $other_node != "$watcher_node" ]] || fail "two different nodes"
 sleep 1  # the watcher's first scan is its baseline
 kubectl apply -f - >/dev/null <<YAML || fail "apply the writer pod"
