@@ -5,7 +5,8 @@
 # shop's page is put together through the sidecars; the hand-made canary sends about a quarter
 # of the requests to reviews v2 by weight and every tester to v2 by header regex; `minik8s mesh
 # rollout` moves reviews to v2 under a steady request stream without a single failed request;
-# a rollout to the broken v3 (500s) rolls back by itself and the stream recovers.
+# a rollout to the broken v3 (500s) rolls back by itself and the stream recovers; outlier
+# detection ejects a failing endpoint.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -195,5 +196,29 @@ expect_eq "$(kubectl -n shop get deploy reviews-v2 -o jsonpath='{.spec.replicas}
   "reviews-v2 is back at 2 replicas"
 expect_eq "$(kubectl -n shop get virtualservice reviews -o jsonpath='{.spec.http[0].route[*].destination.subset}')" \
   "v2" "the VirtualService routes everything to v2"
+
+step "outlier detection: a failing endpoint among reviews v2's is ejected after 2 errors in a row"
+kubectl -n shop patch destinationrule reviews --type merge -p \
+  '{"spec":{"trafficPolicy":{"outlierDetection":{"consecutive5xxErrors":2,"baseEjectionTime":"60s"}}}}' \
+  >/dev/null || fail "patch the DestinationRule"
+kubectl apply -f - >/dev/null <<'YAML' || fail "apply the failing pod"
+apiVersion: v1
+kind: Pod
+metadata: {name: reviews-bad, namespace: shop, labels: {app: reviews, version: v2}}
+spec:
+  containers:
+  - name: reviews
+    image: shop/reviews:v3
+    ports: [{name: http, containerPort: 8080}]
+    readinessProbe: {httpGet: {path: /healthz, port: 8080}, periodSeconds: 1}
+YAML
+three() { [[ $(kubectl -n shop get endpoints reviews -o jsonpath='{.subsets[*].addresses[*].ip}' | wc -w) == 3 ]]; }
+wait_for 60 three || fail "the failing pod is the third endpoint of reviews"
+sleep 1  # the frontend's sidecar sees it
+out=$(versions 60)
+echo "60 requests, one of reviews v2's three endpoints answering 500: $out"
+errors=$(echo "$out" | grep -o 'error=[0-9]*' | cut -d= -f2)
+((${errors:-0} >= 1 && ${errors:-0} <= 3)) ||
+  fail "the failing endpoint got requests, then none after 2 failures (errors: ${errors:-0}; 20 without outlier detection)"
 
 finish
