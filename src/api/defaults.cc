@@ -4,6 +4,8 @@
 #include <string_view>
 
 #include "api/custom_resource.h"
+#include "api/defaulting.h"
+#include "api/resource_type.h"
 #include "api/volume_sources.h"
 
 namespace minik8s::api {
@@ -540,62 +542,52 @@ void defaultWebhookConfiguration(const std::string& kind, json& obj) {
 void applyDefaults(const ResourceInfo& r, json& obj) {
   if (!obj.is_object()) return;
   if (r.custom) return r.custom->pruneAndDefault(obj);
-  if (r.group == "apiextensions.k8s.io" && r.kind == "CustomResourceDefinition") {
-    return defaultCustomResourceDefinition(obj);
+  const ResourceType* type = builtinResourceType(r);
+  if (type && type->defaults) type->defaults(obj);
+}
+
+namespace defaulting {
+
+void pod(json& obj) { defaultPod(obj); }
+void service(json& obj) { defaultService(obj); }
+void namespaceObject(json& obj) { defaultNamespace(obj); }
+void secret(json& obj) { setDefault(obj, "type", "Opaque"); }
+void node(json& obj) { defaultNode(obj); }
+void persistentVolume(json& obj) { defaultPersistentVolume(obj); }
+void persistentVolumeClaim(json& obj) { defaultPersistentVolumeClaim(obj); }
+void limitRange(json& obj) { defaultLimitRange(obj); }
+void endpoints(json& obj) {
+  if (json* subsets = existingArray(obj, "subsets")) {
+    for (auto& s : *subsets) defaultEndpointPorts(s);
   }
-  if (r.group == "admissionregistration.k8s.io") return defaultWebhookConfiguration(r.kind, obj);
-  const std::string& k = r.kind;
-  if (r.group.empty()) {
-    if (k == "Pod")
-      defaultPod(obj);
-    else if (k == "Service")
-      defaultService(obj);
-    else if (k == "Namespace")
-      defaultNamespace(obj);
-    else if (k == "Secret")
-      setDefault(obj, "type", "Opaque");
-    else if (k == "Node")
-      defaultNode(obj);
-    else if (k == "PersistentVolume")
-      defaultPersistentVolume(obj);
-    else if (k == "PersistentVolumeClaim")
-      defaultPersistentVolumeClaim(obj);
-    else if (k == "LimitRange")
-      defaultLimitRange(obj);
-    else if (k == "Endpoints") {
-      if (json* subsets = existingArray(obj, "subsets")) {
-        for (auto& s : *subsets) defaultEndpointPorts(s);
-      }
-    }
-  } else if (r.group == "apps") {
-    if (k == "Deployment")
-      defaultDeployment(obj);
-    else if (k == "ReplicaSet")
-      defaultReplicaSet(obj);
-    else if (k == "DaemonSet")
-      defaultDaemonSet(obj);
-    else if (k == "StatefulSet")
-      defaultStatefulSet(obj);
-  } else if (r.group == "batch" && k == "Job") {
-    defaultJob(obj);
-  } else if (r.group == "batch" && k == "CronJob") {
-    defaultCronJob(obj);
-  } else if (r.group == "autoscaling" && k == "HorizontalPodAutoscaler") {
-    defaultHorizontalPodAutoscaler(obj, r.version);
-  } else if (r.group == "networking.k8s.io" && k == "NetworkPolicy") {
-    defaultNetworkPolicy(obj);
-  } else if (r.group == "storage.k8s.io" && k == "StorageClass") {
-    defaultStorageClass(obj);
-  } else if (r.group == "storage.k8s.io" && k == "CSIDriver") {
-    defaultCSIDriver(obj);
-  } else if (r.group == "discovery.k8s.io" && k == "EndpointSlice") {
-    if (json* ports = existingArray(obj, "ports")) {
-      for (auto& p : *ports) {
-        if (p.is_object() && !p.contains("name")) p["name"] = "";
-        setDefault(p, "protocol", "TCP");
-      }
+}
+void deployment(json& obj) { defaultDeployment(obj); }
+void replicaSet(json& obj) { defaultReplicaSet(obj); }
+void daemonSet(json& obj) { defaultDaemonSet(obj); }
+void statefulSet(json& obj) { defaultStatefulSet(obj); }
+void job(json& obj) { defaultJob(obj); }
+void cronJob(json& obj) { defaultCronJob(obj); }
+void horizontalPodAutoscalerV2(json& obj) { defaultHorizontalPodAutoscaler(obj, "v2"); }
+void horizontalPodAutoscalerV1(json& obj) { defaultHorizontalPodAutoscaler(obj, "v1"); }
+void networkPolicy(json& obj) { defaultNetworkPolicy(obj); }
+void storageClass(json& obj) { defaultStorageClass(obj); }
+void csiDriver(json& obj) { defaultCSIDriver(obj); }
+void endpointSlice(json& obj) {
+  if (json* ports = existingArray(obj, "ports")) {
+    for (auto& p : *ports) {
+      if (p.is_object() && !p.contains("name")) p["name"] = "";
+      setDefault(p, "protocol", "TCP");
     }
   }
 }
+void mutatingWebhookConfiguration(json& obj) {
+  defaultWebhookConfiguration("MutatingWebhookConfiguration", obj);
+}
+void validatingWebhookConfiguration(json& obj) {
+  defaultWebhookConfiguration("ValidatingWebhookConfiguration", obj);
+}
+void customResourceDefinition(json& obj) { defaultCustomResourceDefinition(obj); }
+
+}  // namespace defaulting
 
 }  // namespace minik8s::api

@@ -1,12 +1,11 @@
-#include "apiserver/strategy.h"
+#include "api/strategy.h"
 
 #include <algorithm>
 
-#include "api/custom_resource.h"
 #include "api/quantity.h"
-#include "common/base64.h"
+#include "api/resource_type.h"
 
-namespace minik8s::apiserver::strategy {
+namespace minik8s::api::strategy {
 
 namespace {
 
@@ -16,8 +15,8 @@ bool hasSpec(const json& obj) { return obj.contains("spec"); }
 bool quantitiesEqual(const json& a, const json& b) {
   if (!a.is_string() && !a.is_number()) return false;
   if (!b.is_string() && !b.is_number()) return false;
-  auto qa = api::Quantity::parse(a.is_string() ? a.get<std::string>() : a.dump());
-  auto qb = api::Quantity::parse(b.is_string() ? b.get<std::string>() : b.dump());
+  auto qa = Quantity::parse(a.is_string() ? a.get<std::string>() : a.dump());
+  auto qb = Quantity::parse(b.is_string() ? b.get<std::string>() : b.dump());
   return qa.ok() && qb.ok() && qa->compare(*qb) == 0;
 }
 
@@ -50,44 +49,6 @@ std::string podQosClass(const json& pod) {
   return guaranteed ? "Guaranteed" : "Burstable";
 }
 
-namespace {
-
-// Secret.stringData is a write-only convenience: it is merged into data (base64) and dropped.
-void mergeStringData(json& secret) {
-  if (!secret.contains("stringData")) return;
-  const json sd = secret["stringData"];
-  secret.erase("stringData");
-  if (!sd.is_object()) return;
-  if (!secret.contains("data") || !secret["data"].is_object()) secret["data"] = json::object();
-  for (auto it = sd.begin(); it != sd.end(); ++it) {
-    if (!it.value().is_string()) continue;
-    secret["data"][it.key()] = base64::encode(it.value().get_ref<const std::string&>());
-  }
-}
-
-// A Service update that leaves out what the server allocated keeps it (kubectl replace with a
-// manifest that never had a clusterIP must not drop the service's address).
-void keepAllocatedServiceFields(json& svc, const json& old) {
-  json& spec = svc["spec"];
-  if (!spec.is_object() || !old.contains("spec")) return;
-  const json& oldSpec = old["spec"];
-  for (const char* f : {"clusterIP", "clusterIPs"}) {
-    if ((!spec.contains(f) || spec[f].is_null() || spec[f] == "") && oldSpec.contains(f)) {
-      spec[f] = oldSpec[f];
-    }
-  }
-  if (!spec.contains("ports") || !spec["ports"].is_array() || !oldSpec.contains("ports")) return;
-  for (auto& port : spec["ports"]) {
-    if (!port.is_object() || port.contains("nodePort")) continue;
-    for (const auto& op : oldSpec["ports"]) {
-      if (op.is_object() && op.value("port", -1) == port.value("port", -2) &&
-          op.value("protocol", "TCP") == port.value("protocol", "TCP") && op.contains("nodePort")) {
-        port["nodePort"] = op["nodePort"];
-      }
-    }
-  }
-}
-
 // Clients send "creationTimestamp": null in embedded templates (kubectl rollout undo does);
 // Kubernetes' decoder drops it, so stored templates compare equal to the ones controllers build.
 void dropNullTimestamps(json& node) {
@@ -104,9 +65,7 @@ void dropNullTimestamps(json& node) {
   }
 }
 
-}  // namespace
-
-void prepareForCreate(const api::ResourceInfo& r, json& obj) {
+void prepareForCreate(const ResourceInfo& r, json& obj) {
   if (r.custom) {
     // Custom resources count every change in generation, from 1; with a status subresource the
     // status is the controllers' to write.
@@ -114,35 +73,13 @@ void prepareForCreate(const api::ResourceInfo& r, json& obj) {
     if (r.hasStatus()) obj.erase("status");
     return;
   }
-  const std::string& k = r.kind;
-  if (k == "CustomResourceDefinition" && r.group == "apiextensions.k8s.io") {
-    obj["status"] = json::object();
-    json& finalizers = obj["metadata"]["finalizers"];
-    if (!finalizers.is_array()) finalizers = json::array();
-    if (std::find(finalizers.begin(), finalizers.end(), json(api::kCrdCleanupFinalizer)) ==
-        finalizers.end()) {
-      finalizers.push_back(api::kCrdCleanupFinalizer);
-    }
-    return;
-  }
+  const ResourceType* type = builtinResourceType(r);
+  if (type && type->prepareForCreate) return type->prepareForCreate(obj);
   if (obj.contains("spec")) dropNullTimestamps(obj["spec"]);
-  if (k == "Secret") mergeStringData(obj);
-  if (k == "Pod") {
-    obj["status"] = {{"phase", "Pending"}, {"qosClass", podQosClass(obj)}};
-  } else if (k == "Namespace") {
-    obj["status"] = {{"phase", "Active"}};
-    if (!obj.contains("spec") || !obj["spec"].is_object()) obj["spec"] = json::object();
-    obj["spec"]["finalizers"] = json::array({"kubernetes"});
-  } else if (k == "Service") {
-    obj["status"] = {{"loadBalancer", json::object()}};
-  } else if (k == "Node") {
-    // The node agent registers its node with a status: keep it.
-  } else if (r.hasStatus()) {
-    obj["status"] = json::object();
-  }
+  if (r.hasStatus()) obj["status"] = json::object();
 }
 
-void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
+void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
                       const std::string& subresource) {
   json& meta = obj["metadata"];
   const json& oldMeta = old["metadata"];
@@ -183,8 +120,8 @@ void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
     if (a != b) meta["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
     return;
   }
-  if (r.kind == "Secret") mergeStringData(obj);
-  if (r.kind == "Service") keepAllocatedServiceFields(obj, old);
+  const ResourceType* type = builtinResourceType(r);
+  if (type && type->prepareForUpdate) type->prepareForUpdate(obj, old);
   if (obj.contains("spec")) dropNullTimestamps(obj["spec"]);
   if (r.hasStatus()) {
     if (old.contains("status")) {
@@ -193,7 +130,6 @@ void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
       obj.erase("status");
     }
   }
-  if (r.kind == "Namespace" && old.contains("spec")) obj["spec"] = old["spec"];
   if (hasSpec(old) || hasSpec(obj)) {
     const json oldSpec = old.value("spec", json());
     const json newSpec = obj.value("spec", json());
@@ -203,4 +139,4 @@ void prepareForUpdate(const api::ResourceInfo& r, json& obj, const json& old,
   }
 }
 
-}  // namespace minik8s::apiserver::strategy
+}  // namespace minik8s::api::strategy

@@ -2,6 +2,9 @@
 
 #include <strings.h>
 
+#include <algorithm>
+#include <functional>
+
 #include "api/conversion.h"
 #include "api/custom_resource.h"
 #include "api/field_selector.h"
@@ -152,6 +155,57 @@ ApiServer::ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServer
         options_.admissionPlugins.begin(),
         auth::RbacEscalationCheck::fromRegistry(registry_, options_.authorizer));
   }
+  registerBuiltinSubresources();
+}
+
+void ApiServer::registerSubresource(const std::string& group, const std::string& resource,
+                                    const std::string& subresource, std::vector<std::string> verbs,
+                                    SubresourceHandler handler) {
+  subresources_[group + "/" + resource + "/" + subresource] =
+      SubresourceRoute{std::move(verbs), std::move(handler)};
+}
+
+void ApiServer::registerBuiltinSubresources() {
+  using namespace std::placeholders;  // NOLINT(google-build-using-namespace): _1.._4 below
+  auto member = [this](auto fn) { return std::bind(fn, this, _1, _2, _3, _4); };
+  auto withoutUser = [this](auto fn) {
+    return [this, fn](const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                      const auth::UserInfo&) { (this->*fn)(req, w, ri); };
+  };
+  registerSubresource("*", "*", "status", {}, member(&ApiServer::serveStatus));
+  registerSubresource("*", "*", "finalize", {}, member(&ApiServer::serveStatus));
+  registerSubresource("*", "*", "scale", {}, withoutUser(&ApiServer::serveScale));
+  registerSubresource("", "pods", "binding", {"create"}, member(&ApiServer::serveBinding));
+  registerSubresource("", "pods", "eviction", {"create"}, member(&ApiServer::serveEviction));
+  for (const char* s : {"log", "exec", "attach", "portforward"}) {
+    registerSubresource(
+        "", "pods", s, {},
+        [this](const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+               const auth::UserInfo&) { proxyToNode(registry_, req, w, ri, options_.nodeProxy); });
+  }
+  registerSubresource("", "nodes", "proxy", {"get"}, withoutUser(&ApiServer::serveNodeProxy));
+  registerSubresource("certificates.k8s.io", "certificatesigningrequests", "approval", {},
+                      member(&ApiServer::serveApproval));
+}
+
+const ApiServer::SubresourceRoute* ApiServer::subresourceRoute(
+    const api::ResourceInfo& r, const std::string& subresource) const {
+  auto it = subresources_.find(r.group + "/" + r.plural + "/" + subresource);
+  if (it == subresources_.end()) it = subresources_.find("*/*/" + subresource);
+  return it == subresources_.end() ? nullptr : &it->second;
+}
+
+void ApiServer::serveStatus(const http::Request& req, http::ResponseWriter& w,
+                            const RequestInfo& ri, const auth::UserInfo& user) {
+  const api::ResourceInfo& r = *ri.info;
+  if (ri.verb == "get") {
+    auto obj = registry_.get(r, ri.namespaceName, ri.name);
+    return obj.ok() ? sendObject(req, w, 200, r, *obj) : sendError(w, obj.status());
+  }
+  if (ri.verb == "update") return serveUpdate(req, w, ri, user);
+  if (ri.verb == "patch") return servePatch(req, w, ri, user);
+  sendError(w, Status::MethodNotAllowed("the server does not allow this method on the requested "
+                                        "resource"));
 }
 
 ApiServer::~ApiServer() { stop(); }
@@ -649,31 +703,13 @@ void ApiServer::serveResource(const http::Request& req, http::ResponseWriter& w,
   if (!ri.subresource.empty()) {
     const auto* sub = r.subresource(ri.subresource);
     if (!sub) return sendError(w, notFoundPath());
-    const std::string& s = ri.subresource;
-    if (s == "scale") return serveScale(req, w, ri);
-    if (s == "binding" && ri.verb == "create") return serveBinding(req, w, ri, user);
-    if (s == "eviction" && ri.verb == "create") return serveEviction(req, w, ri, user);
-    if (s == "approval" && r.kind == "CertificateSigningRequest") {
-      return serveApproval(req, w, ri, user);
+    const SubresourceRoute* route = subresourceRoute(r, ri.subresource);
+    if (route && (route->verbs.empty() || std::find(route->verbs.begin(), route->verbs.end(),
+                                                    ri.verb) != route->verbs.end())) {
+      return route->handler(req, w, ri, user);
     }
-    if (s == "status" || s == "finalize") {
-      if (ri.verb == "get") {
-        auto obj = registry_.get(r, ri.namespaceName, ri.name);
-        return obj.ok() ? sendObject(req, w, 200, r, *obj) : sendError(w, obj.status());
-      }
-      if (ri.verb == "update") return serveUpdate(req, w, ri, user);
-      if (ri.verb == "patch") return servePatch(req, w, ri, user);
-      return sendError(w, Status::MethodNotAllowed("the server does not allow this method on "
-                                                   "the requested resource"));
-    }
-    if (r.kind == "Pod" && (s == "log" || s == "exec" || s == "attach" || s == "portforward")) {
-      return proxyToNode(registry_, req, w, ri, options_.nodeProxy);
-    }
-    if (r.kind == "Node" && r.group.empty() && s == "proxy" && ri.verb == "get") {
-      return serveNodeProxy(req, w, ri);
-    }
-    // proxy, token: not served yet.
-    return sendError(w, Status::Unavailable("the " + r.plural + "/" + s +
+    // services' proxy, serviceaccounts' token (without its create-only handler): not served.
+    return sendError(w, Status::Unavailable("the " + r.plural + "/" + ri.subresource +
                                             " subresource is not available on this server yet"));
   }
   const std::string& v = ri.verb;

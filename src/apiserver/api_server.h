@@ -2,11 +2,11 @@
 //
 // It serves /version, health, discovery, OpenAPI v3 and every resource of the scheme: CRUD,
 // list with selectors and pagination, watch (through the WatchCache), server-side Tables,
-// PATCH (merge, JSON, strategic, apply), subresources (status, scale, binding, eviction,
-// finalize), field validation (Strict/Warn/Ignore) and kubectl's protobuf request bodies. It also
-// runs the server's own housekeeping: default namespaces, compaction of old revisions, and the
-// removal of the content of terminating namespaces. handle() is thread-safe and blocks only the
-// calling connection.
+// PATCH (merge, JSON, strategic, apply), registered subresources (status, scale, binding,
+// eviction, finalize, approval, ...), field validation (Strict/Warn/Ignore) and kubectl's protobuf
+// request bodies. It also runs the server's own housekeeping: default namespaces, compaction of old
+// revisions, and the removal of the content of terminating namespaces. handle() is thread-safe and
+// blocks only the calling connection.
 #pragma once
 
 #include <atomic>
@@ -67,6 +67,10 @@ struct ApiServerOptions {
   FlowControlOptions flowControl;
 };
 
+// The REST handler of one subresource (scale, binding, eviction, approval, status, log, ...).
+using SubresourceHandler = std::function<void(const http::Request&, http::ResponseWriter&,
+                                              const RequestInfo&, const auth::UserInfo&)>;
+
 class ApiServer {
  public:
   ApiServer(storage::Store& store, const api::Scheme& scheme, ApiServerOptions options = {});
@@ -83,6 +87,17 @@ class ApiServer {
 
   Registry& registry() { return registry_; }
 
+  // Serves `subresource` of group/resource ("*" for both: of every resource whose scheme entry
+  // declares that subresource, custom resources included) for `verbs` (empty: every verb; the
+  // handler answers the ones it refuses). Requests with another verb get 503 "not available on
+  // this server yet", as subresources nobody serves. A specific registration wins over "*"; a
+  // later one replaces an earlier one. Call before serving. The built-in ones (status,
+  // finalize, scale, pods' binding/eviction/log/exec/attach/portforward, nodes' proxy,
+  // certificatesigningrequests' approval) are registered by the constructor.
+  void registerSubresource(const std::string& group, const std::string& resource,
+                           const std::string& subresource, std::vector<std::string> verbs,
+                           SubresourceHandler handler);
+
  private:
   // Authentication (and impersonation) of a request: the caller, or the 401/403 to send.
   Result<auth::UserInfo> authenticateCaller(const http::Request& req) const;
@@ -94,6 +109,17 @@ class ApiServer {
   Status runAdmission(const auth::UserInfo& user, const RequestInfo& ri, const std::string& op,
                       const json* oldObject, json* newObject, bool dryRun,
                       std::vector<std::string>* warnings = nullptr) const;
+  struct SubresourceRoute {
+    std::vector<std::string> verbs;
+    SubresourceHandler handler;
+  };
+  void registerBuiltinSubresources();
+  const SubresourceRoute* subresourceRoute(const api::ResourceInfo& r,
+                                           const std::string& subresource) const;
+  // GET, PUT and PATCH of the status and finalize subresources.
+  void serveStatus(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
+                   const auth::UserInfo& user);
+
   void serveCreateOnly(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
                        const auth::UserInfo& user, const auth::CreateOnlyHandler& handler);
   void serveApproval(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
@@ -152,6 +178,7 @@ class ApiServer {
   CustomResourceManager customResources_;
   MetricsApi metrics_;
   FlowControl flowControl_;
+  std::map<std::string, SubresourceRoute> subresources_;  // "group/resource/subresource"
   std::unique_ptr<ServiceAllocator> serviceAllocator_;
   std::thread housekeeper_;
   std::mutex mu_;

@@ -3,9 +3,9 @@
 #include "api/defaults.h"
 #include "api/field_selector.h"
 #include "api/selector.h"
+#include "api/strategy.h"
 #include "api/validation.h"
 #include "apiserver/service_allocator.h"
-#include "apiserver/strategy.h"
 #include "common/base64.h"
 #include "common/random.h"
 #include "common/time_util.h"
@@ -64,8 +64,8 @@ Registry::Registry(storage::Store& store, const api::Scheme& scheme)
     : store_(store), scheme_(scheme) {}
 
 std::string Registry::prefix(const api::ResourceInfo& r, const std::string& ns) {
-  std::string p = "/registry/" + (r.group.empty() ? std::string("core") : r.group) + "/" +
-                  r.plural + "/";
+  std::string p =
+      "/registry/" + (r.group.empty() ? std::string("core") : r.group) + "/" + r.plural + "/";
   if (r.namespaced && !ns.empty()) p += ns + "/";
   return p;
 }
@@ -136,7 +136,9 @@ Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& n
     auto raw = base64::decode(opts.continueToken);
     json tok = raw.ok() ? json::parse(*raw, nullptr, false) : json();
     if (!tok.is_object() || !tok.contains("rv") || !tok.contains("start")) {
-      return Status::BadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+      return Status::BadRequest(
+          "continue key is not valid: incorrect encoded start resourceVersion (version "
+          "meta.k8s.io/v1)");
     }
     revision = tok["rv"].get<int64_t>();
     start = tok["start"].get<std::string>();
@@ -212,7 +214,7 @@ Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns,
   } else {
     meta.erase("generation");
   }
-  strategy::prepareForCreate(r, obj);
+  api::strategy::prepareForCreate(r, obj);
   api::applyDefaults(r, obj);
   auto causes = api::validate(r, obj, nullptr);
   if (!causes.empty()) return invalidFromCauses(r, obj, std::move(causes));
@@ -255,7 +257,7 @@ Result<json> Registry::writeUpdate(const api::ResourceInfo& r, const std::string
   }
   obj["apiVersion"] = r.apiVersion();
   obj["kind"] = r.kind;
-  strategy::prepareForUpdate(r, obj, old, subresource);
+  api::strategy::prepareForUpdate(r, obj, old, subresource);
   api::applyDefaults(r, obj);
   auto causes = api::validate(r, obj, &old);
   if (!causes.empty()) return invalidFromCauses(r, obj, std::move(causes));
@@ -300,9 +302,9 @@ Result<json> Registry::update(const api::ResourceInfo& r, const std::string& ns,
   }
   auto old = decodeStored(*kv);
   if (!old.ok()) return old.status();
-  std::string rv = obj.is_object() ? obj.value("/metadata/resourceVersion"_json_pointer,
-                                               std::string())
-                                   : std::string();
+  std::string rv = obj.is_object()
+                       ? obj.value("/metadata/resourceVersion"_json_pointer, std::string())
+                       : std::string();
   if (!rv.empty() && rv != std::to_string(kv->modRevision)) {
     return Status::Conflict(r.qualifiedResource(), name);
   }
@@ -346,9 +348,9 @@ Result<DeleteResult> Registry::remove(const api::ResourceInfo& r, const std::str
     json obj = std::move(decoded.value());
     json& meta = obj["metadata"];
     if (!opts.preconditionUid.empty() && meta.value("uid", "") != opts.preconditionUid) {
-      return Status::ConflictMessage("Precondition failed: UID in precondition: " +
-                                     opts.preconditionUid + ", UID in object meta: " +
-                                     meta.value("uid", ""));
+      return Status::ConflictMessage(
+          "Precondition failed: UID in precondition: " + opts.preconditionUid +
+          ", UID in object meta: " + meta.value("uid", ""));
     }
     if (!opts.preconditionResourceVersion.empty() &&
         opts.preconditionResourceVersion != std::to_string(kv->modRevision)) {
@@ -379,8 +381,7 @@ Result<DeleteResult> Registry::remove(const api::ResourceInfo& r, const std::str
             meta.value("deletionGracePeriodSeconds", int64_t{0}) <= grace) {
           return DeleteResult{obj, false};  // already terminating, no shorter grace asked
         }
-        meta["deletionTimestamp"] =
-            formatRfc3339(Clock::now() + std::chrono::seconds(grace));
+        meta["deletionTimestamp"] = formatRfc3339(Clock::now() + std::chrono::seconds(grace));
         meta["deletionGracePeriodSeconds"] = grace;
       }
     } else if (markOnly) {

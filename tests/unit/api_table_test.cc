@@ -436,18 +436,6 @@ TEST(NetworkTableTest, Dns) {
             json::array({"app", "app.example.com", "/a->svc-a:80,/b->svc-b:8080", "<unknown>"}));
 }
 
-TEST(NetworkTableTest, Ingress) {
-  json ing = {
-      {"metadata", {{"name", "ing"}}},
-      {"spec",
-       {{"rules",
-         {{{"host", "a.com"}}, {{"host", "b.com"}}, {{"host", "c.com"}}, {{"host", "d.com"}}}},
-        {"tls", {{{"hosts", {"a.com"}}}}}}}};
-  EXPECT_EQ(
-      tableCells("Ingress", ing, kNow),
-      json::array({"ing", "<none>", "a.com,b.com,c.com + 1 more...", "", "80, 443", "<unknown>"}));
-}
-
 // ---- cluster objects
 
 TEST(ClusterTableTest, Node) {

@@ -45,6 +45,8 @@ class InProcessApiServer {
   }
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(server_->port()); }
+  // The server itself, e.g. to register a subresource before the first request.
+  apiserver::ApiServer& api() { return *api_; }
 
  private:
   std::string dir_;

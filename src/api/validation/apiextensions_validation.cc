@@ -13,7 +13,8 @@
 namespace minik8s::api::validation {
 namespace {
 
-const json* member(const json& obj, const char* name) {
+// obj[name] unless it is absent or null (kinds.h's member() keeps a null).
+const json* nonNullMember(const json& obj, const char* name) {
   if (!obj.is_object()) return nullptr;
   auto it = obj.find(name);
   return it == obj.end() || it->is_null() ? nullptr : &*it;
@@ -136,8 +137,8 @@ void validateVersions(FieldErrors& errs, const json& versions, const std::string
     }
     errs.boolean(v, "served", child(p, "served"));
     if (auto s = errs.boolean(v, "storage", child(p, "storage")); s && *s) ++storage;
-    const json* schema = member(v, "schema");
-    const json* openapi = schema ? member(*schema, "openAPIV3Schema") : nullptr;
+    const json* schema = nonNullMember(v, "schema");
+    const json* openapi = schema ? nonNullMember(*schema, "openAPIV3Schema") : nullptr;
     if (!openapi) {
       errs.required(child(child(p, "schema"), "openAPIV3Schema"), "schemas are required");
     } else {
@@ -206,7 +207,7 @@ void validateCustomResourceDefinition(FieldErrors& errs, const json& obj, const 
   }
   if (const json* versions = errs.array(spec, "versions", "spec.versions")) {
     validateVersions(errs, *versions, "spec.versions");
-  } else if (!member(spec, "versions")) {
+  } else if (!nonNullMember(spec, "versions")) {
     errs.required("spec.versions");
   }
   if (const json* conversion = errs.object(spec, "conversion", "spec.conversion")) {
