@@ -163,7 +163,7 @@ expect_eq "$rc" "0" "the rollout succeeded"
 expect_contains "$(cat "$WORK/rollout-v2.log")" "Succeeded: every request to the new version" \
   "the rollout says it promoted v2"
 expect_eq "$(count_of healthy error)" "0" "not one failed request during the rollout"
-((10#$(count_of healthy v1) > 50 && 10#$(count_of healthy v2) > 50)) ||
+((10#$(count_of healthy v1) > 20 && 10#$(count_of healthy v2) > 20)) ||
   fail "the stream saw both versions (v1 $(count_of healthy v1), v2 $(count_of healthy v2))"
 expect_eq "$(kubectl -n shop get deploy -l app=reviews -o jsonpath='{.items[*].metadata.name}')" \
   "reviews-v2" "reviews-v1 is gone, reviews-v2 stays"
