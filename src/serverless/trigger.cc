@@ -399,32 +399,52 @@ Result<ScheduleDecision> scheduleDecision(const ScheduleSource& schedule, SysSec
   return out;
 }
 
-json statusAfterDelivery(const json& status, const DeliveryOutcome& outcome, bool deadLetter,
-                         const std::string& now) {
-  json out = status.is_object() ? status : json::object();
-  if (!outcome.firedAt.empty() && outcome.firedAt > out.value("lastFired", std::string())) {
-    out["lastFired"] = outcome.firedAt;
-  }
+void DeliverySummary::add(const DeliveryOutcome& outcome, bool deadLetter) {
+  if (outcome.firedAt > lastFired) lastFired = outcome.firedAt;
   if (outcome.delivered) {
-    out["delivered"] = out.value("delivered", 0) + 1;
-    out["lastDelivered"] = now;
-    return out;
+    ++delivered;
+    return;
   }
-  out["failed"] = out.value("failed", 0) + 1;
-  if (!deadLetter) return out;
-  json letter = {{"time", now},
-                 {"id", outcome.event.id},
-                 {"type", outcome.event.type},
-                 {"source", outcome.event.source},
-                 {"attempts", outcome.attempts},
-                 {"error", outcome.error}};
-  if (!outcome.event.subject.empty()) letter["subject"] = outcome.event.subject;
+  ++failed;
+  if (!deadLetter) return;
+  deadLetters.push_back(outcome);
+  if (deadLetters.size() > kMaxDeadLetters) deadLetters.erase(deadLetters.begin());
+}
+
+json statusAfterDeliveries(const json& status, const DeliverySummary& summary,
+                           const std::string& now) {
+  json out = status.is_object() ? status : json::object();
+  if (!summary.lastFired.empty() && summary.lastFired > out.value("lastFired", std::string())) {
+    out["lastFired"] = summary.lastFired;
+  }
+  if (summary.delivered > 0) {
+    out["delivered"] = out.value("delivered", 0) + summary.delivered;
+    out["lastDelivered"] = now;
+  }
+  if (summary.failed > 0) out["failed"] = out.value("failed", 0) + summary.failed;
+  if (summary.deadLetters.empty()) return out;
   json letters = out.value("deadLetters", json::array());
   if (!letters.is_array()) letters = json::array();
-  letters.push_back(letter);
+  for (const auto& o : summary.deadLetters) {
+    json letter = {{"time", now},
+                   {"id", o.event.id},
+                   {"type", o.event.type},
+                   {"source", o.event.source},
+                   {"attempts", o.attempts},
+                   {"error", o.error}};
+    if (!o.event.subject.empty()) letter["subject"] = o.event.subject;
+    letters.push_back(letter);
+  }
   while (letters.size() > kMaxDeadLetters) letters.erase(letters.begin());
   out["deadLetters"] = letters;
   return out;
+}
+
+json statusAfterDelivery(const json& status, const DeliveryOutcome& outcome, bool deadLetter,
+                         const std::string& now) {
+  DeliverySummary summary;
+  summary.add(outcome, deadLetter);
+  return statusAfterDeliveries(status, summary, now);
 }
 
 Result<std::string> gatewayNodeUrl(client::RestClient& rest) {

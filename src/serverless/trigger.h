@@ -118,6 +118,19 @@ struct DeliveryOutcome {
 json statusAfterDelivery(const json& status, const DeliveryOutcome& outcome, bool deadLetter,
                          const std::string& now);
 
+// The outcomes of one Trigger gathered between two status writes (the gateway writes each
+// Trigger's status at most every 250 ms, not once per event).
+struct DeliverySummary {
+  int delivered = 0, failed = 0;
+  std::string lastFired;
+  std::vector<DeliveryOutcome> deadLetters;  // the newest kMaxDeadLetters
+  void add(const DeliveryOutcome& outcome, bool deadLetter);
+  bool empty() const { return delivered == 0 && failed == 0; }
+};
+// statusAfterDelivery for all of them at once.
+json statusAfterDeliveries(const json& status, const DeliverySummary& summary,
+                           const std::string& now);
+
 // http://NODE-IP:NODEPORT of the gateway Service (a Ready node's InternalIP): how a client
 // outside the pod network (the CLI, the controller manager on the host) reaches it.
 Result<std::string> gatewayNodeUrl(client::RestClient& rest);

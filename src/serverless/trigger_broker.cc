@@ -67,33 +67,90 @@ Status GatewayDeliveryTarget::deliver(const std::string& ns, const TriggerTarget
       fmt::format("function {} answered {}: {}", target.function, r->status, body));
 }
 
+StatusDeliveryRecorder::StatusDeliveryRecorder(client::RestClient& rest,
+                                               client::EventRecorder* events,
+                                               std::chrono::milliseconds interval)
+    : rest_(rest), events_(events), interval_(interval) {}
+
+StatusDeliveryRecorder::~StatusDeliveryRecorder() { stop(); }
+
 void StatusDeliveryRecorder::record(const std::string& ns, const std::string& trigger,
                                     const DeliveryOutcome& outcome, bool deadLetter) {
+  {
+    std::lock_guard lock(mu_);
+    pending_[ns + "/" + trigger].add(outcome, deadLetter);
+  }
+  wake_.notify_one();
+}
+
+void StatusDeliveryRecorder::start() {
   std::lock_guard lock(mu_);
+  stopping_ = false;
+  if (!flusher_.joinable()) flusher_ = std::thread([this] { flushLoop(); });
+}
+
+void StatusDeliveryRecorder::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (flusher_.joinable()) flusher_.join();
+  flush();
+}
+
+void StatusDeliveryRecorder::flushLoop() {
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+    if (stopping_) break;
+    // Gather what else comes within the interval, then write it all.
+    wake_.wait_for(lock, interval_, [this] { return stopping_; });
+    lock.unlock();
+    flush();
+    lock.lock();
+  }
+}
+
+void StatusDeliveryRecorder::flush() {
+  std::lock_guard writeLock(writeMu_);
+  std::map<std::string, DeliverySummary> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(pending_);
+  }
+  for (const auto& [key, summary] : batch) write(key, summary);
+}
+
+void StatusDeliveryRecorder::write(const std::string& key, const DeliverySummary& summary) {
+  const auto [ns, trigger] = client::splitObjectKey(key);
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto obj = rest_.get(kTriggers, ns, trigger);
     if (!obj.ok()) {
-      LOG_WARN("trigger {}/{}: cannot record a delivery: {}", ns, trigger, obj.status().message());
+      LOG_WARN("trigger {}: cannot record {} delivered, {} failed: {}", key, summary.delivered,
+               summary.failed, obj.status().message());
       return;
     }
     json updated = *obj;
-    updated["status"] = statusAfterDelivery(obj->value("status", json::object()), outcome,
-                                            deadLetter, formatRfc3339(Clock::now()));
+    updated["status"] = statusAfterDeliveries(obj->value("status", json::object()), summary,
+                                              formatRfc3339(Clock::now()));
     auto r = rest_.update(kTriggers, updated, "status");
     if (r.ok()) {
-      if (!outcome.delivered && deadLetter && events_) {
+      if (events_) {
         json involved = *obj;
         involved["kind"] = "Trigger";
         involved["apiVersion"] = kApiVersion;
-        events_->record(
-            involved, "Warning", "DeliveryFailed",
-            fmt::format("event {} (type {}) not delivered after {} attempt(s): {}",
-                        outcome.event.id, outcome.event.type, outcome.attempts, outcome.error));
+        for (const auto& o : summary.deadLetters) {
+          events_->record(involved, "Warning", "DeliveryFailed",
+                          fmt::format("event {} (type {}) not delivered after {} attempt(s): {}",
+                                      o.event.id, o.event.type, o.attempts, o.error));
+        }
       }
       return;
     }
     if (r.status().code() != 409) {
-      LOG_WARN("trigger {}/{}: cannot record a delivery: {}", ns, trigger, r.status().message());
+      LOG_WARN("trigger {}: cannot record {} delivered, {} failed: {}", key, summary.delivered,
+               summary.failed, r.status().message());
       return;
     }
   }
@@ -113,11 +170,13 @@ TriggerBroker::~TriggerBroker() { stop(); }
 
 void TriggerBroker::start() {
   triggers_.start();
+  recorder_.start();
   dispatcher_.start(workers_);
 }
 
 void TriggerBroker::stop() {
   dispatcher_.stop();
+  recorder_.stop();
   triggers_.stop();
 }
 
@@ -163,6 +222,7 @@ void TriggerBroker::serve(const http::Request& req, http::ResponseWriter& w) {
     chosen.emplace_back(*t, *spec);
   }
   json accepted = json::array();
+  std::string refused;  // a broker event some matching Trigger could not queue
   for (const auto& [t, spec] : chosen) {
     Delivery d;
     d.ns = ns;
@@ -180,9 +240,15 @@ void TriggerBroker::serve(const http::Request& req, http::ResponseWriter& w) {
       }
       LOG_WARN("broker {}/{}: event {} not queued for trigger {}: {}", ns, name, event->id,
                api::nameOf(t), s.message());
+      refused = s.message();
       continue;
     }
     accepted.push_back(api::nameOf(t));
+  }
+  if (!refused.empty()) {
+    // The sender should retry (the Triggers that took it may then see it twice: at least once).
+    return w.send(http::Response::json(
+        503, {{"error", refused}, {"type", "Unavailable"}, {"triggers", accepted}}));
   }
   return w.send(http::Response::json(202, {{"id", event->id}, {"triggers", accepted}}));
 }

@@ -16,9 +16,12 @@
 // Thread-safe.
 #pragma once
 
+#include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "client/event_recorder.h"
 #include "client/informer.h"
@@ -43,18 +46,34 @@ class GatewayDeliveryTarget : public DeliveryTarget {
   std::string gatewayUrl_;
 };
 
-// The real recorder: the Trigger's status (read-modify-write, retried on conflicts) and Events.
+// The real recorder: the Trigger's status (read-modify-write, retried on conflicts) and a
+// DeliveryFailed Event per dead letter. Outcomes are gathered per Trigger and written by a
+// flusher thread every `interval`, so a burst of events costs one status write per Trigger,
+// not one per event.
 class StatusDeliveryRecorder : public DeliveryRecorder {
  public:
-  StatusDeliveryRecorder(client::RestClient& rest, client::EventRecorder* events)
-      : rest_(rest), events_(events) {}
+  StatusDeliveryRecorder(client::RestClient& rest, client::EventRecorder* events,
+                         std::chrono::milliseconds interval = std::chrono::milliseconds(250));
+  ~StatusDeliveryRecorder() override;
   void record(const std::string& ns, const std::string& trigger, const DeliveryOutcome& outcome,
               bool deadLetter) override;
+  void start();
+  void stop();   // writes what is pending first
+  void flush();  // writes what is pending now
 
  private:
+  void write(const std::string& key, const DeliverySummary& summary);
+  void flushLoop();
+
   client::RestClient& rest_;
   client::EventRecorder* events_;
-  std::mutex mu_;  // one status write at a time
+  const std::chrono::milliseconds interval_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::map<std::string, DeliverySummary> pending_;  // "ns/name"
+  bool stopping_ = false;
+  std::thread flusher_;
+  std::mutex writeMu_;  // one flush at a time
 };
 
 class TriggerBroker {

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <thread>
 
 #include "controllers/trigger/trigger_controller.h"
 #include "eventually.h"
 #include "in_process_api_server.h"
 #include "serverless/trigger.h"
+#include "serverless/trigger_broker.h"
 
 namespace minik8s::controllers {
 namespace {
@@ -201,6 +203,42 @@ TEST_F(TriggerControllerTest, ABadSpecIsInvalidSpecWithTheField) {
   EXPECT_NE(s.value("/status/conditions/0/message"_json_pointer, std::string())
                 .find("exactly one of schedule, file, event"),
             std::string::npos);
+}
+
+TEST_F(TriggerControllerTest, DeliveryOutcomesAreWrittenInBatches) {
+  create("busy", {{"target", {{"function", "sink"}}}, {"event", json::object()}});
+  sl::StatusDeliveryRecorder recorder(*rest_, nullptr, 50ms);
+  recorder.start();
+  std::vector<std::thread> senders;
+  for (int t = 0; t < 4; ++t) {
+    senders.emplace_back([&recorder, t] {
+      for (int i = 0; i < 100; ++i) {
+        sl::DeliveryOutcome o;
+        o.delivered = i % 20 != 0;  // 5 failures per thread
+        o.attempts = o.delivered ? 1 : 4;
+        o.error = o.delivered ? "" : "boom";
+        o.event.id = std::to_string(t) + "-" + std::to_string(i);
+        o.firedAt = "2026-11-26T10:00:0" + std::to_string(t) + "Z";
+        recorder.record("default", "busy", o, true);
+      }
+    });
+  }
+  for (auto& s : senders) s.join();
+  recorder.stop();  // writes what is pending
+  auto s = rest_->get(sl::kTriggers, "default", "busy");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->value("/status/delivered"_json_pointer, 0), 380);
+  EXPECT_EQ(s->value("/status/failed"_json_pointer, 0), 20);
+  EXPECT_EQ(s->value("/status/deadLetters"_json_pointer, json::array()).size(),
+            sl::kMaxDeadLetters);
+  EXPECT_EQ(s->value("/status/lastFired"_json_pointer, std::string()), "2026-11-26T10:00:03Z");
+  // Far fewer writes than outcomes: the resourceVersion moved a few times, not 400.
+  const int64_t created =
+      std::stoll(triggers_->get("default/busy")
+                     ->value("/metadata/resourceVersion"_json_pointer, std::string("0")));
+  const int64_t now =
+      std::stoll(s->value("/metadata/resourceVersion"_json_pointer, std::string("0")));
+  EXPECT_LT(now - created, 100) << "status writes: " << now - created;
 }
 
 }  // namespace
