@@ -154,6 +154,8 @@ void addRolloutCommand(CLI::App& mesh) {
     f->options.interval = durationFlag("--interval", f->interval);
     f->options.checkEvery = std::min(f->options.interval, std::chrono::milliseconds(1000));
     if (Status s = mesh::validateRolloutOptions(f->options); !s.ok()) fatal(s);
+    // Ctrl-C (or SIGTERM) rolls back instead of leaving both versions half way.
+    sigset_t signals = blockStopSignals();
     client::ClientConfig config = configFor(f->api, false);
     client::RestClient rest(config);
     mesh::ApiRolloutTarget target(rest, {.ns = f->ns,
@@ -174,6 +176,11 @@ void addRolloutCommand(CLI::App& mesh) {
            target.oldVersion() + ") -> " + target.newDeployment() + " (" + target.newVersion() +
            ", " + f->image + ")");
     mesh::Rollout rollout(f->options, target, metrics, clock, report);
+    std::thread([&rollout, &report, signals] {
+      int sig = waitForStopSignal(signals);
+      report("signal " + std::to_string(sig) + ": rolling back");
+      rollout.cancel();
+    }).detach();
     mesh::RolloutResult r = rollout.run();
     std::printf("%s: %s\n", mesh::rolloutPhaseName(r.phase), r.reason.c_str());
     std::exit(r.phase == mesh::RolloutPhase::kSucceeded ? 0 : 1);

@@ -119,6 +119,10 @@ bool Rollout::waitReady(int want, std::string* why) {
       ready = *got;
       if (ready >= want) return true;
     }
+    if (cancelled_) {
+      *why = "interrupted";
+      return false;
+    }
     if (clock_.now() >= deadline) {
       *why = fmt::format("the new version has {} of {} pods ready after {} s", ready, want,
                          options_.readyTimeout.count() / 1000);
@@ -169,6 +173,7 @@ RolloutResult Rollout::run() {
     std::string why;
     if (!waitReady(split.newReplicas, &why)) return rollBack(why, current, total);
     clock_.sleepFor(options_.settle);
+    if (cancelled_) return rollBack("interrupted", current, total);
     (void)metrics_.newVersionDelta();  // this step's counts start here
     if (Status s = target_.setWeights(100 - weight, weight); !s.ok()) {
       return rollBack(s.message(), current, total);
@@ -195,6 +200,7 @@ RolloutResult Rollout::run() {
         total_ += *delta;
       }
       if (shouldRollBack(options_, step, over, &why)) return rollBack(why, current, total);
+      if (cancelled_) return rollBack("interrupted", current, total);
       if (over) break;
     }
     report_(fmt::format("step at {}% passed: {} requests to the new version, {} answered 5xx",

@@ -11,6 +11,7 @@
 // implementations of mesh/rollout_cluster.h. Not thread-safe: one thread runs one rollout.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -135,6 +136,8 @@ class Rollout {
   // Runs every step to the end. An API error on the way rolls back (Failed when even that
   // fails).
   RolloutResult run();
+  // Makes a running run() roll back at its next check (within a second): for Ctrl-C. Any thread.
+  void cancel() { cancelled_ = true; }
 
  private:
   RolloutResult rollBack(const std::string& reason, int weight, int total);
@@ -147,6 +150,7 @@ class Rollout {
   RolloutClock& clock_;
   Reporter report_;
   RequestCounts total_;
+  std::atomic<bool> cancelled_{false};
 };
 
 }  // namespace minik8s::mesh

@@ -197,6 +197,21 @@ expect_eq "$(kubectl -n shop get deploy reviews-v2 -o jsonpath='{.spec.replicas}
 expect_eq "$(kubectl -n shop get virtualservice reviews -o jsonpath='{.spec.http[0].route[*].destination.subset}')" \
   "v2" "the VirtualService routes everything to v2"
 
+step "a rollout stopped by SIGTERM (Ctrl-C is SIGINT) rolls back"
+"$MINIK8S_BIN" mesh rollout reviews -n shop --image shop/reviews:v1 --step 50 --interval 30s \
+  >"$WORK/rollout-stopped.log" 2>&1 &
+pid=$!
+halfway() { grep -q "weight 50% new" "$WORK/rollout-stopped.log"; }
+wait_for 60 halfway || fail "the rollout got to its first step: $(cat "$WORK/rollout-stopped.log")"
+kill -TERM "$pid"
+wait "$pid"
+expect_eq "$?" "1" "a stopped rollout exits 1"
+cat "$WORK/rollout-stopped.log"
+expect_contains "$(cat "$WORK/rollout-stopped.log")" "RolledBack: interrupted" "it rolled back"
+expect_eq "$(kubectl -n shop get deploy -l app=reviews -o jsonpath='{.items[*].metadata.name}')" \
+  "reviews-v2" "the new reviews-v1 is removed again"
+expect_eq "$(versions 10)" "v2=10" "every request to v2"
+
 step "outlier detection: a failing endpoint among reviews v2's is ejected after 2 errors in a row"
 kubectl -n shop patch destinationrule reviews --type merge -p \
   '{"spec":{"trafficPolicy":{"outlierDetection":{"consecutive5xxErrors":2,"baseEjectionTime":"60s"}}}}' \

@@ -280,6 +280,30 @@ TEST(MeshRolloutTest, NewPodsThatNeverGetReadyRollBack) {
   EXPECT_EQ(std::count(target.log.begin(), target.log.end(), "weights=75/25"), 0);
 }
 
+TEST(MeshRolloutTest, CancelRollsBackMidStep) {
+  // A clock that interrupts the rollout (as Ctrl-C would) 20 s into it.
+  class InterruptingClock : public FakeClock {
+   public:
+    void sleepFor(milliseconds d) override {
+      FakeClock::sleepFor(d);
+      if (rollout && now_ - std::chrono::steady_clock::time_point{} >= seconds(20)) {
+        rollout->cancel();
+      }
+    }
+    Rollout* rollout = nullptr;
+  };
+  InterruptingClock clock;
+  FakeTarget target(clock);
+  FakeMetrics metrics(clock, target);
+  Rollout rollout(fastOptions(), target, metrics, clock);
+  clock.rollout = &rollout;
+  RolloutResult r = rollout.run();
+  EXPECT_EQ(r.phase, RolloutPhase::kRolledBack);
+  EXPECT_EQ(r.reason, "interrupted");
+  EXPECT_EQ(r.lastWeight, 50);  // the second step (14 s each) was under way
+  EXPECT_EQ(target.log.back(), "rollback old=4");
+}
+
 TEST(MeshRolloutTest, OptionsAreChecked) {
   RolloutOptions o;
   o.stepPercent = 0;
