@@ -40,6 +40,8 @@ constexpr uint64_t kMaxBodyBytes = 64ull << 20;
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
 constexpr auto kNoTimeout = std::chrono::hours(1);
 constexpr auto kSniffTimeout = std::chrono::milliseconds(200);
+// A client pod with a sidecar will send a ClientHello; under load its sidecar may take a while.
+constexpr auto kMeshPeerSniffTimeout = std::chrono::seconds(5);
 constexpr int kSidecarMetricsPort = 15090;  // excluded from inbound interception (mesh-init)
 
 using Request = bhttp::request<bhttp::string_body>;
@@ -395,10 +397,10 @@ struct SidecarProxy::Impl {
     }
   }
 
-  // What the client's first bytes are: kPlain when it sends nothing within kSniffTimeout (a
+  // What the client's first bytes are: kPlain when it sends nothing within `timeout` (a
   // server-first protocol).
-  awaitable<Hello> sniffHello(tcp::socket& socket) {
-    auto deadline = std::chrono::steady_clock::now() + kSniffTimeout;
+  awaitable<Hello> sniffHello(tcp::socket& socket, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
     asio::steady_timer timer(io);
     timer.expires_at(deadline);
     timer.async_wait([&socket](ErrorCode ec) {
@@ -445,13 +447,22 @@ struct SidecarProxy::Impl {
   awaitable<void> inboundConnection(tcp::socket socket) {
     auto dst = destinationOf(socket);
     if (!dst) co_return;
-    MtlsMode mode = ownMode(*current(), dst->second);
+    auto cfg = current();
+    MtlsMode mode = ownMode(*cfg, dst->second);
     std::string principal = "unknown";
     bool mutualTls = false;
     std::unique_ptr<TlsStream> tlsStream;
     std::shared_ptr<TlsContexts> ctx;
     if (mode != MtlsMode::kDisable) {
-      Hello hello = co_await sniffHello(socket);
+      // A client that does not speak first is plain text after kSniffTimeout, unless it is a
+      // pod with a sidecar (its ClientHello may be late when its sidecar is busy).
+      ErrorCode ec;
+      auto peer = socket.remote_endpoint(ec);
+      const MeshPod* peerPod = ec ? nullptr : cfg->podAt(peer.address().to_string());
+      auto timeout = peerPod != nullptr && peerPod->sidecar
+                         ? std::chrono::milliseconds(kMeshPeerSniffTimeout)
+                         : std::chrono::milliseconds(kSniffTimeout);
+      Hello hello = co_await sniffHello(socket, timeout);
       if (hello == Hello::kMeshTls) {
         ctx = contexts();
         if (!ctx) {
