@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Serverless Triggers end to end on a 2-node cluster with the serverless addon, driven by the
 # real kubectl and curl: CloudEvents posted to the gateway's broker (binary and structured mode)
-# reach the Function whose Trigger filter matches and no other; a Function that always fails
+# reach the Function whose Trigger filter matches and no other, and every event of a wrk burst
+# the broker accepted is delivered; a Function that always fails
 # gets its retries, then a dead letter in the Trigger's status and a DeliveryFailed Event; a
 # schedule ("@every 5s", the extension; cron minutes are unit-tested with a fake clock) fires the
 # Function; a Trigger with a Workflow target starts a WorkflowExecution with the event as input;
@@ -108,6 +109,38 @@ code=$(curl -s -o "$WORK/post.json" -w '%{http_code}' --max-time 10 "$GW/broker/
   -H 'ce-specversion: 1.0' -H 'ce-source: /e2e' -H 'ce-type: order.created' -d '{}')
 expect_eq "$code" "400" "an event without ce-id is refused"
 expect_contains "$(cat "$WORK/post.json")" "ce-id: Required value" "the missing attribute is named"
+
+step "a burst: wrk posts events with 4 connections for 2 s; every accepted one is delivered"
+if command -v wrk >/dev/null; then
+  cat >"$WORK/post.lua" <<'LUA'
+wrk.method = "POST"
+wrk.body = '{"total": 1}'
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["ce-specversion"] = "1.0"
+wrk.headers["ce-id"] = "burst"
+wrk.headers["ce-source"] = "/e2e"
+wrk.headers["ce-type"] = "order.created"
+wrk.headers["ce-region"] = "eu"
+LUA
+  t0=$(date +%s%N)
+  wrk -t 2 -c 4 -d 2s --latency -s "$WORK/post.lua" "$GW/broker/default/default" >"$WORK/burst.txt" 2>&1
+  total=$(grep -oE '[0-9]+ requests in' "$WORK/burst.txt" | grep -oE '^[0-9]+')
+  non2xx=$(grep -oE 'Non-2xx or 3xx responses: [0-9]+' "$WORK/burst.txt" | grep -oE '[0-9]+$')
+  accepted=$((${total:-0} - ${non2xx:-0}))
+  expect_not_contains "$(cat "$WORK/burst.txt")" "Socket errors" "no socket errors in the burst"
+  ((accepted > 100)) || fail "the broker accepted more than 100 events in 2 s (got $accepted)"
+  # wrk does not count the requests of its last round (sent, answered after it stopped
+  # counting): up to one per connection more may have been accepted.
+  want=$((accepted + 2))
+  wait_for 120 bash -c "(( \$(kubectl get trigger on-orders -o jsonpath='{.status.delivered}') >= $want ))" ||
+    fail "every accepted event delivered: $(tstatus on-orders delivered) of $want"
+  got=$(tstatus on-orders delivered)
+  ((got <= want + 4)) || fail "no more deliveries than events posted: $got > $want + 4"
+  echo "burst: $accepted events accepted in 2 s ($((accepted / 2))/s, ${non2xx:-0} refused, p99 $(grep -A4 'Latency Distribution' "$WORK/burst.txt" | grep 99% | tr -s ' ')); all delivered $((($(date +%s%N) - t0) / 1000000)) ms after the first POST"
+  expect_eq "$(tstatus on-orders failed)" "" "no failed delivery in the burst"
+else
+  echo "SKIPPED: the burst needs wrk"
+fi
 
 step "a failing Function: retries with back-off, then a dead letter"
 t0=$SECONDS
