@@ -264,7 +264,6 @@ void ApiServer::housekeeping() {
     cv_.wait_for(lock, options_.namespaceSyncInterval);
     if (stopping_) break;
     lock.unlock();
-    finalizeNamespaces();
     if (std::chrono::steady_clock::now() >= nextCompaction) {
       compactOnce();
       nextCompaction = std::chrono::steady_clock::now() + options_.compactionInterval;
@@ -309,51 +308,6 @@ void ApiServer::repairServiceAllocations() {
 
 // The namespace controller's job in its simplest form: once a namespace is Terminating, delete
 // everything in it, then release its "kubernetes" finalizer so the namespace itself goes.
-void ApiServer::finalizeNamespaces() {
-  const auto* nsInfo = scheme_.byResource("", "v1", "namespaces");
-  auto namespaces = registry_.list(*nsInfo, "", {});
-  if (!namespaces.ok()) return;
-  for (const auto& ns : namespaces->items) {
-    if (ns.value("/status/phase"_json_pointer, std::string()) != "Terminating") continue;
-    const std::string name = nameOf(ns);
-    bool empty = true;
-    for (const auto& r : scheme_.resources()) {
-      if (!r.namespaced || (&registry_.storageInfo(r) != &r)) continue;
-      auto items = registry_.list(r, name, {});
-      if (!items.ok()) continue;
-      for (const auto& obj : items->items) {
-        empty = false;
-        DeleteOptions opts;
-        // A pod bound to a node that does not exist has nobody to confirm its deletion.
-        if (r.kind == "Pod") {
-          std::string node = obj.value("/spec/nodeName"_json_pointer, std::string());
-          const auto* nodeInfo = scheme_.byResource("", "v1", "nodes");
-          if (!node.empty() && !registry_.get(*nodeInfo, "", node).ok()) {
-            opts.gracePeriodSeconds = 0;
-          }
-        }
-        auto res = registry_.remove(r, name, nameOf(obj), opts);
-        (void)res;
-      }
-    }
-    if (!empty) continue;
-    auto done = registry_.guaranteedUpdate(
-        *nsInfo, "", name,
-        [](json cur) -> Result<json> {
-          json f = json::array();
-          for (const auto& x : cur.value("/spec/finalizers"_json_pointer, json::array())) {
-            if (x != "kubernetes") f.push_back(x);
-          }
-          cur["spec"]["finalizers"] = f;
-          return cur;
-        },
-        "finalize");
-    if (!done.ok() && done.status().code() != 404) {
-      LOG_WARN("finalizing namespace {}: {}", name, done.status().toString());
-    }
-  }
-}
-
 Result<json> ApiServer::toRequestVersion(const api::ResourceInfo& r, json obj) const {
   const auto& s = registry_.storageInfo(r);
   if (&s != &r) return api::convertToVersion(scheme_, obj, r.apiVersion());

@@ -4,9 +4,9 @@
 // list with selectors and pagination, watch (through the WatchCache), server-side Tables,
 // PATCH (merge, JSON, strategic, apply), registered subresources (status, scale, binding,
 // eviction, finalize, approval, ...), field validation (Strict/Warn/Ignore) and kubectl's protobuf
-// request bodies. It also runs the server's own housekeeping: default namespaces, compaction of old
-// revisions, and the removal of the content of terminating namespaces. handle() is thread-safe and
-// blocks only the calling connection.
+// request bodies. It also runs the server's own housekeeping: default namespaces and compaction of
+// old revisions (the content of a terminating namespace is deleted by the namespace controller,
+// controllers/namespace). handle() is thread-safe and blocks only the calling connection.
 #pragma once
 
 #include <atomic>
@@ -32,8 +32,8 @@ namespace minik8s::apiserver {
 struct ApiServerOptions {
   std::string advertiseAddress = "127.0.0.1:6443";  // host:port clients use
   std::chrono::seconds compactionInterval{60};
-  std::chrono::seconds compactionRetention{300};  // history kept for watches to resume
-  std::chrono::milliseconds namespaceSyncInterval{1000};
+  std::chrono::seconds compactionRetention{300};          // history kept for watches to resume
+  std::chrono::milliseconds namespaceSyncInterval{1000};  // housekeeping's tick
   std::string serviceClusterIPRange = "10.96.0.0/16";
   int serviceNodePortMin = 30000, serviceNodePortMax = 32767;
   // How often leaked ClusterIP/nodePort records are given back (see service_allocator.h).
@@ -164,7 +164,6 @@ class ApiServer {
 
   void housekeeping();
   void compactOnce();
-  void finalizeNamespaces();
   void repairServiceAllocations();
 
   storage::Store& store_;

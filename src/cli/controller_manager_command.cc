@@ -1,12 +1,9 @@
 #include "cli/controller_manager_command.h"
 
-#include <signal.h>
-
 #include "cli/api_client_flags.h"
+#include "cli/component_runner.h"
 #include "cli/controller_flags.h"
 #include "cli/metrics_server.h"
-#include "cli/stop_signals.h"
-#include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "common/pki.h"
@@ -29,15 +26,6 @@ struct ControllerManagerFlags {
 
 int runControllerManager(const ControllerManagerFlags& f) {
   initLogging(f.logLevel, "controller-manager");
-  sigset_t signals = blockStopSignals();
-
-  auto apiConfig = f.api.clientConfig();
-  if (!apiConfig.ok()) {
-    LOG_ERROR("{}", apiConfig.status().message());
-    return 2;
-  }
-  client::RestClient rest(*apiConfig);
-  auto metricsServer = f.metrics.start("controller-manager");
   controllers::ControllerManager::Options opts;
   opts.workersPerController = f.workers;
   if (!f.rootCaFile.empty()) {
@@ -65,30 +53,21 @@ int runControllerManager(const ControllerManagerFlags& f) {
     return 2;
   }
   std::unique_ptr<controllers::ControllerManager> manager;
-  auto startControllers = [&rest, &manager, opts] {
+  Component c;
+  c.name = "controller-manager";
+  c.leaseName = "kube-controller-manager";  // only its holder reconciles
+  c.leaderElect = f.leaderElect;
+  c.start = [&manager, opts](client::RestClient& rest) {
     manager = std::make_unique<controllers::ControllerManager>(rest, opts);
     Status s = manager->start();
     if (!s.ok()) LOG_ERROR("{}", s.message());
+    return s.ok();
   };
-  auto stopControllers = [&manager] {
+  c.stop = [&manager] {
     if (manager) manager->stop();
     manager.reset();
   };
-  std::unique_ptr<client::LeaderElector> elector;
-  if (f.leaderElect) {
-    // Only the holder of kube-system/kube-controller-manager reconciles.
-    elector = client::startLeaderElection(rest, "kube-controller-manager",
-                                          client::defaultLeaderIdentity(), startControllers,
-                                          stopControllers);
-  } else {
-    startControllers();
-    if (!manager) return 1;
-  }
-  int sig = waitForStopSignal(signals);
-  LOG_INFO("signal {}: shutting down", sig);
-  if (elector) elector->stop();
-  stopControllers();
-  return 0;
+  return runComponent(f.api, f.metrics, std::move(c));
 }
 
 }  // namespace

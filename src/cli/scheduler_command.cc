@@ -1,11 +1,8 @@
 #include "cli/scheduler_command.h"
 
-#include <signal.h>
-
 #include "cli/api_client_flags.h"
+#include "cli/component_runner.h"
 #include "cli/metrics_server.h"
-#include "cli/stop_signals.h"
-#include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
 #include "scheduler/scheduler.h"
@@ -29,41 +26,24 @@ int runScheduler(const SchedulerFlags& f) {
     LOG_ERROR("{}", policy.status().message());
     return 2;
   }
-  sigset_t signals = blockStopSignals();
-
-  auto apiConfig = f.api.clientConfig();
-  if (!apiConfig.ok()) {
-    LOG_ERROR("{}", apiConfig.status().message());
-    return 2;
-  }
-  client::RestClient client(*apiConfig);
-  auto metricsServer = f.metrics.start("scheduler");
   scheduler::SchedulerOptions options;
   options.policy = *policy;
   std::unique_ptr<scheduler::Scheduler> sched;
-  auto startScheduler = [&client, &sched, options] {
-    sched = std::make_unique<scheduler::Scheduler>(client, options);
+  Component c;
+  c.name = "scheduler";
+  c.leaseName = "kube-scheduler";  // only its holder binds pods
+  c.leaderElect = f.leaderElect;
+  c.start = [&sched, options](client::RestClient& rest) {
+    sched = std::make_unique<scheduler::Scheduler>(rest, options);
     sched->start();
+    return true;
   };
-  auto stopScheduler = [&sched] {
+  c.stop = [&sched] {
     if (sched) sched->stop();
     sched.reset();
   };
-  std::unique_ptr<minik8s::client::LeaderElector> elector;
-  if (f.leaderElect) {
-    // Only the holder of kube-system/kube-scheduler binds pods.
-    elector = minik8s::client::startLeaderElection(client, "kube-scheduler",
-                                                   minik8s::client::defaultLeaderIdentity(),
-                                                   startScheduler, stopScheduler);
-  } else {
-    startScheduler();
-  }
-  LOG_INFO("scheduling pods through {} with policy {}", apiConfig->servers, f.policy);
-  int sig = waitForStopSignal(signals);
-  LOG_INFO("signal {}: stopping", sig);
-  if (elector) elector->stop();
-  stopScheduler();
-  return 0;
+  LOG_INFO("scheduling pods with policy {}", f.policy);
+  return runComponent(f.api, f.metrics, std::move(c));
 }
 
 }  // namespace

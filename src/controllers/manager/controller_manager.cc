@@ -15,13 +15,12 @@
 #include "controllers/endpoints/endpoints_controller.h"
 #include "controllers/endpoints/endpointslice_controller.h"
 #include "controllers/function/function_controller.h"
-#include "controllers/workflow/workflow_controller.h"
-#include "controllers/trigger/trigger_controller.h"
 #include "controllers/gc/garbage_collector.h"
 #include "controllers/hpa/hpa_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/mesh/mesh_certificate_controller.h"
 #include "controllers/mesh/mesh_controller.h"
+#include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
 #include "controllers/podgc/pod_gc_controller.h"
@@ -31,13 +30,15 @@
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 #include "controllers/slurmjob/slurmjob_controller.h"
 #include "controllers/statefulset/statefulset_controller.h"
+#include "controllers/trigger/trigger_controller.h"
 #include "controllers/volume/csi_provisioner.h"
 #include "controllers/volume/persistent_volume_controller.h"
 #include "controllers/volume/volume_protection_controller.h"
+#include "controllers/workflow/workflow_controller.h"
 #include "mesh/mesh_resources.h"
 #include "serverless/function.h"
-#include "serverless/workflow.h"
 #include "serverless/trigger.h"
+#include "serverless/workflow.h"
 #include "slurm/slurm_job.h"
 
 namespace minik8s::controllers {
@@ -314,6 +315,8 @@ const std::vector<Registration>& registrations() {
          return make<ResourceQuotaController>(c.rest, c.informer(kResourceQuotas),
                                               std::move(monitors), o);
        }},
+      {{"namespace"},
+       [](Context& c) { return make<NamespaceController>(c.rest, c.informer(res::kNamespaces)); }},
       {{"serviceaccount"},
        [](Context& c) {
          return make<ServiceAccountsController>(c.rest, c.informer(res::kNamespaces),
@@ -398,8 +401,7 @@ const std::vector<Registration>& registrations() {
            return nullptr;
          }
          return make<MeshController>(c.rest, c.informer(res::kNamespaces),
-                                     client::RealClock::instance(),
-                                     c.options.meshAllNamespaces);
+                                     client::RealClock::instance(), c.options.meshAllNamespaces);
        }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {
@@ -421,8 +423,8 @@ const std::vector<Registration>& registrations() {
          }
          MeshCertificateOptions o;
          o.ca = c.options.signingCa;
-         return make<MeshCertificateController>(
-             c.rest, c.informer(res::kCertificateSigningRequests), o);
+         return make<MeshCertificateController>(c.rest,
+                                                c.informer(res::kCertificateSigningRequests), o);
        }},
   };
   return kRegistrations;
