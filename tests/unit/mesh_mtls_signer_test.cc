@@ -12,6 +12,7 @@
 #include "controllers/mesh/mesh_certificate_controller.h"
 #include "in_process_api_server.h"
 #include "mesh/identity.h"
+#include "mesh/workload_certificate.h"
 
 namespace minik8s::mesh {
 namespace {
@@ -127,6 +128,22 @@ TEST_F(MeshSignerTest, LeavesOtherSignersAlone) {
   auto other = rest_->get(client::resources::kCertificateSigningRequests, "", "kubelet");
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->value("status", json::object()).contains("conditions")) << other->dump();
+}
+
+TEST_F(MeshSignerTest, TheSidecarsRequestIsDeniedWhenItIsNotThatServiceAccount) {
+  // The sidecar's own loop, but the client is not the service account it claims (this test
+  // server takes every unauthenticated caller as one user): denied, and said so.
+  WorkloadCertificateOptions o;
+  o.id = {"shop", "web"};
+  o.podName = "web-1";
+  o.caPem = ca_.certPem;
+  o.waitLimit = 5s;
+  WorkloadCertificateManager manager(*rest_, o, [](const WorkloadCredentials&) {});
+  auto creds = manager.requestCertificate();
+  ASSERT_FALSE(creds.ok());
+  EXPECT_EQ(creds.status().code(), 403);
+  EXPECT_NE(creds.status().message().find("Denied"), std::string::npos) << creds.status().message();
+  EXPECT_NE(creds.status().message().find("mesh-shop-web-1-"), std::string::npos);
 }
 
 }  // namespace
