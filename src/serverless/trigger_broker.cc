@@ -13,6 +13,9 @@ namespace minik8s::serverless {
 
 namespace {
 
+constexpr int kMaxFunctionTimeoutSeconds = 900;  // the Function CRD's timeoutSeconds maximum
+constexpr size_t kMaxIdleDeliveryConnections = 16;
+
 http::Response brokerError(int code, const std::string& message, const std::string& type) {
   return http::Response::json(code, {{"error", message}, {"type", type}});
 }
@@ -37,6 +40,7 @@ bool splitBrokerRoute(const std::string& path, const std::string& prefix, std::s
 void GatewayDeliveryTarget::setGatewayUrl(const std::string& url) {
   std::lock_guard lock(mu_);
   gatewayUrl_ = url;
+  idle_.clear();
 }
 
 Status GatewayDeliveryTarget::deliver(const std::string& ns, const TriggerTarget& target,
@@ -45,26 +49,46 @@ Status GatewayDeliveryTarget::deliver(const std::string& ns, const TriggerTarget
     auto r = startWorkflowExecution(rest_, ns, target.workflow, toStructured(event));
     return r.ok() ? Status() : r.status();
   }
-  std::string url;
-  {
-    std::lock_guard lock(mu_);
-    url = gatewayUrl_;
+  const std::string body = toStructured(event).dump();
+  const std::string path = "/function/" + ns + "/" + target.function;
+  Result<http::Response> r = Status::Unavailable("not sent");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    std::string url;
+    std::unique_ptr<http::Client> client;
+    {
+      std::lock_guard lock(mu_);
+      url = gatewayUrl_;
+      if (!idle_.empty() && attempt == 0) {
+        client = std::move(idle_.back());
+        idle_.pop_back();
+      }
+    }
+    if (!client) {
+      http::ClientTimeouts t;
+      t.connect = std::chrono::seconds(2);
+      t.request = std::chrono::seconds(kMaxFunctionTimeoutSeconds + 30);
+      client = std::make_unique<http::Client>(url, http::TlsClientConfig{}, t);
+    }
+    r = client->request("POST", path, body, {{"Content-Type", "application/json"}});
+    if (r.ok()) {
+      std::lock_guard lock(mu_);
+      if (idle_.size() < kMaxIdleDeliveryConnections && url == gatewayUrl_) {
+        idle_.push_back(std::move(client));
+      }
+      break;
+    }
+    // A pooled connection the gateway closed meanwhile: once more on a new one.
+    if (!http::neverReachedServer(r.status())) break;
   }
-  http::ClientTimeouts t;
-  t.connect = std::chrono::seconds(2);
-  t.request = std::chrono::seconds(120);
-  http::Client client(url, {}, t);
-  auto r = client.request("POST", "/function/" + ns + "/" + target.function,
-                          toStructured(event).dump(), {{"Content-Type", "application/json"}});
   if (!r.ok()) return r.status();
   if (r->status >= 200 && r->status < 300) return {};
-  std::string body = r->body.substr(0, 300);
+  std::string message = r->body.substr(0, 300);
   json parsed = json::parse(r->body, nullptr, false);
   if (parsed.is_object() && parsed.contains("error") && parsed["error"].is_string()) {
-    body = parsed["error"].get<std::string>();
+    message = parsed["error"].get<std::string>();
   }
   return Status::Unavailable(
-      fmt::format("function {} answered {}: {}", target.function, r->status, body));
+      fmt::format("function {} answered {}: {}", target.function, r->status, message));
 }
 
 StatusDeliveryRecorder::StatusDeliveryRecorder(client::RestClient& rest,

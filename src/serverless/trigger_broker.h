@@ -22,16 +22,19 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "common/http.h"
+#include "common/http_client.h"
 #include "serverless/trigger_dispatcher.h"
 
 namespace minik8s::serverless {
 
-// The real target: Functions through a gateway's URL, Workflows through the API.
+// The real target: Functions through a gateway's URL (pooled keep-alive connections; a request
+// may take as long as a Function's longest timeout), Workflows through the API.
 class GatewayDeliveryTarget : public DeliveryTarget {
  public:
   GatewayDeliveryTarget(client::RestClient& rest, std::string gatewayUrl)
@@ -44,6 +47,7 @@ class GatewayDeliveryTarget : public DeliveryTarget {
   client::RestClient& rest_;
   std::mutex mu_;
   std::string gatewayUrl_;
+  std::vector<std::unique_ptr<http::Client>> idle_;  // to gatewayUrl_
 };
 
 // The real recorder: the Trigger's status (read-modify-write, retried on conflicts) and a
