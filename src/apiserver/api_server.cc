@@ -803,6 +803,17 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     }
     return w.write(ev.dump(-1, ' ', false, json::error_handler_t::replace) + "\n");
   };
+  // An event of the cache, sent as stored: its text is encoded once for all watchers.
+  const bool asStored = !table && &registry_.storageInfo(r) == &r;
+  auto writeCached = [&](const char* type, const CachedEvent& ev) -> bool {
+    const std::string* text =
+        asStored && ev.encoded ? ev.encoded->get(*ev.object, r.apiVersion(), r.kind) : nullptr;
+    if (!text) return writeEvent(type, *ev.object);
+    std::string line;
+    line.reserve(text->size() + 32);
+    line.append("{\"object\":").append(*text).append(",\"type\":\"").append(type).append("\"}\n");
+    return w.write(line);
+  };
   auto writeBookmark = [&](int64_t rev, bool initialEnd) -> bool {
     json obj = {{"kind", r.kind},
                 {"apiVersion", r.apiVersion()},
@@ -840,19 +851,19 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
       const bool before = ev.prevObject && matches(*ev.prevObject);
       switch (ev.type) {
         case CachedEvent::Type::kAdded:
-          if (now) ok = writeEvent("ADDED", *ev.object);
+          if (now) ok = writeCached("ADDED", ev);
           break;
         case CachedEvent::Type::kModified:
           if (now && before) {
-            ok = writeEvent("MODIFIED", *ev.object);
+            ok = writeCached("MODIFIED", ev);
           } else if (now) {
-            ok = writeEvent("ADDED", *ev.object);
+            ok = writeCached("ADDED", ev);
           } else if (before) {
-            ok = writeEvent("DELETED", *ev.object);
+            ok = writeCached("DELETED", ev);
           }
           break;
         case CachedEvent::Type::kDeleted:
-          if (now) ok = writeEvent("DELETED", *ev.object);
+          if (now) ok = writeCached("DELETED", ev);
           break;
       }
       if (!ok) break;

@@ -13,8 +13,22 @@ std::shared_ptr<const json> decodeValue(const std::string& value, int64_t revisi
 }
 }  // namespace
 
+const std::string* EncodedObject::get(const json& object, const std::string& apiVersion,
+                                      const std::string& kind) {
+  std::call_once(once_, [&] {
+    apiVersion_ = apiVersion;
+    kind_ = kind;
+    json labelled = object;
+    labelled["apiVersion"] = apiVersion;
+    labelled["kind"] = kind;
+    text_ = labelled.dump(-1, ' ', false, json::error_handler_t::replace);
+  });
+  return apiVersion_ == apiVersion && kind_ == kind ? &text_ : nullptr;
+}
+
 CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
   CachedEvent out;
+  out.encoded = std::make_shared<EncodedObject>();
   out.revision = ev.kv.modRevision;
   out.key = ev.kv.key;
   if (ev.type == storage::WatchEvent::Type::kDelete) {
@@ -195,8 +209,8 @@ Result<std::shared_ptr<Watcher>> WatchCache::watch(const std::string& prefix,
     auto direct = store_.watch(prefix, afterRevision);
     if (!direct.ok()) {
       if (direct.status().code() == 410) {
-        return Status::Expired("too old resource version: " + std::to_string(afterRevision) +
-                               " (" + std::to_string(horizon_) + ")");
+        return Status::Expired("too old resource version: " + std::to_string(afterRevision) + " (" +
+                               std::to_string(horizon_) + ")");
       }
       return direct.status();
     }

@@ -21,6 +21,21 @@
 
 namespace minik8s::apiserver {
 
+// The JSON text of an event's object as a watch sends it (the stored object with its apiVersion
+// and kind), made by the first watcher that needs it and shared by all the others: one event
+// to N watchers is encoded once, not N times. Thread-safe.
+class EncodedObject {
+ public:
+  // The text for `object` labelled apiVersion/kind; nullptr when it was already made with
+  // another apiVersion or kind (the caller then encodes its own).
+  const std::string* get(const json& object, const std::string& apiVersion,
+                         const std::string& kind);
+
+ private:
+  std::once_flag once_;
+  std::string apiVersion_, kind_, text_;
+};
+
 struct CachedEvent {
   enum class Type { kAdded, kModified, kDeleted };
   Type type = Type::kAdded;
@@ -28,6 +43,7 @@ struct CachedEvent {
   std::string key;
   std::shared_ptr<const json> object;      // with metadata.resourceVersion set
   std::shared_ptr<const json> prevObject;  // null for kAdded
+  std::shared_ptr<EncodedObject> encoded;  // `object`'s text, shared by every watcher
 };
 
 // Decodes a store event; the object's resourceVersion is the event's revision.
@@ -77,8 +93,8 @@ class WatchCache {
   size_t capacity_, maxQueue_;
   mutable std::mutex mu_;
   std::deque<CachedEvent> ring_;
-  int64_t horizon_ = 0;   // the oldest afterRevision the ring can serve
-  int64_t latest_ = 0;    // last revision seen
+  int64_t horizon_ = 0;  // the oldest afterRevision the ring can serve
+  int64_t latest_ = 0;   // last revision seen
   std::list<Watcher*> watchers_;
   std::thread thread_;
   std::unique_ptr<storage::WatchStream> stream_;

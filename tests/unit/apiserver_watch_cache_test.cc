@@ -1,7 +1,6 @@
-#include "apiserver/watch_cache.h"
-
 #include <gtest/gtest.h>
 
+#include "apiserver/watch_cache.h"
 #include "fake_store.h"
 
 namespace minik8s::apiserver {
@@ -41,6 +40,32 @@ TEST(WatchCacheTest, DeliversChangesUnderPrefixInOrderWithVersions) {
   EXPECT_EQ(events[2].type, CachedEvent::Type::kDeleted);
   EXPECT_EQ((*events[2].object)["v"], 2);  // the last state
   EXPECT_EQ((*events[2].object)["metadata"]["resourceVersion"], "4");
+  cache.stop();
+}
+
+TEST(WatchCacheTest, TwoWatchersShareOneEncodingOfAnEvent) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto w1 = cache.watch("/registry/core/pods/", 0);
+  auto w2 = cache.watch("/registry/core/pods/default/", 0);
+  ASSERT_TRUE(w1.ok() && w2.ok());
+  ASSERT_TRUE(store.create("/registry/core/pods/default/a", obj("a", 1)).ok());
+  auto e1 = drain(**w1, 1);
+  auto e2 = drain(**w2, 1);
+  ASSERT_EQ(e1.size(), 1u);
+  ASSERT_EQ(e2.size(), 1u);
+  ASSERT_TRUE(e1[0].encoded && e1[0].encoded == e2[0].encoded);
+  const std::string* first = e1[0].encoded->get(*e1[0].object, "v1", "Pod");
+  const std::string* second = e2[0].encoded->get(*e2[0].object, "v1", "Pod");
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first, second);  // encoded once
+  json expected = *e1[0].object;
+  expected["apiVersion"] = "v1";
+  expected["kind"] = "Pod";
+  EXPECT_EQ(*first, expected.dump());
+  // Asked with another label, it is not the caller's text.
+  EXPECT_EQ(e1[0].encoded->get(*e1[0].object, "v2", "Pod"), nullptr);
   cache.stop();
 }
 
