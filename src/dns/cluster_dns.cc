@@ -65,6 +65,7 @@ Status ClusterDns::start() {
     return s;
   }
   written_ = text;
+  dnsmasq_.setWildcards(wildcardDomains(services_.list()));
   Status s = dnsmasq_.start();
   if (s.ok()) s = waitUntilServing();
   if (!s.ok()) {
@@ -137,9 +138,19 @@ bool ClusterDns::sync() {
     extra = extraHosts_;
   }
   std::string text = buildHostsFile(services_.list(), slices_.list(), options_.domain, extra);
+  std::vector<HostEntry> wildcards = wildcardDomains(services_.list());
+  const bool restart = wildcards != dnsmasq_.config().wildcards && dnsmasq_.running();
+  if (restart) {
+    // dnsmasq reads --address only at start: a new wildcard domain is a restart (tens of ms).
+    LOG_INFO("dns: wildcard domains changed; restarting dnsmasq");
+    dnsmasq_.stop();
+  }
+  dnsmasq_.setWildcards(std::move(wildcards));
   if (!dnsmasq_.running()) {
     // It died (or a SIGHUP came before it installed its handler): a fresh start reads the file.
-    LOG_WARN("dns: dnsmasq is not running; restarting it (log: {})", dnsmasq_.config().logFile);
+    if (!restart) {
+      LOG_WARN("dns: dnsmasq is not running; restarting it (log: {})", dnsmasq_.config().logFile);
+    }
     if (Status s = writeHostsFile(text); !s.ok()) {
       LOG_ERROR("{}", s.message());
       return false;

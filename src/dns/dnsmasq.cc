@@ -8,7 +8,7 @@
 namespace minik8s::dns {
 
 std::vector<std::string> dnsmasqArgs(const DnsmasqConfig& c) {
-  return {
+  std::vector<std::string> args = {
       c.binary,
       "--keep-in-foreground",
       "--conf-file=/dev/null",  // not the host's /etc/dnsmasq.conf
@@ -28,6 +28,8 @@ std::vector<std::string> dnsmasqArgs(const DnsmasqConfig& c) {
       "--user=root",
       "--log-facility=-",
   };
+  for (const auto& w : c.wildcards) args.push_back("--address=/" + w.name + "/" + w.ip);
+  return args;
 }
 
 Status Dnsmasq::start() {

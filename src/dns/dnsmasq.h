@@ -14,6 +14,7 @@
 
 #include "common/child_process.h"
 #include "common/status.h"
+#include "dns/hosts_file.h"
 
 namespace minik8s::dns {
 
@@ -26,6 +27,9 @@ struct DnsmasqConfig {
   std::string pidFile;
   std::string logFile;  // dnsmasq's stderr (its log) goes here
   int ttlSeconds = 5;   // TTL of answers from the hosts file
+  // Wildcard domains: every name under `name` answers `ip` (--address=/name/ip). dnsmasq reads
+  // them only at start: a change needs a restart.
+  std::vector<HostEntry> wildcards;
 };
 
 // The command line for `config` (argv[0] is the binary).
@@ -44,6 +48,8 @@ class Dnsmasq {
   bool running();
   // SIGHUP: re-read the hosts file and clear the cache.
   Status reload();
+  // The wildcard domains of the next start().
+  void setWildcards(std::vector<HostEntry> wildcards) { config_.wildcards = std::move(wildcards); }
   // SIGTERM, then SIGKILL after `grace`.
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(2));
   pid_t pid() const { return process_.pid(); }

@@ -105,4 +105,40 @@ std::string buildHostsFile(const std::vector<json>& services, const std::vector<
   return out;
 }
 
+std::vector<HostEntry> wildcardDomains(const std::vector<json>& services) {
+  auto dnsName = [](const std::string& d) {
+    if (d.empty() || d.size() > 253 || d.front() == '.' || d.back() == '.') return false;
+    for (char c : d) {
+      bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.';
+      if (!ok) return false;
+    }
+    return true;
+  };
+  std::map<std::string, std::pair<std::string, std::string>> byDomain;  // -> (ns/name, ip)
+  for (const json& svc : services) {
+    const json& meta = sub(svc, "metadata");
+    std::string domains = str(sub(meta, "annotations"), kWildcardAnnotation);
+    std::string ip = str(sub(svc, "spec"), "clusterIP");
+    if (domains.empty() || !isToken(ip) || ip == "None") continue;
+    std::string owner = str(meta, "namespace") + "/" + str(meta, "name");
+    size_t start = 0;
+    while (start <= domains.size()) {
+      size_t comma = domains.find(',', start);
+      std::string d =
+          domains.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      d.erase(0, d.find_first_not_of(' '));
+      d.erase(d.find_last_not_of(' ') + 1);
+      if (dnsName(d)) {
+        auto it = byDomain.find(d);
+        if (it == byDomain.end() || owner < it->second.first) byDomain[d] = {owner, ip};
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  std::vector<HostEntry> out;
+  for (const auto& [domain, owned] : byDomain) out.push_back({domain, owned.second});
+  return out;
+}
+
 }  // namespace minik8s::dns

@@ -20,11 +20,22 @@ namespace minik8s::dns {
 struct HostEntry {
   std::string name;  // e.g. example.com
   std::string ip;
+  bool operator==(const HostEntry&) const = default;
 };
 
 // `domain` is the cluster domain ("cluster.local"). The output is sorted, so equal inputs give
 // byte-equal files (a change is detected by comparing texts).
 std::string buildHostsFile(const std::vector<json>& services, const std::vector<json>& slices,
                            const std::string& domain, const std::vector<HostEntry>& extra = {});
+
+// The annotation that gives a Service a wildcard name: every name under the domain it names
+// ("fn.cluster.local": hello.default.fn.cluster.local, ...) resolves to the Service's ClusterIP
+// (the serverless gateway uses it). Several domains may be listed, separated by commas.
+inline constexpr char kWildcardAnnotation[] = "dns.minik8s.io/wildcard";
+
+// The (domain, ClusterIP) pairs of the Services carrying kWildcardAnnotation, sorted by domain;
+// a domain claimed twice goes to the first Service in namespace/name order. Domains must be DNS
+// names (letters, digits, '-' and '.'); others are ignored.
+std::vector<HostEntry> wildcardDomains(const std::vector<json>& services);
 
 }  // namespace minik8s::dns

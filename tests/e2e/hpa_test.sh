@@ -82,10 +82,16 @@ echo "scaled to $(spec_replicas burn) in $((SECONDS - t0)) s; TARGETS above targ
 wait_for 20 bash -c "kubectl get hpa burn --no-headers | grep -Eq 'cpu: ([3-9][0-9]|[1-9][0-9][0-9]+)%/50%'" ||
   fail "TARGETS does not show the load: $(targets burn)"
 echo "TARGETS with 4 replicas: $(targets burn)"
-top=$(kubectl top pod "$burner" --no-headers)
-echo "top: $top"
-cpu=$(awk '{print $2}' <<<"$top"); cpu=${cpu%m}
-((cpu >= 100)) || fail "kubectl top pod $burner shows ${cpu}m under load (limit 200m)"
+# The burner's share of 2 cores shrinks while other work runs: sample until one window shows it.
+burner_busy() {
+  local cpu
+  cpu=$(kubectl top pod "$burner" --no-headers | awk '{print $2}')
+  cpu=${cpu%m}
+  ((${cpu:-0} >= 100))
+}
+wait_for 30 burner_busy ||
+  fail "kubectl top pod $burner shows $(kubectl top pod "$burner" --no-headers | awk '{print $2}') under load (limit 200m)"
+echo "top: $(kubectl top pod "$burner" --no-headers)"
 events=$(kubectl describe hpa burn)
 expect_contains "$events" "SuccessfulRescale" "rescale event"
 expect_contains "$events" "New size: 4; reason: cpu resource utilization (percentage of request) above target" \

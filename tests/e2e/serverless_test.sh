@@ -72,6 +72,12 @@ expect_contains "$(curl -s --max-time 10 "$GW/function/default/hello")" '"hello"
 wait_for 30 bash -c "[[ \$(kubectl get fn hello -o jsonpath='{.status.readyReplicas}') == 1 ]]" ||
   fail "status.readyReplicas 1"
 
+step "from a pod: http://hello.default.fn.cluster.local/ (cluster DNS wildcard -> the gateway)"
+pod=$(kubectl get pods -l serverless.minik8s.io/function=hello -o name | head -1)
+wait_for 30 bash -c "kubectl exec $pod -- timeout 5 wget -q -O - --post-data '{\"name\": \"dns\"}' \
+  http://hello.default.fn.cluster.local/ 2>/dev/null | grep -q '\"hello\": \"dns\"'" ||
+  fail "a pod reaches the function by its name under fn.cluster.local"
+
 step "a handler that raises: 500 with the error, the traceback in kubectl logs"
 code=$(curl -s -o "$WORK/err.json" -w '%{http_code}' --max-time 10 -d '{"name": "boom"}' \
   "$GW/function/default/hello")

@@ -73,6 +73,26 @@ TEST(DnsmasqArgsTest, ServesOnlyTheClusterDomainFromTheHostsFile) {
   }
 }
 
+TEST(WildcardDomainsTest, AnnotatedServicesClaimTheirDomains) {
+  auto gateway = serviceObject("serverless", "gateway", "10.96.5.5", {{"", 80}});
+  gateway["metadata"]["annotations"][kWildcardAnnotation] = "fn.cluster.local, apps.example";
+  auto rival = serviceObject("z-team", "gw", "10.96.9.9", {{"", 80}});
+  rival["metadata"]["annotations"][kWildcardAnnotation] = "fn.cluster.local";
+  auto bad = serviceObject("n", "bad", "10.96.7.7", {{"", 80}});
+  bad["metadata"]["annotations"][kWildcardAnnotation] = "Bad Domain,.x";
+  auto headless = serviceObject("n", "h", "None", {{"", 80}});
+  headless["metadata"]["annotations"][kWildcardAnnotation] = "h.example";
+  auto plain = serviceObject("n", "plain", "10.96.0.3", {{"", 80}});
+  EXPECT_EQ(
+      wildcardDomains({rival, bad, headless, plain, gateway}),
+      (std::vector<HostEntry>{{"apps.example", "10.96.5.5"}, {"fn.cluster.local", "10.96.5.5"}}));
+  DnsmasqConfig c;
+  c.wildcards = wildcardDomains({gateway});
+  auto args = dnsmasqArgs(c);
+  EXPECT_NE(std::find(args.begin(), args.end(), "--address=/fn.cluster.local/10.96.5.5"),
+            args.end());
+}
+
 TEST(DnsEndpointTest, ObjectsPointTheKubeDnsServiceAtTheNode) {
   json svc = dnsServiceObject();
   EXPECT_EQ(svc["spec"]["clusterIP"], "10.96.0.10");

@@ -187,6 +187,38 @@ TEST_F(DnsServerTest, ServiceNamesResolveAndFollowChanges) {
   dns.stop();
 }
 
+TEST_F(DnsServerTest, AWildcardServiceAnswersEveryNameUnderItsDomain) {
+  const auto& svcs = client::resources::kServices;
+  ASSERT_TRUE(
+      rest->create(svcs, "default", serviceObject("default", "web", "10.96.0.20", {{"", 80}}))
+          .ok());
+  DnsOptions o = options();
+  ClusterDns dns(*rest, o);
+  ASSERT_TRUE(dns.start().ok());
+  EXPECT_TRUE(queryA(o.port, "hello.default.fn.cluster.local").nxdomain);
+
+  // The serverless gateway's Service claims fn.cluster.local: dnsmasq restarts with it.
+  json gateway = serviceObject("default", "gateway", "10.96.5.5", {{"", 80}});
+  gateway["metadata"]["annotations"][kWildcardAnnotation] = "fn.cluster.local";
+  ASSERT_TRUE(rest->create(svcs, "default", gateway).ok());
+  EXPECT_TRUE(eventually(
+      [&] {
+        return queryA(o.port, "hello.default.fn.cluster.local").ips ==
+               std::set<std::string>{"10.96.5.5"};
+      },
+      3s));
+  EXPECT_EQ(queryA(o.port, "other.team.fn.cluster.local").ips, std::set<std::string>{"10.96.5.5"});
+  // The rest of the cluster domain is served as before.
+  EXPECT_EQ(queryA(o.port, "web.default.svc.cluster.local").ips,
+            std::set<std::string>{"10.96.0.20"});
+
+  // Deleting the Service gives the domain up.
+  ASSERT_TRUE(rest->remove(svcs, "default", "gateway").ok());
+  EXPECT_TRUE(
+      eventually([&] { return queryA(o.port, "hello.default.fn.cluster.local").nxdomain; }, 3s));
+  dns.stop();
+}
+
 TEST_F(DnsServerTest, StartFailsWhenDnsmasqCannotListen) {
   DnsOptions o = options();
   o.listenAddress = "192.0.2.123";  // not an address of this machine
