@@ -22,36 +22,23 @@
 #include <memory>
 #include <sstream>
 
+#include "common/openssl_ptr.h"
+
 namespace minik8s::pki {
 namespace {
 
-template <auto Fn>
-struct Deleter {
-  template <typename T>
-  void operator()(T* p) const {
-    Fn(p);
-  }
-};
-using BioPtr = std::unique_ptr<BIO, Deleter<BIO_free_all>>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY_free>>;
-using CertPtr = std::unique_ptr<X509, Deleter<X509_free>>;
-using ReqPtr = std::unique_ptr<X509_REQ, Deleter<X509_REQ_free>>;
-using ExtPtr = std::unique_ptr<X509_EXTENSION, Deleter<X509_EXTENSION_free>>;
-using NamesPtr = std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES_free>>;
-using StorePtr = std::unique_ptr<X509_STORE, Deleter<X509_STORE_free>>;
-using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX_free>>;
-using BnPtr = std::unique_ptr<BIGNUM, Deleter<BN_free>>;
-
-struct ExtStackFree {
-  void operator()(STACK_OF(X509_EXTENSION) * s) const {
-    sk_X509_EXTENSION_pop_free(s, X509_EXTENSION_free);
-  }
-};
-using ExtStackPtr = std::unique_ptr<STACK_OF(X509_EXTENSION), ExtStackFree>;
-struct EkuFree {
-  void operator()(EXTENDED_KEY_USAGE* e) const { EXTENDED_KEY_USAGE_free(e); }
-};
-using EkuPtr = std::unique_ptr<EXTENDED_KEY_USAGE, EkuFree>;
+using openssl::BioPtr;
+using openssl::BnPtr;
+using openssl::CertPtr;
+using openssl::EkuPtr;
+using openssl::ExtPtr;
+using openssl::ExtStackPtr;
+using openssl::KeyPtr;
+using openssl::NamePtr;
+using openssl::NamesPtr;
+using openssl::ReqPtr;
+using openssl::StoreCtxPtr;
+using openssl::StorePtr;
 
 std::string opensslErrors() {
   std::string out = takeOpenSslErrors();
@@ -341,7 +328,6 @@ Result<KeyAndCert> createCA(const std::string& commonName, std::chrono::hours va
   auto key = newEcKey();
   if (!key.ok()) return key.status();
   CertPtr cert(X509_new());
-  using NamePtr = std::unique_ptr<X509_NAME, Deleter<X509_NAME_free>>;
   NamePtr subject(X509_NAME_new());
   if (Status s = setSubject(subject.get(), commonName, {}); !s.ok()) return s;
   if (Status s = fillCertificate(cert.get(), nullptr, key->get(), subject.get(), validity);
@@ -372,7 +358,6 @@ Result<KeyAndCert> issue(const KeyAndCert& ca, const CertSpec& spec) {
   if (!signer.ok()) return signer.status();
   auto key = newEcKey();
   if (!key.ok()) return key.status();
-  using NamePtr = std::unique_ptr<X509_NAME, Deleter<X509_NAME_free>>;
   NamePtr subject(X509_NAME_new());
   if (Status s = setSubject(subject.get(), spec.commonName, spec.organizations); !s.ok()) return s;
   CertPtr cert(X509_new());
@@ -453,7 +438,6 @@ Result<std::string> signCsr(const KeyAndCert& ca, const std::string& csrPem,
   auto signer = loadCa(ca);
   if (!signer.ok()) return signer.status();
   // The subject is rebuilt from the parsed names so nothing but CN and O reaches the certificate.
-  using NamePtr = std::unique_ptr<X509_NAME, Deleter<X509_NAME_free>>;
   NamePtr subject(X509_NAME_new());
   if (Status s = setSubject(subject.get(), info->commonName, info->organizations); !s.ok()) {
     return s;

@@ -14,32 +14,21 @@
 #include <memory>
 
 #include "common/base64.h"
+#include "common/openssl_ptr.h"
 
 namespace minik8s::mesh {
 
 namespace identity_detail {
 
-template <auto Fn>
-struct Free {
-  template <class T>
-  void operator()(T* p) const {
-    Fn(p);
-  }
-};
-using Bio = std::unique_ptr<BIO, Free<BIO_free_all>>;
-using Key = std::unique_ptr<EVP_PKEY, Free<EVP_PKEY_free>>;
-using Cert = std::unique_ptr<X509, Free<X509_free>>;
-using Req = std::unique_ptr<X509_REQ, Free<X509_REQ_free>>;
-using Name = std::unique_ptr<X509_NAME, Free<X509_NAME_free>>;
-using Names = std::unique_ptr<GENERAL_NAMES, Free<GENERAL_NAMES_free>>;
-using Ext = std::unique_ptr<X509_EXTENSION, Free<X509_EXTENSION_free>>;
-using Bn = std::unique_ptr<BIGNUM, Free<BN_free>>;
-struct ExtStackFree {
-  void operator()(STACK_OF(X509_EXTENSION) * s) const {
-    sk_X509_EXTENSION_pop_free(s, X509_EXTENSION_free);
-  }
-};
-using Exts = std::unique_ptr<STACK_OF(X509_EXTENSION), ExtStackFree>;
+using Bio = openssl::BioPtr;
+using Key = openssl::KeyPtr;
+using Cert = openssl::CertPtr;
+using Req = openssl::ReqPtr;
+using Name = openssl::NamePtr;
+using Names = openssl::NamesPtr;
+using Ext = openssl::ExtPtr;
+using Bn = openssl::BnPtr;
+using Exts = openssl::ExtStackPtr;
 
 Status failure(const std::string& what) {
   std::string detail = pki::takeOpenSslErrors();
