@@ -4,7 +4,10 @@
 #     with the gateway's view of each (request held -> Deployment scaled -> ready instance seen),
 #     against a plain pod start of the same pod spec (create -> Ready, watched through the API);
 #  2. warm latency through the gateway vs straight to the instance's pod IP (wrk, one connection,
-#     from node-1's network namespace), and req/s at 50 connections both ways (one instance).
+#     from node-1's network namespace), and req/s at 50 connections both ways (one instance);
+#  3. autoscaling: from zero instances, a step to 50 connections for 30 s (wrk through the
+#     gateway's NodePort): req/s, latency, errors, the most instances seen, the time from the step
+#     until the autoscaler's target count is Ready, and the time back to zero once it stops.
 # The runtime image is pulled onto both nodes first. Reports figures, never fails on a time.
 #
 #   sudo MINIK8S_BIN=build/bin/minik8s bash bench/serverless_bench.sh [N]
@@ -145,6 +148,48 @@ direct_1=$(in_node wrk -t1 -c1 -d5s --latency "http://$fn_ip:8080/")
 via_gw_50=$(in_node wrk -t2 -c50 -d5s "http://$gw_ip:8080/function/default/hello")
 direct_50=$(in_node wrk -t2 -c50 -d5s "http://$fn_ip:8080/")
 
+step "autoscaling: a step from zero to 50 connections for 30 s, then idle"
+# targetConcurrency 10: 50 connections ask for 5 instances (the panic window decides at once).
+"$MINIK8S_BIN" function deploy hello --file "$E2E_DIR/hello.py" --min-scale 0 --max-scale 10 \
+  --target-concurrency 10 --scale-to-zero-after 10s >/dev/null
+wait_for 120 at_zero || echo "hello did not go back to zero"
+# Sample the Deployment every 250 ms: the target (spec.replicas) and the ready instances.
+(while :; do
+  # The time after the answer: a sample's state is at most that old (an upper bound).
+  r=$(kubectl get deploy hello-fn -o jsonpath='{.spec.replicas} {.status.readyReplicas}' 2>/dev/null)
+  echo "$(now_ms) $r"
+  sleep 0.25
+done) >"$E2E_DIR/scale.log" &
+sampler=$!
+t_step=$(now_ms)
+# --timeout 30s: the requests held during the cold start wait for the first instance (up to the
+# function's timeoutSeconds); wrk's default of 2 s would count them as errors of its own.
+load_50=$(wrk -t2 -c50 -d30s --timeout 30s --latency "$GW/function/default/hello")
+t_stop=$(now_ms)
+wait_for 120 at_zero || echo "hello did not go back to zero in 120 s"
+t_zero=$(now_ms)
+kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+echo "$load_50"
+scale=$(python3 - "$E2E_DIR/scale.log" "$t_step" <<'PY'
+import sys
+t_step = int(sys.argv[2])
+rows = []
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 2:
+        rows.append((int(f[0]), int(f[1]), int(f[2]) if len(f) > 2 else 0))
+during = [r for r in rows if r[0] >= t_step]
+target = max((r[1] for r in during), default=0)
+max_ready = max((r[2] for r in during), default=0)
+# The first sample where the ready count reached the highest target the autoscaler set.
+reached = next((r[0] - t_step for r in during if r[2] >= target > 0), -1)
+# ... and the first where the autoscaler had set it (spec.replicas).
+decided = next((r[0] - t_step for r in during if r[1] >= target > 0), -1)
+print(target, max_ready, reached, decided)
+PY
+)
+read -r scale_target scale_max_ready scale_reached scale_decided <<<"$scale"
+
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : int((a[NR/2] + a[NR/2+1]) / 2)}'; }
 p99() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {i = int(NR * 0.99 + 0.999); if (i > NR) i = NR; print a[i]}'; }
 echo
@@ -156,4 +201,10 @@ echo "plain pod start of the same spec, create -> Ready (ms): p50 $(median $plai
 echo "warm, 1 connection: via gateway p50 $(echo "$via_gw_1" | pct 50%) p99 $(echo "$via_gw_1" | pct 99%);" \
   "pod IP p50 $(echo "$direct_1" | pct 50%) p99 $(echo "$direct_1" | pct 99%)"
 echo "warm, 50 connections: via gateway $(echo "$via_gw_50" | rps) req/s; pod IP $(echo "$direct_50" | rps) req/s"
+echo "step 0 -> 50 connections for 30 s (NodePort): $(echo "$load_50" | rps) req/s," \
+  "latency p50 $(echo "$load_50" | pct 50%) p99 $(echo "$load_50" | pct 99%)," \
+  "errors: $(echo "$load_50" | grep -E 'Non-2xx|Socket errors' | tr '\n' ' ')$(echo "$load_50" | grep -qE 'Non-2xx|Socket errors' || echo none)"
+echo "  target instances $scale_target (set ${scale_decided} ms after the step), most ready $scale_max_ready," \
+  "step -> target Ready ${scale_reached} ms," \
+  "wrk's end -> zero instances $(((t_zero - t_stop) / 1000)) s (scaleToZeroAfter 10s)"
 bench_load end
