@@ -337,4 +337,50 @@ json functionStatus(const json& fn, const FunctionObservation& o, const std::str
   return status;
 }
 
+Result<std::string> gatewayNodeUrl(client::RestClient& rest) {
+  auto svc = rest.get(client::resources::kServices, kGatewayNamespace, kGatewayService);
+  if (!svc.ok()) {
+    if (svc.status().code() == 404) {
+      return Status::NotFoundMessage(
+          "the serverless gateway is not installed: run `minik8s addons apply serverless`");
+    }
+    return svc.status();
+  }
+  int nodePort = 0;
+  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
+    if (p.contains("nodePort")) nodePort = p.value("nodePort", 0);
+  }
+  if (nodePort == 0) return Status::NotFoundMessage("Service serverless/gateway has no nodePort");
+  auto nodes = rest.list(client::resources::kNodes, "");
+  if (!nodes.ok()) return nodes.status();
+  for (const auto& node : nodes->value("items", json::array())) {
+    bool ready = false;
+    for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
+    }
+    if (!ready) continue;
+    for (const auto& a : node.value("/status/addresses"_json_pointer, json::array())) {
+      if (a.value("type", "") == "InternalIP") {
+        return fmt::format("http://{}:{}", a.value("address", ""), nodePort);
+      }
+    }
+  }
+  return Status::Unavailable("no Ready node with an InternalIP to reach the gateway on");
+}
+
+Result<std::string> gatewayClusterUrl(client::RestClient& rest) {
+  auto svc = rest.get(client::resources::kServices, kGatewayNamespace, kGatewayService);
+  if (!svc.ok()) return svc.status();
+  const std::string ip = svc->value("/spec/clusterIP"_json_pointer, std::string());
+  int port = 80;
+  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
+    port = p.value("port", port);
+    break;
+  }
+  if (ip.empty() || ip == "None") {
+    return Status::NotFoundMessage("Service serverless/gateway has no clusterIP");
+  }
+  return fmt::format("http://{}:{}", ip, port);
+}
+
 }  // namespace minik8s::serverless

@@ -32,6 +32,12 @@ inline constexpr int kRuntimePort = 8080;
 // Where the gateway runs (addons/serverless): namespace, Service, NodePort.
 inline constexpr const char* kGatewayNamespace = "serverless";
 inline constexpr const char* kGatewayService = "gateway";
+
+// http://NODE-IP:NODEPORT of the gateway Service (a Ready node's InternalIP): how a client
+// outside the pod network (the CLI, the controller manager on the host) reaches it.
+Result<std::string> gatewayNodeUrl(client::RestClient& rest);
+// http://CLUSTER-IP:PORT of the gateway Service: how a pod reaches it without cluster DNS.
+Result<std::string> gatewayClusterUrl(client::RestClient& rest);
 // The line the runtime logs when the handler cannot be imported; the controller reads it from
 // the pod's log into the Function's Ready condition.
 inline constexpr const char* kImportFailedMarker = "minik8s-function: cannot import handler";

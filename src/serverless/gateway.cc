@@ -10,8 +10,8 @@
 
 #include "api/object_meta.h"
 #include "common/logging.h"
-#include "serverless/workflow_http.h"
 #include "serverless/trigger_broker.h"
+#include "serverless/workflow_http.h"
 
 namespace minik8s::serverless {
 

@@ -131,10 +131,4 @@ struct DeliverySummary {
 json statusAfterDeliveries(const json& status, const DeliverySummary& summary,
                            const std::string& now);
 
-// http://NODE-IP:NODEPORT of the gateway Service (a Ready node's InternalIP): how a client
-// outside the pod network (the CLI, the controller manager on the host) reaches it.
-Result<std::string> gatewayNodeUrl(client::RestClient& rest);
-// http://CLUSTER-IP:PORT of the gateway Service: how a pod reaches it without cluster DNS.
-Result<std::string> gatewayClusterUrl(client::RestClient& rest);
-
 }  // namespace minik8s::serverless

@@ -11,37 +11,6 @@ namespace minik8s::serverless {
 
 using std::chrono::milliseconds;
 
-Result<std::string> findGatewayUrl(client::RestClient& rest) {
-  auto svc = rest.get(client::resources::kServices, kGatewayNamespace, kGatewayService);
-  if (!svc.ok()) {
-    if (svc.status().code() == 404) {
-      return Status::NotFoundMessage(
-          "the serverless gateway is not installed: run `minik8s addons apply serverless`");
-    }
-    return svc.status();
-  }
-  int nodePort = 0;
-  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
-    if (p.contains("nodePort")) nodePort = p.value("nodePort", 0);
-  }
-  if (nodePort == 0) return Status::NotFoundMessage("Service serverless/gateway has no nodePort");
-  auto nodes = rest.list(client::resources::kNodes, "");
-  if (!nodes.ok()) return nodes.status();
-  for (const auto& node : nodes->value("items", json::array())) {
-    bool ready = false;
-    for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
-      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
-    }
-    if (!ready) continue;
-    for (const auto& a : node.value("/status/addresses"_json_pointer, json::array())) {
-      if (a.value("type", "") == "InternalIP") {
-        return fmt::format("http://{}:{}", a.value("address", ""), nodePort);
-      }
-    }
-  }
-  return Status::Unavailable("no Ready node with an InternalIP to reach the gateway on");
-}
-
 TaskOutcome taskOutcomeFromResponse(const Result<http::Response>& response) {
   TaskOutcome out;
   if (!response.ok()) {
@@ -79,7 +48,7 @@ Result<std::string> GatewayInvoker::url() {
     std::lock_guard lock(mu_);
     if (!foundUrl_.empty()) return foundUrl_;
   }
-  auto found = findGatewayUrl(rest_);
+  auto found = gatewayNodeUrl(rest_);
   if (!found.ok()) return found;
   std::lock_guard lock(mu_);
   foundUrl_ = *found;

@@ -21,15 +21,13 @@
 
 namespace minik8s::serverless {
 
-// http://NODE-IP:NODEPORT of Service serverless/gateway on a Ready node.
-Result<std::string> findGatewayUrl(client::RestClient& rest);
-
 // A gateway answer (or the failure to get one) as a Task's outcome.
 TaskOutcome taskOutcomeFromResponse(const Result<http::Response>& response);
 
 class GatewayInvoker : public TaskInvoker {
  public:
-  // `gatewayUrl` empty: found with findGatewayUrl (again after a failure to connect).
+  // `gatewayUrl` empty: found with gatewayNodeUrl (serverless/function.h) (again after a failure to
+  // connect).
   explicit GatewayInvoker(client::RestClient& rest, std::string gatewayUrl = "");
   TaskOutcome invoke(const std::string& ns, const std::string& function, const json& input,
                      std::chrono::milliseconds timeout) override;

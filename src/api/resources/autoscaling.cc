@@ -84,38 +84,18 @@ json hpaCells(const json& obj, const json& meta, TimePoint now) {
                       integer(status, "currentReplicas"), age(meta, now)});
 }
 
-ResourceType horizontalPodAutoscalerV2() {
+// autoscaling/v2 (preferred, stored) and v1 (served by conversion) share names, validation and
+// printer; their defaults differ (v2 adds the 80 % CPU metric).
+ResourceType horizontalPodAutoscaler(const char* version, void (*defaults)(json&)) {
   ResourceType t;
   ResourceInfo& r = t.info;
-  r = resource("autoscaling", "v2", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
+  r = resource("autoscaling", version, "HorizontalPodAutoscaler", "horizontalpodautoscalers",
                "horizontalpodautoscaler");
   r.shortNames = {"hpa"};
   r.categories = {"all"};
   r.subresources = {statusOf(r)};
   r.storageVersion = "v2";
-  t.defaults = defaulting::horizontalPodAutoscalerV2;
-  t.validate = validation::validateHorizontalPodAutoscaler;
-  t.columns = {nameColumn(),
-               col("Reference", "The scale target of the autoscaler."),
-               col("Targets", "The metrics and their current/target values."),
-               col("MinPods", "Lower limit for the number of pods."),
-               col("MaxPods", "Upper limit for the number of pods."),
-               col("Replicas", "Current number of replicas."),
-               ageColumn()};
-  t.cells = hpaCells;
-  return t;
-}
-
-ResourceType horizontalPodAutoscalerV1() {
-  ResourceType t;
-  ResourceInfo& r = t.info;
-  r = resource("autoscaling", "v1", "HorizontalPodAutoscaler", "horizontalpodautoscalers",
-               "horizontalpodautoscaler");
-  r.shortNames = {"hpa"};
-  r.categories = {"all"};
-  r.subresources = {statusOf(r)};
-  r.storageVersion = "v2";
-  t.defaults = defaulting::horizontalPodAutoscalerV1;
+  t.defaults = defaults;
   t.validate = validation::validateHorizontalPodAutoscaler;
   t.columns = {nameColumn(),
                col("Reference", "The scale target of the autoscaler."),
@@ -131,8 +111,8 @@ ResourceType horizontalPodAutoscalerV1() {
 }  // namespace
 
 void addAutoscalingResources(std::vector<ResourceType>& out) {
-  out.push_back(horizontalPodAutoscalerV2());
-  out.push_back(horizontalPodAutoscalerV1());
+  out.push_back(horizontalPodAutoscaler("v2", defaulting::horizontalPodAutoscalerV2));
+  out.push_back(horizontalPodAutoscaler("v1", defaulting::horizontalPodAutoscalerV1));
 }
 
 }  // namespace minik8s::api::resources
