@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "api/object_meta.h"
+#include "api/safe_sysctls.h"
 #include "kubelet/pod_util.h"
 
 namespace minik8s::kubelet {
@@ -84,20 +85,6 @@ Result<v1::SecurityProfile> fieldSeccompProfile(const json& profile,
   }
   return out;
 }
-
-// Kubernetes' kubelet SafeSysctlAllowlist (the kernel-version conditions all hold on 6.x).
-constexpr const char* kSafeSysctls[] = {"kernel.shm_rmid_forced",
-                                        "net.ipv4.ip_local_port_range",
-                                        "net.ipv4.tcp_syncookies",
-                                        "net.ipv4.ping_group_range",
-                                        "net.ipv4.ip_unprivileged_port_start",
-                                        "net.ipv4.ip_local_reserved_ports",
-                                        "net.ipv4.tcp_keepalive_time",
-                                        "net.ipv4.tcp_fin_timeout",
-                                        "net.ipv4.tcp_keepalive_intvl",
-                                        "net.ipv4.tcp_keepalive_probes",
-                                        "net.ipv4.tcp_rmem",
-                                        "net.ipv4.tcp_wmem"};
 
 // The namespace a sysctl belongs to, as the kubelet names it: "ipc", "net" or "".
 std::string sysctlNamespace(const std::string& name) {
@@ -243,8 +230,8 @@ Status admitSysctls(const json& pod, const std::vector<std::string>& allowedUnsa
   const json& spec = api::member(pod, "spec");
   const bool hostNet = hostNetwork(pod), hostIpc = boolMember(spec, "hostIPC").value_or(false);
   auto allowed = [&](const std::string& name) {
-    for (const char* safe : kSafeSysctls)
-      if (name == safe) return true;
+    for (const auto& safe : api::kSafeSysctls)  // the kubelet's list: all of them
+      if (name == safe.name) return true;
     for (const auto& pattern : allowedUnsafe) {
       if (!pattern.empty() && pattern.back() == '*') {
         if (name.rfind(pattern.substr(0, pattern.size() - 1), 0) == 0) return true;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/object_meta.h"
+#include "api/safe_sysctls.h"
 
 namespace minik8s::apiserver::admission::podsecurity {
 namespace {
@@ -338,15 +339,10 @@ CheckResult sysctls(const json& spec, const std::set<std::string>& allowed) {
 }
 
 std::set<std::string> safeSysctls(int minor) {
-  std::set<std::string> s = {"kernel.shm_rmid_forced", "net.ipv4.ip_local_port_range",
-                             "net.ipv4.tcp_syncookies", "net.ipv4.ping_group_range",
-                             "net.ipv4.ip_unprivileged_port_start"};
-  if (minor >= 27) s.insert("net.ipv4.ip_local_reserved_ports");
-  if (minor >= 29) {
-    s.insert({"net.ipv4.tcp_keepalive_time", "net.ipv4.tcp_fin_timeout",
-              "net.ipv4.tcp_keepalive_intvl", "net.ipv4.tcp_keepalive_probes"});
+  std::set<std::string> s;
+  for (const auto& safe : api::kSafeSysctls) {
+    if (minor >= safe.sinceMinor) s.insert(std::string(safe.name));
   }
-  if (minor >= 32) s.insert({"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"});
   return s;
 }
 
