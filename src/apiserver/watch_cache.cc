@@ -172,6 +172,10 @@ void WatchCache::run() {
       latest_ = ce.revision;
       deliver(ce);
       ring_.push_back(std::move(ce));
+      // Only recent events keep their shared text: the watchers they go to encode them now, and
+      // the ring's 20,000 events would otherwise hold a second copy of every object (the
+      // watchers' queued copies keep theirs until sent).
+      if (ring_.size() > kEncodedWindow) ring_[ring_.size() - 1 - kEncodedWindow].encoded.reset();
       while (ring_.size() > capacity_) {
         horizon_ = ring_.front().revision;
         ring_.pop_front();

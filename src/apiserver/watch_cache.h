@@ -51,6 +51,10 @@ CachedEvent toCachedEvent(const storage::WatchEvent& ev);
 
 class WatchCache;
 
+// How many of the latest events in the ring keep their shared encoding (older ones, sent only to
+// a watcher resuming from far back, are encoded by that watcher).
+inline constexpr size_t kEncodedWindow = 1024;
+
 class Watcher {
  public:
   ~Watcher();

@@ -178,6 +178,10 @@ void TriggerController::start() { workers_.start(options_.workers); }
 void TriggerController::stop() { workers_.stop(); }
 
 Status TriggerController::syncDeleted(const std::string& ns, const std::string& name) {
+  {
+    std::lock_guard lock(firedMu_);
+    lastFired_.erase(ns + "/" + name);
+  }
   auto dep = deployments_.get(ns + "/" + fileWatcherName(name));
   if (!dep || !ownedByTrigger(*dep, name)) return {};
   LOG_INFO("trigger controller: Trigger {}/{} is gone: deleting its watcher", ns, name);
@@ -191,7 +195,13 @@ Status TriggerController::syncSchedule(const std::string& key, const json& trigg
   auto last = parseRfc3339(status->value("lastScheduleTime", std::string()));
   if (!last)
     last = parseRfc3339(api::stringAt(trigger, "/metadata/creationTimestamp"_json_pointer));
-  const auto lastSec = std::chrono::floor<std::chrono::seconds>(last.value_or(Clock::now()));
+  auto lastSec = std::chrono::floor<std::chrono::seconds>(last.value_or(Clock::now()));
+  {
+    std::lock_guard lock(firedMu_);
+    if (auto it = lastFired_.find(key); it != lastFired_.end() && it->second > lastSec) {
+      lastSec = it->second;
+    }
+  }
   auto decision = sl::scheduleDecision(schedule, lastSec, now);
   if (!decision.ok()) return decision.status();
   const std::string nowText = formatRfc3339(now);
@@ -227,6 +237,8 @@ Status TriggerController::syncSchedule(const std::string& key, const json& trigg
       }
     }
     (*status)["lastScheduleTime"] = e.time;
+    std::lock_guard lock(firedMu_);
+    lastFired_[key] = *decision->fire;
   }
   std::string message = "schedule " + schedule.cron;
   if (decision->next) {

@@ -16,6 +16,8 @@
 #pragma once
 
 #include <functional>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "client/event_recorder.h"
@@ -74,6 +76,10 @@ class TriggerController {
   TriggerControllerOptions options_;
   std::unique_ptr<TriggerEventSender> ownSender_;
   TriggerEventSender* sender_;
+  // The last activation this controller fired per Trigger ("ns/name"): the informer may not show
+  // the lastScheduleTime just written yet, and a sync from that stale copy must not fire again.
+  std::mutex firedMu_;
+  std::map<std::string, serverless::SysSeconds> lastFired_;
   client::WorkQueue queue_;
   WorkerPool workers_;
 };
