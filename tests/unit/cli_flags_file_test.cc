@@ -1,5 +1,6 @@
 // applyFlagsFile: the YAML config file of `minik8s server|agent|image registry --config`.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <filesystem>
@@ -23,7 +24,10 @@ class FlagsFileTest : public ::testing::Test {
     cmd_.add_option("--config", config_);
   }
   std::string write(const std::string& text) {
-    path_ = ::testing::TempDir() + "flags_file_test.yaml";
+    // One file per process and test: ctest runs the cases of this fixture at once, each in its
+    // own process, and a shared name let one case read another's YAML.
+    path_ = ::testing::TempDir() + "flags_file_test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
     std::ofstream(path_) << text;
     return path_;
   }
