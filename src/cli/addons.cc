@@ -102,11 +102,7 @@ void addAddonsCommand(CLI::App& app) {
   apply->add_option("name", *name, "The addon (minik8s addons list)")->required();
   flags->addTo(apply);
   apply->callback([flags, name] {
-    if (flags->kubeconfig.empty() && flags->server.empty()) {
-      const char* env = std::getenv("KUBECONFIG");
-      flags->kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
-    }
-    auto config = flags->clientConfig();
+    auto config = flags->clientConfigOrLocal();
     auto files = addonManifests(*name);
     Status s = !config.ok() ? config.status() : !files.ok() ? files.status() : Status::Ok();
     if (s.ok()) {

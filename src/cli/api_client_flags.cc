@@ -1,5 +1,7 @@
 #include "cli/api_client_flags.h"
 
+#include <cstdlib>
+
 #include "client/kubeconfig.h"
 
 namespace minik8s::cli {
@@ -27,6 +29,14 @@ Result<client::ClientConfig> ApiClientFlags::clientConfig() const {
 Result<client::ClientConfig> ApiClientFlags::clientConfigOrInCluster() const {
   if (kubeconfig.empty() && server.empty()) return client::inClusterConfig();
   return clientConfig();
+}
+
+Result<client::ClientConfig> ApiClientFlags::clientConfigOrLocal() const {
+  if (!kubeconfig.empty() || !server.empty()) return clientConfig();
+  const char* env = std::getenv("KUBECONFIG");
+  ApiClientFlags local;
+  local.kubeconfig = env && *env ? env : kLocalServerKubeconfig;
+  return local.clientConfig();
 }
 
 }  // namespace minik8s::cli

@@ -12,6 +12,9 @@
 
 namespace minik8s::cli {
 
+// The admin kubeconfig `minik8s server` writes with its default --data-dir.
+inline constexpr const char* kLocalServerKubeconfig = "/var/lib/minik8s/server/kubeconfig";
+
 struct ApiClientFlags {
   std::string server;
   std::string kubeconfig;
@@ -22,6 +25,10 @@ struct ApiClientFlags {
   // For a component that also runs in a pod (mesh proxy, serverless gateway): with neither flag,
   // the pod's service account (client::inClusterConfig); else clientConfig().
   Result<client::ClientConfig> clientConfigOrInCluster() const;
+  // For a user's command run on a server's machine (`minik8s function`, `workflow`, `addons`,
+  // `slurm`): with neither flag, $KUBECONFIG, else the local server's admin kubeconfig
+  // (kLocalServerKubeconfig); else clientConfig().
+  Result<client::ClientConfig> clientConfigOrLocal() const;
 };
 
 }  // namespace minik8s::cli

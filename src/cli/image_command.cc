@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/dockerfile_build.h"
+#include "cli/exit_error.h"
 #include "cli/flags_file.h"
 #include "cli/install_paths.h"
 #include "cli/stop_signals.h"
@@ -29,20 +30,15 @@ namespace fs = std::filesystem;
 namespace images = kubelet::images;
 namespace rt = kubelet::runtime;
 
-[[noreturn]] void die(const std::string& message) {
-  std::cerr << "error: " << message << "\n";
-  std::exit(1);
-}
-
 // images/ next to the binary's source tree (build/bin/minik8s) or an installed share dir.
 std::string defaultRecipesDir() { return installedDataDir("images", "MINIK8S_IMAGES_DIR"); }
 
 // Builds one recipe into <outputDir>/<recipe's directory name>.tar; returns the archive path.
 std::string buildRecipe(const std::string& recipe, const std::string& outputDir) {
   auto spec = images::loadImageRecipeFile(recipe);
-  if (!spec.ok()) die(spec.status().message());
+  if (!spec.ok()) exitWithError(spec.status().message());
   auto archive = images::buildOciArchive(*spec);
-  if (!archive.ok()) die(recipe + ": " + archive.status().message());
+  if (!archive.ok()) exitWithError(recipe + ": " + archive.status().message());
   fs::path p(recipe);
   std::string stem = p.filename() == "image.yaml"
                          ? fs::absolute(p).parent_path().filename().string()
@@ -52,7 +48,7 @@ std::string buildRecipe(const std::string& recipe, const std::string& outputDir)
   std::string out = (fs::path(outputDir) / (stem + ".tar")).string();
   std::ofstream f(out, std::ios::binary | std::ios::trunc);
   f << archive->bytes;
-  if (!f) die("cannot write " + out);
+  if (!f) exitWithError("cannot write " + out);
   std::cout << fmt::format("built {} ({} bytes, {}): {}\n", out, archive->bytes.size(),
                            archive->manifestDigest, fmt::join(spec->names, ", "));
   return out;
@@ -72,7 +68,7 @@ std::optional<std::string> unbuildableOptionalRecipe(const std::string& recipe) 
 
 void pushArchive(const std::string& path, const std::string& registry) {
   auto pushed = rt::pushImageArchive(path, registry);
-  if (!pushed.ok()) die(pushed.status().message());
+  if (!pushed.ok()) exitWithError(pushed.status().message());
   for (const auto& name : *pushed) std::cout << fmt::format("pushed {}/{}\n", registry, name);
 }
 
@@ -83,7 +79,7 @@ std::vector<std::string> defaultRecipes(const std::string& dir) {
     if (fs::exists(e.path() / "image.yaml")) recipes.push_back((e.path() / "image.yaml").string());
   }
   std::sort(recipes.begin(), recipes.end());
-  if (recipes.empty()) die(fmt::format("no image recipes (*/image.yaml) under {}", dir));
+  if (recipes.empty()) exitWithError(fmt::format("no image recipes (*/image.yaml) under {}", dir));
   return recipes;
 }
 
@@ -154,16 +150,16 @@ void addImageCommand(CLI::App& app) {
   build->add_option("-o,--output", o->output, "Directory for the archives (recipes)");
   build->callback([o] {
     if (o->tag.empty()) {
-      if (!o->dockerfile.empty()) die("-f needs -t NAME[:TAG]");
+      if (!o->dockerfile.empty()) exitWithError("-f needs -t NAME[:TAG]");
       for (const auto& r : o->recipes) buildRecipe(r, o->output);
       return;
     }
-    if (o->recipes.size() != 1) die("-t builds one context directory");
+    if (o->recipes.size() != 1) exitWithError("-t builds one context directory");
     auto built = buildDockerfile({.tag = o->tag,
                                   .dockerfile = o->dockerfile,
                                   .context = o->recipes.front(),
                                   .registry = o->registry});
-    if (!built.ok()) die(built.status().message());
+    if (!built.ok()) exitWithError(built.status().message());
     std::cout << built->output << "pushed " << built->pushed << "\n";
   });
 
@@ -204,11 +200,12 @@ void addImageCommand(CLI::App& app) {
                        "YAML file of flags (`data-dir: /var/lib/minik8s`, one key per long flag)");
   registry->callback([o, registry] {
     applyFlagsFileOrExit(*registry, o->configFile);
-    if (o->dataDir.empty()) die("the registry needs --data-dir (or `data-dir:` in --config)");
+    if (o->dataDir.empty())
+      exitWithError("the registry needs --data-dir (or `data-dir:` in --config)");
     initLogging("info", "registry");
     sigset_t signals = blockStopSignals();
     rt::ClusterRegistry reg({.dataDir = o->dataDir, .listen = o->listen});
-    if (Status s = reg.start(); !s.ok()) die(s.message());
+    if (Status s = reg.start(); !s.ok()) exitWithError(s.message());
     if (o->pushDefaults) {
       std::string dir = o->recipesDir.empty() ? defaultRecipesDir() : o->recipesDir;
       for (const auto& r : defaultRecipes(dir)) {
@@ -252,9 +249,9 @@ void addContainerdCommand(CLI::App& app) {
     if (!o->podCidr.empty()) {
       Status s = rt::writeCniConfig(supervisor.layout().cniConfDir(), o->podCidr, o->bridge, o->mtu,
                                     true, supervisor.layout().cniIpamDir());
-      if (!s.ok()) die(s.message());
+      if (!s.ok()) exitWithError(s.message());
     }
-    if (Status s = supervisor.start(); !s.ok()) die(s.message());
+    if (Status s = supervisor.start(); !s.ok()) exitWithError(s.message());
     std::cout << fmt::format("containerd ready: {} (pid {})\n", supervisor.socketPath(),
                              supervisor.pid())
               << std::flush;

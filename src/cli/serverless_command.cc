@@ -16,6 +16,7 @@
 
 #include "api/object_meta.h"
 #include "cli/api_client_flags.h"
+#include "cli/exit_error.h"
 #include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/base64.h"
@@ -92,21 +93,6 @@ else:
         check(f.read(), path)
 )PY";
 
-[[noreturn]] void fatal(const Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  std::exit(1);
-}
-
-client::RestClient restFor(ApiClientFlags& flags) {
-  if (flags.kubeconfig.empty() && flags.server.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    flags.kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
-  }
-  auto config = flags.clientConfig();
-  if (!config.ok()) fatal(config.status());
-  return client::RestClient(*config);
-}
-
 struct DeployFlags {
   ApiClientFlags api;
   std::string name, file, handler, ns = "default", scaleToZeroAfter;
@@ -122,7 +108,7 @@ json codeConfigMap(const DeployFlags& f, const std::string& handler, const std::
                    bool zip) {
   auto checked = runProgram({"python3", "-c", kCheckScript, f.file, handler, zip ? "zip" : "py"});
   if (!checked.ok()) {
-    fatal(
+    exitWithError(
         Status::Unavailable("python3 is needed to check the code: " + checked.status().message()));
   }
   if (checked->exitCode != 0) {
@@ -145,41 +131,43 @@ json codeConfigMap(const DeployFlags& f, const std::string& handler, const std::
 
 void deploy(DeployFlags& f) {
   if (f.update) {
-    client::RestClient rest = restFor(f.api);
+    client::RestClient rest(valueOrExit(f.api.clientConfigOrLocal()));
     auto got = rest.get(sl::kFunctions, f.ns, f.name);
     if (!got.ok()) {
       if (got.status().code() == 404) {
-        fatal(Status::NotFoundMessage("function " + f.ns + "/" + f.name +
-                                      " not found: create it with `minik8s function deploy`"));
+        exitWithError(
+            Status::NotFoundMessage("function " + f.ns + "/" + f.name +
+                                    " not found: create it with `minik8s function deploy`"));
       }
-      fatal(got.status());
+      exitWithError(got.status());
     }
     if (f.handler.empty()) f.handler = api::stringAt(*got, "/spec/handler"_json_pointer);
   }
   auto code = readFile(f.file);
-  if (!code.ok()) fatal(code.status());
+  if (!code.ok()) exitWithError(code.status());
   const bool zip = code->size() >= 4 && code->compare(0, 4, "PK\x03\x04") == 0;
   const std::string stem = fs::path(f.file).stem().string();
   if (!zip && fs::path(f.file).extension() != ".py") {
-    fatal(Status::BadRequest("--file " + f.file + ": want a Python file (.py) or a zip"));
+    exitWithError(Status::BadRequest("--file " + f.file + ": want a Python file (.py) or a zip"));
   }
   if (code->size() > kMaxCodeBytes) {
-    fatal(Status::BadRequest(fmt::format("--file {}: {} bytes, at most {} (a ConfigMap's limit)",
-                                         f.file, code->size(), kMaxCodeBytes)));
+    exitWithError(
+        Status::BadRequest(fmt::format("--file {}: {} bytes, at most {} (a ConfigMap's limit)",
+                                       f.file, code->size(), kMaxCodeBytes)));
   }
   std::string handler = f.handler;
   if (handler.empty()) {
-    if (zip) fatal(Status::BadRequest("--handler module.function is required with a zip"));
+    if (zip) exitWithError(Status::BadRequest("--handler module.function is required with a zip"));
     handler = stem + ".handle";
   }
-  if (Status s = sl::validateHandler(handler, "--handler"); !s.ok()) fatal(s);
+  if (Status s = sl::validateHandler(handler, "--handler"); !s.ok()) exitWithError(s);
   if (!zip && handler.substr(0, handler.rfind('.')) != stem) {
-    fatal(Status::BadRequest("--handler " + handler + ": the module of " + f.file + " is " + stem +
-                             " (e.g. --handler " + stem + ".handle)"));
+    exitWithError(Status::BadRequest("--handler " + handler + ": the module of " + f.file + " is " +
+                                     stem + " (e.g. --handler " + stem + ".handle)"));
   }
   json cm = codeConfigMap(f, handler, *code, zip);
 
-  client::RestClient rest = restFor(f.api);
+  client::RestClient rest(valueOrExit(f.api.clientConfigOrLocal()));
   const auto& configMaps = client::resources::kConfigMaps;
   auto stored = rest.create(configMaps, f.ns, cm);
   if (!stored.ok() && stored.status().code() == 409) {
@@ -187,7 +175,7 @@ void deploy(DeployFlags& f) {
     if (old.ok()) cm["metadata"]["resourceVersion"] = (*old)["metadata"]["resourceVersion"];
     stored = rest.update(configMaps, cm);
   }
-  if (!stored.ok()) fatal(stored.status());
+  if (!stored.ok()) exitWithError(stored.status());
 
   json spec = {{"handler", handler}, {"code", {{"configMap", f.name + "-code"}}}};
   json scale = json::object();
@@ -211,7 +199,7 @@ void deploy(DeployFlags& f) {
                          {{"metadata", {{"annotations", annotations}}}, {"spec", spec}});
     verb = "configured";
   }
-  if (!created.ok()) fatal(created.status());
+  if (!created.ok()) exitWithError(created.status());
   std::cout << "function.serverless.minik8s.io/" << f.name << " " << verb << " (handler " << handler
             << ", " << (zip ? "bundle.zip" : fs::path(f.file).filename().string())
             << " in configmap/" << f.name << "-code)\n";
@@ -235,7 +223,7 @@ void deploy(DeployFlags& f) {
       }
     }
     if (std::chrono::steady_clock::now() >= until) {
-      fatal(Status::Timeout(
+      exitWithError(Status::Timeout(
           fmt::format("revision {} not rolled out within {} s", revision, f.waitSeconds)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -250,7 +238,7 @@ std::vector<json> functionPods(client::RestClient& rest, const std::string& ns,
   client::ListParams p;
   p.labelSelector = std::string(sl::kFunctionLabel) + "=" + name;
   auto pods = rest.list(client::resources::kPods, ns, p);
-  if (!pods.ok()) fatal(pods.status());
+  if (!pods.ok()) exitWithError(pods.status());
   std::vector<json> out = pods->value("items", json::array());
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
     return api::stringAt(a, "/metadata/creationTimestamp"_json_pointer) <
@@ -348,14 +336,14 @@ void addFunctionCommand(CLI::App& app) {
     std::string body = inv->data;
     if (!body.empty() && body[0] == '@') {
       auto text = readFile(body.substr(1));
-      if (!text.ok()) fatal(text.status());
+      if (!text.ok()) exitWithError(text.status());
       body = *text;
     }
     std::string url = inv->gateway;
     if (url.empty()) {
-      client::RestClient rest = restFor(inv->api);
+      client::RestClient rest(valueOrExit(inv->api.clientConfigOrLocal()));
       auto found = gatewayUrl(rest);
-      if (!found.ok()) fatal(found.status());
+      if (!found.ok()) exitWithError(found.status());
       url = *found;
     }
     http::ClientTimeouts t;
@@ -363,7 +351,7 @@ void addFunctionCommand(CLI::App& app) {
     http::Client client(url, {}, t);
     auto r = client.request("POST", "/function/" + inv->ns + "/" + inv->name, body,
                             {{"Content-Type", "application/json"}});
-    if (!r.ok()) fatal(r.status());
+    if (!r.ok()) exitWithError(r.status());
     std::cout << r->body << (r->body.empty() || r->body.back() == '\n' ? "" : "\n");
     if (r->status >= 400) {
       std::cerr << "error: HTTP " << r->status << "\n";
@@ -396,10 +384,11 @@ void addFunctionCommand(CLI::App& app) {
   logsCmd->add_flag("--prefix", lf->prefix, "Prefix each line with its pod (default with >1)");
   lf->api.addTo(logsCmd);
   logsCmd->callback([lf] {
-    client::RestClient rest = restFor(lf->api);
+    client::RestClient rest(valueOrExit(lf->api.clientConfigOrLocal()));
     auto config = lf->api.clientConfig();
-    if (!config.ok()) fatal(config.status());
-    if (auto fnObj = rest.get(sl::kFunctions, lf->ns, lf->name); !fnObj.ok()) fatal(fnObj.status());
+    if (!config.ok()) exitWithError(config.status());
+    if (auto fnObj = rest.get(sl::kFunctions, lf->ns, lf->name); !fnObj.ok())
+      exitWithError(fnObj.status());
     std::vector<json> pods = functionPods(rest, lf->ns, lf->name);
     if (pods.size() > 1) lf->prefix = true;
     std::mutex out;
@@ -445,9 +434,9 @@ void addFunctionCommand(CLI::App& app) {
   remove->add_option("-n,--namespace", del->ns, "Namespace");
   del->api.addTo(remove);
   remove->callback([del] {
-    client::RestClient rest = restFor(del->api);
+    client::RestClient rest(valueOrExit(del->api.clientConfigOrLocal()));
     auto r = rest.remove(sl::kFunctions, del->ns, del->name);
-    if (!r.ok()) fatal(r.status());
+    if (!r.ok()) exitWithError(r.status());
     auto cm = rest.get(client::resources::kConfigMaps, del->ns, del->name + "-code");
     if (cm.ok() && api::labelValue(*cm, sl::kFunctionLabel) == del->name) {
       (void)rest.remove(client::resources::kConfigMaps, del->ns, del->name + "-code");
@@ -460,9 +449,9 @@ void addFunctionCommand(CLI::App& app) {
   list->add_option("-n,--namespace", ls->ns, "Namespace");
   ls->api.addTo(list);
   list->callback([ls] {
-    client::RestClient rest = restFor(ls->api);
+    client::RestClient rest(valueOrExit(ls->api.clientConfigOrLocal()));
     auto items = rest.list(sl::kFunctions, ls->ns);
-    if (!items.ok()) fatal(items.status());
+    if (!items.ok()) exitWithError(items.status());
     std::cout << fmt::format("{:<24} {:<20} {:>5}  {:<14} {}\n", "NAME", "HANDLER", "READY",
                              "REASON", "URL");
     for (const auto& f : items->value("items", json::array())) {
@@ -494,12 +483,12 @@ void addGatewayCommand(CLI::App& app) {
     initLogging("info", "serverless-gateway");
     sigset_t signals = blockStopSignals();
     auto config = f->api.clientConfigOrInCluster();
-    if (!config.ok()) fatal(config.status());
+    if (!config.ok()) exitWithError(config.status());
     client::RestClient rest(*config);
     sl::GatewayOptions options;
     options.listen = f->listen;
     sl::Gateway gateway(rest, sl::restScaler(rest), options);
-    if (Status s = gateway.start(); !s.ok()) fatal(s);
+    if (Status s = gateway.start(); !s.ok()) exitWithError(s);
     int sig = waitForStopSignal(signals);
     LOG_INFO("signal {}: stopping the serverless gateway", sig);
     gateway.stop();
@@ -527,7 +516,8 @@ void addFileWatcherCommand(CLI::App& app) {
     sigset_t signals = blockStopSignals();
     auto interval = parseGoDuration(f->interval);
     if (!interval || interval->count() <= 0) {
-      fatal(Status::BadRequest("--interval " + f->interval + ": want a duration such as 1s"));
+      exitWithError(
+          Status::BadRequest("--interval " + f->interval + ": want a duration such as 1s"));
     }
     const bool created = f->events.find("created") != std::string::npos;
     const bool modified = f->events.find("modified") != std::string::npos;

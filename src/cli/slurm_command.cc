@@ -15,6 +15,7 @@
 
 #include "api/object_meta.h"
 #include "cli/api_client_flags.h"
+#include "cli/exit_error.h"
 #include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/base64.h"
@@ -51,18 +52,6 @@ std::string withoutSubmitterLines(const std::string& log) {
     pos = end;
   }
   return out;
-}
-
-[[noreturn]] void die(const Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  std::exit(1);
-}
-
-void defaultKubeconfig(ApiClientFlags& flags) {
-  if (flags.kubeconfig.empty() && flags.server.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    flags.kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
-  }
 }
 
 // A private munged with the cluster's key on the default socket, so Slurm's commands need no
@@ -128,7 +117,8 @@ void addSubmitterCommand(CLI::App& app) {
     initLogging("info", kSubmitterComponent);
     const bool fromFile = !f->file.empty();
     if (!fromFile && (f->ns.empty() || f->name.empty())) {
-      die(Status::BadRequest("slurm-submitter: --namespace and --name, or --file, are required"));
+      exitWithError(
+          Status::BadRequest("slurm-submitter: --namespace and --name, or --file, are required"));
     }
     sigset_t signals = blockStopSignals();
     static std::atomic<bool> stop{false};
@@ -140,25 +130,25 @@ void addSubmitterCommand(CLI::App& app) {
     ChildProcess munged;
     if (!fromFile || credentialsOpt->count() > 0) {
       Status s = startMunge(f->credentials, munged);
-      if (!s.ok()) die(s);
+      if (!s.ok()) exitWithError(s);
       ::setenv("SLURM_CONF", (f->credentials + "/slurm.conf").c_str(), 1);
     }
     std::unique_ptr<slurm::SlurmJobApi> api;
     std::optional<client::RestClient> rest;
     if (fromFile) {
       auto text = readFile(f->file);
-      if (!text.ok()) die(text.status());
+      if (!text.ok()) exitWithError(text.status());
       auto obj = parseYaml(*text);
-      if (!obj.ok()) die(Status::BadRequest(f->file + ": " + obj.status().message()));
+      if (!obj.ok()) exitWithError(Status::BadRequest(f->file + ": " + obj.status().message()));
       const std::string kind =
           obj->is_object() && (*obj)["kind"].is_string() ? (*obj)["kind"].get<std::string>() : "";
       if (kind != "SlurmJob") {
-        die(Status::BadRequest(f->file + ": kind is \"" + kind + "\", want SlurmJob"));
+        exitWithError(Status::BadRequest(f->file + ": kind is \"" + kind + "\", want SlurmJob"));
       }
       api = slurm::fileSlurmJobApi(std::move(*obj), f->statusFile);
     } else {
       auto config = client::inClusterConfig();
-      if (!config.ok()) die(config.status());
+      if (!config.ok()) exitWithError(config.status());
       rest.emplace(*config);
       api = slurm::restSlurmJobApi(*rest, f->ns, f->name);
     }
@@ -245,26 +235,26 @@ void addJobCommand(CLI::App& app) {
   sf->api.addTo(submit);
   submit->callback([sf] {
     auto text = readFile(sf->file);
-    if (!text.ok()) die(text.status());
+    if (!text.ok()) exitWithError(text.status());
     auto obj = parseYaml(*text);
-    if (!obj.ok()) die(obj.status());
+    if (!obj.ok()) exitWithError(obj.status());
     if (obj->value("kind", "") != "SlurmJob") {
-      die(Status::BadRequest(sf->file + ": kind must be SlurmJob, not \"" + obj->value("kind", "") +
-                             "\""));
+      exitWithError(Status::BadRequest(sf->file + ": kind must be SlurmJob, not \"" +
+                                       obj->value("kind", "") + "\""));
     }
     std::string ns = sf->ns;
     if (ns.empty()) ns = api::namespaceOf(*obj);
     if (ns.empty()) ns = "default";
     const std::string name = api::nameOf(*obj);
-    if (name.empty()) die(Status::BadRequest(sf->file + ": metadata.name: Required value"));
+    if (name.empty())
+      exitWithError(Status::BadRequest(sf->file + ": metadata.name: Required value"));
     (*obj)["metadata"]["namespace"] = ns;
-    defaultKubeconfig(sf->api);
-    auto config = sf->api.clientConfig();
-    if (!config.ok()) die(config.status());
+    auto config = sf->api.clientConfigOrLocal();
+    if (!config.ok()) exitWithError(config.status());
     client::RestClient rest(*config);
     if (!sf->source.empty()) {
       auto cm = sourceConfigMap(sf->source, name + "-source", ns);
-      if (!cm.ok()) die(cm.status());
+      if (!cm.ok()) exitWithError(cm.status());
       const auto& configMaps = client::resources::kConfigMaps;
       auto created = rest.create(configMaps, ns, *cm);
       if (!created.ok() && created.status().code() == 409) {
@@ -272,12 +262,12 @@ void addJobCommand(CLI::App& app) {
         if (old.ok()) (*cm)["metadata"]["resourceVersion"] = (*old)["metadata"]["resourceVersion"];
         created = rest.update(configMaps, *cm);
       }
-      if (!created.ok()) die(created.status());
+      if (!created.ok()) exitWithError(created.status());
       (*obj)["spec"]["source"] = {{"configMap", name + "-source"}};
       std::cout << "configmap/" << name << "-source uploaded\n";
     }
     auto created = rest.create(slurm::kSlurmJobs, ns, *obj);
-    if (!created.ok()) die(created.status());
+    if (!created.ok()) exitWithError(created.status());
     std::cout << "slurmjob.slurm.minik8s.io/" << name << " created\n";
   });
 
@@ -292,21 +282,20 @@ void addJobCommand(CLI::App& app) {
   output->add_option("-n,--namespace", of->ns, "Namespace");
   of->api.addTo(output);
   output->callback([of] {
-    defaultKubeconfig(of->api);
-    auto config = of->api.clientConfig();
-    if (!config.ok()) die(config.status());
+    auto config = of->api.clientConfigOrLocal();
+    if (!config.ok()) exitWithError(config.status());
     client::RestClient rest(*config);
     auto sj = rest.get(slurm::kSlurmJobs, of->ns, of->name);
-    if (!sj.ok()) die(sj.status());
+    if (!sj.ok()) exitWithError(sj.status());
     const std::string pod = sj->value("/status/submitter"_json_pointer, std::string());
     if (pod.empty()) {
-      die(Status::NotFoundMessage("SlurmJob " + of->name + " has not been submitted yet (phase " +
-                                  sj->value("/status/phase"_json_pointer, std::string("Pending")) +
-                                  ")"));
+      exitWithError(Status::NotFoundMessage(
+          "SlurmJob " + of->name + " has not been submitted yet (phase " +
+          sj->value("/status/phase"_json_pointer, std::string("Pending")) + ")"));
     }
     auto log = rest.requestText(
         "GET", "/api/v1/namespaces/" + of->ns + "/pods/" + pod + "/log?container=submitter");
-    if (!log.ok()) die(log.status());
+    if (!log.ok()) exitWithError(log.status());
     std::cout << withoutSubmitterLines(*log);
   });
 }

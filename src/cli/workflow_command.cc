@@ -8,6 +8,7 @@
 
 #include "api/object_meta.h"
 #include "cli/api_client_flags.h"
+#include "cli/exit_error.h"
 #include "common/file_util.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
@@ -20,21 +21,6 @@ namespace sl = serverless;
 
 namespace {
 
-[[noreturn]] void fatal(const Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  std::exit(1);
-}
-
-client::RestClient restFor(ApiClientFlags& flags) {
-  if (flags.kubeconfig.empty() && flags.server.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    flags.kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
-  }
-  auto config = flags.clientConfig();
-  if (!config.ok()) fatal(config.status());
-  return client::RestClient(*config);
-}
-
 struct RunFlags {
   ApiClientFlags api;
   std::string workflow, ns = "default", data, name, timeout = "10m";
@@ -46,18 +32,19 @@ void run(RunFlags& f) {
   std::string text = f.data;
   if (!text.empty() && text[0] == '@') {
     auto file = readFile(text.substr(1));
-    if (!file.ok()) fatal(file.status());
+    if (!file.ok()) exitWithError(file.status());
     text = *file;
   }
   if (!text.empty()) {
     input = json::parse(text, nullptr, false);
-    if (input.is_discarded()) fatal(Status::BadRequest("--data: not JSON: " + text));
+    if (input.is_discarded()) exitWithError(Status::BadRequest("--data: not JSON: " + text));
   }
   const auto limit = parseGoDuration(f.timeout);
-  if (!limit) fatal(Status::BadRequest("--timeout " + f.timeout + ": want a duration such as 5m"));
-  client::RestClient rest = restFor(f.api);
+  if (!limit)
+    exitWithError(Status::BadRequest("--timeout " + f.timeout + ": want a duration such as 5m"));
+  client::RestClient rest(valueOrExit(f.api.clientConfigOrLocal()));
   auto created = sl::startWorkflowExecution(rest, f.ns, f.workflow, input, f.name);
-  if (!created.ok()) fatal(created.status());
+  if (!created.ok()) exitWithError(created.status());
   const std::string name = api::nameOf(*created);
   if (!f.wait) {
     std::cout << "workflowexecution.serverless.minik8s.io/" << name << " created\n";
@@ -67,7 +54,7 @@ void run(RunFlags& f) {
   const auto end = std::chrono::steady_clock::now() + *limit;
   while (true) {
     auto x = rest.get(sl::kWorkflowExecutions, f.ns, name);
-    if (!x.ok() && x.status().code() == 404) fatal(x.status());
+    if (!x.ok() && x.status().code() == 404) exitWithError(x.status());
     if (x.ok() && sl::executionFinished(*x)) {
       const json status = (*x)["status"];
       if (status.value("phase", "") == "Succeeded") {
@@ -79,8 +66,8 @@ void run(RunFlags& f) {
       std::exit(1);
     }
     if (std::chrono::steady_clock::now() > end) {
-      fatal(Status::Timeout("workflow execution " + name + " still running after " + f.timeout +
-                            " (kubectl describe wfx " + name + ")"));
+      exitWithError(Status::Timeout("workflow execution " + name + " still running after " +
+                                    f.timeout + " (kubectl describe wfx " + name + ")"));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -88,9 +75,9 @@ void run(RunFlags& f) {
 
 void validate(const std::string& file) {
   auto text = readFile(file);
-  if (!text.ok()) fatal(text.status());
+  if (!text.ok()) exitWithError(text.status());
   auto docs = parseYamlDocuments(*text);
-  if (!docs.ok()) fatal(docs.status());
+  if (!docs.ok()) exitWithError(docs.status());
   int problems = 0, workflows = 0;
   for (const auto& doc : *docs) {
     if (!doc.is_object() || doc.value("kind", "") != "Workflow") continue;
@@ -102,7 +89,7 @@ void validate(const std::string& file) {
     }
     if (problems == 0) std::cout << "workflow " << name << ": valid\n";
   }
-  if (workflows == 0) fatal(Status::BadRequest(file + ": no kind: Workflow in it"));
+  if (workflows == 0) exitWithError(Status::BadRequest(file + ": no kind: Workflow in it"));
   if (problems > 0) std::exit(1);
 }
 
