@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/api_client_flags.h"
+#include "cli/mesh_rollout_command.h"
 #include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
 #include "common/command.h"
@@ -18,11 +19,11 @@
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "mesh/config_watcher.h"
+#include "mesh/discovery_client.h"
+#include "mesh/discovery_server.h"
 #include "mesh/interception.h"
 #include "mesh/mesh_config.h"
 #include "mesh/proxy/sidecar_proxy.h"
-#include "mesh/rollout.h"
-#include "mesh/rollout_cluster.h"
 #include "mesh/workload_certificate.h"
 
 // Helpers in a namespace of their own: cli/ is a unity build.
@@ -62,8 +63,46 @@ std::vector<json> listAll(client::RestClient& rest, const client::Resource& r, b
 
 struct ServicesFlags {
   ApiClientFlags api;
-  std::string ns, output;
+  std::string ns, output, discovery;
 };
+
+// The registry as the discovery server serves it (GET /debug/registryz), read with the
+// kubeconfig's credentials.
+std::shared_ptr<const mesh::MeshConfig> registryFromDiscovery(ServicesFlags& f, json* raw) {
+  client::ClientConfig config = configFor(f.api, false);
+  http::Client client(f.discovery, config.tls);
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (!config.bearerToken.empty())
+    headers.emplace_back("Authorization", "Bearer " + config.bearerToken);
+  auto res = client.request("GET", "/debug/registryz", "", headers);
+  if (!res.ok()) fatal(res.status());
+  if (res->status != 200) fatal(client::statusFromResponse(res->status, res->body));
+  *raw = json::parse(res->body, nullptr, false);
+  if (!raw->is_object()) fatal(Status::Internal("the discovery server answered no JSON object"));
+  // The user's view carries what printServices() shows.
+  auto out = std::make_shared<mesh::MeshConfig>();
+  for (const auto& s : raw->value("services", json::array())) {
+    mesh::MeshService svc;
+    svc.ns = s.value("namespace", "");
+    svc.name = s.value("name", "");
+    svc.clusterIP = s.value("clusterIP", "");
+    for (const auto& p : s.value("ports", json::array())) {
+      mesh::MeshServicePort port;
+      port.port = p.value("port", 0);
+      port.protocol = p.value("protocol", "TCP");
+      for (const auto& e : p.value("endpoints", json::array())) {
+        mesh::MeshEndpoint me;
+        me.ip = e.value("ip", "");
+        me.port = e.value("port", 0);
+        me.labels = e.value("labels", std::map<std::string, std::string>{});
+        port.endpoints.push_back(std::move(me));
+      }
+      svc.ports.push_back(std::move(port));
+    }
+    out->services.emplace(svc.key(), std::move(svc));
+  }
+  return out;
+}
 
 void printServices(const mesh::MeshConfig& config, const std::string& ns) {
   std::printf("%-12s %-20s %-16s %-16s %s\n", "NAMESPACE", "NAME", "VIRTUAL-IP", "PORTS",
@@ -92,8 +131,21 @@ void addServicesCommand(CLI::App& mesh) {
       "services", "List every service with its virtual IP, ports and endpoints (the registry)");
   cmd->add_option("-n,--namespace", f->ns, "only this namespace");
   cmd->add_option("-o,--output", f->output, "json for the whole registry as JSON");
+  cmd->add_option("--discovery", f->discovery,
+                  "Read the registry from this mesh discovery server (its /debug/registryz, "
+                  "e.g. http://127.0.0.1:15012) instead of the API server");
   f->api.addTo(cmd);
   cmd->callback([f] {
+    if (!f->discovery.empty()) {
+      json raw;
+      auto config = registryFromDiscovery(*f, &raw);
+      if (f->output == "json") {
+        std::cout << raw.dump(2) << "\n";
+      } else {
+        printServices(*config, f->ns);
+      }
+      return;
+    }
     client::RestClient rest(configFor(f->api, false));
     namespace res = client::resources;
     auto config = mesh::buildMeshConfig(
@@ -106,84 +158,6 @@ void addServicesCommand(CLI::App& mesh) {
     } else {
       printServices(*config, f->ns);
     }
-  });
-}
-
-struct RolloutFlags {
-  ApiClientFlags api;
-  std::string ns = "default", service, image, version, container;
-  std::string interval = "10s";
-  mesh::RolloutOptions options;
-};
-
-std::chrono::milliseconds durationFlag(const std::string& flag, const std::string& value) {
-  auto d = parseGoDuration(value);
-  if (!d || d->count() <= 0) {
-    fatal(Status::BadRequest("invalid value \"" + value + "\" for " + flag +
-                             ": want a duration such as 10s, 1m or 500ms"));
-  }
-  return *d;
-}
-
-void addRolloutCommand(CLI::App& mesh) {
-  auto f = std::make_shared<RolloutFlags>();
-  auto* cmd = mesh.add_subcommand(
-      "rollout",
-      "Roll a meshed service out to a new image: the new version starts beside the old one, "
-      "traffic moves to it by --step every --interval while the old one is scaled down, and "
-      "it rolls back by itself when the new version's 5xx rate passes --max-error-rate");
-  cmd->add_option("service", f->service, "The Service whose Deployment is rolled out")->required();
-  cmd->add_option("--image", f->image, "The new version's image")->required();
-  cmd->add_option("-n,--namespace", f->ns, "The service's namespace")->capture_default_str();
-  cmd->add_option("--step", f->options.stepPercent, "Percent of the traffic moved per step")
-      ->capture_default_str();
-  cmd->add_option("--interval", f->interval, "How long each step is watched")
-      ->capture_default_str();
-  cmd->add_option("--max-error-rate", f->options.maxErrorRate,
-                  "Roll back when the new version's 5xx answers over its requests in a step "
-                  "pass this fraction")
-      ->capture_default_str();
-  cmd->add_option("--min-requests", f->options.minRequests,
-                  "Requests a step needs before it may be judged early")
-      ->capture_default_str();
-  cmd->add_option("--version", f->version,
-                  "The new version's `version` label (default: the image's tag)");
-  cmd->add_option("--container", f->container, "The container to update (default: the first)");
-  f->api.addTo(cmd);
-  cmd->callback([f] {
-    f->options.interval = durationFlag("--interval", f->interval);
-    f->options.checkEvery = std::min(f->options.interval, std::chrono::milliseconds(1000));
-    if (Status s = mesh::validateRolloutOptions(f->options); !s.ok()) fatal(s);
-    // Ctrl-C (or SIGTERM) rolls back instead of leaving both versions half way.
-    sigset_t signals = blockStopSignals();
-    client::ClientConfig config = configFor(f->api, false);
-    client::RestClient rest(config);
-    mesh::ApiRolloutTarget target(rest, {.ns = f->ns,
-                                         .service = f->service,
-                                         .image = f->image,
-                                         .version = f->version,
-                                         .container = f->container});
-    if (Status s = target.resolve(); !s.ok()) fatal(s);
-    mesh::ExecRolloutMetrics metrics(config, rest, f->ns, f->service, target.newVersion());
-    mesh::RealRolloutClock clock;
-    const auto start = std::chrono::steady_clock::now();
-    auto report = [start](const std::string& line) {
-      double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("[%6.1fs] %s\n", t, line.c_str());
-      std::fflush(stdout);
-    };
-    report("rollout of " + f->ns + "/" + f->service + ": " + target.oldDeployment() + " (" +
-           target.oldVersion() + ") -> " + target.newDeployment() + " (" + target.newVersion() +
-           ", " + f->image + ")");
-    mesh::Rollout rollout(f->options, target, metrics, clock, report);
-    std::thread([&rollout, &report, signals] {
-      int sig = waitForStopSignal(signals);
-      report("signal " + std::to_string(sig) + ": rolling back");
-      rollout.cancel();
-    }).detach();
-    mesh::RolloutResult r = rollout.run();
-    std::printf("%s: %s\n", mesh::rolloutPhaseName(r.phase), r.reason.c_str());
-    std::exit(r.phase == mesh::RolloutPhase::kSucceeded ? 0 : 1);
   });
 }
 
@@ -210,6 +184,8 @@ struct ProxyFlags {
   int certTtlSeconds = static_cast<int>(mesh::kDefaultWorkloadCertTtl.count());
   std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
   bool mtls = true;
+  std::string discovery = "none";
+  std::string discoveryCa;
 };
 
 std::string readWholeFile(const std::string& path) {
@@ -279,23 +255,53 @@ void addProxyCommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--service-account-dir", f->serviceAccountDir)->capture_default_str();
   cmd->add_flag("!--no-mtls", f->mtls, "No workload certificate: plain text only");
+  cmd->add_option("--discovery-address", f->discovery,
+                  "The mesh discovery server streaming this proxy its configuration "
+                  "(`minik8s mesh-discovery`, e.g. https://istiod.istio-system.svc:15012); "
+                  "\"none\": watch the API server itself")
+      ->envname("MESH_DISCOVERY_ADDRESS")
+      ->capture_default_str();
+  cmd->add_option("--discovery-ca-file", f->discoveryCa,
+                  "CA of an https:// discovery server (default: the service account's ca.crt)");
   f->api.addTo(cmd);
   cmd->callback([f] {
     initLogging("info", "mesh-proxy");
     auto drain = parseGoDuration(f->drain);
     if (!drain) fatal(Status::BadRequest("--drain-duration: \"" + f->drain + "\" is no duration"));
     sigset_t signals = blockStopSignals();
-    client::RestClient rest(configFor(f->api, true));
+    client::ClientConfig apiConfig = configFor(f->api, true);
+    client::RestClient rest(apiConfig);
     if (const char* ns = std::getenv("POD_NAMESPACE")) f->options.podNamespace = ns;
     if (const char* name = std::getenv("POD_NAME")) f->options.podName = name;
     f->options.probeSources = defaultGateways();
     mesh::SidecarProxy proxy(f->options);
-    mesh::ConfigWatcher watcher(rest, [&proxy](std::shared_ptr<const mesh::MeshConfig> c) {
+    auto apply = [&proxy](std::shared_ptr<const mesh::MeshConfig> c) {
       LOG_INFO("mesh config version {}: {} services", c->version, c->services.size());
       proxy.setConfig(std::move(c));
-    });
+    };
+    // The configuration: streamed by the discovery server, or (none) watched here.
+    std::unique_ptr<mesh::ConfigWatcher> watcher;
+    std::unique_ptr<mesh::DiscoveryClient> discovery;
+    if (f->discovery == "none") {
+      watcher = std::make_unique<mesh::ConfigWatcher>(rest, apply);
+    } else {
+      mesh::DiscoveryClientOptions o;
+      o.url = f->discovery;
+      o.tls.caPem =
+          readWholeFile(f->discoveryCa.empty() ? f->serviceAccountDir + "/ca.crt" : f->discoveryCa);
+      std::string tokenFile = f->serviceAccountDir + "/token";
+      std::string apiToken = apiConfig.bearerToken;
+      o.token = [tokenFile, apiToken] {
+        std::string t = readWholeFile(tokenFile);
+        while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+        return t.empty() ? apiToken : t;
+      };
+      o.pod = f->options.podNamespace + "/" + f->options.podName;
+      discovery = std::make_unique<mesh::DiscoveryClient>(o, apply);
+    }
     if (Status s = proxy.start(); !s.ok()) fatal(s);
-    watcher.start();
+    if (watcher) watcher->start();
+    if (discovery) discovery->start();
     auto identity = startIdentity(*f, rest, proxy);
     int sig = waitForStopSignal(signals);
     if (sig == SIGTERM && drain->count() > 0) {
@@ -306,8 +312,58 @@ void addProxyCommand(CLI::App& app) {
     }
     LOG_INFO("signal {}: stopping the mesh proxy", sig);
     if (identity) identity->stop();
-    watcher.stop();
+    if (watcher) watcher->stop();
+    if (discovery) discovery->stop();
     proxy.stop();
+  });
+}
+
+struct DiscoveryFlags {
+  ApiClientFlags api;
+  std::string listen = "0.0.0.0:" + std::to_string(mesh::kDiscoveryPort);
+  std::string certFile, keyFile;
+  bool inCluster = true;
+};
+
+void addDiscoveryCommand(CLI::App& app) {
+  auto f = std::make_shared<DiscoveryFlags>();
+  auto* cmd = app.add_subcommand(
+      "mesh-discovery",
+      "Run the mesh control plane: one watch of the registry and the rules, streamed to every "
+      "sidecar (istiod's discovery)");
+  cmd->add_option("--listen", f->listen)->capture_default_str();
+  cmd->add_option("--tls-cert-file", f->certFile, "Serve HTTPS with this certificate (PEM)");
+  cmd->add_option("--tls-private-key-file", f->keyFile, "... and this key");
+  f->api.addTo(cmd);
+  cmd->callback([f] {
+    initLogging("info", "mesh-discovery");
+    sigset_t signals = blockStopSignals();
+    // In a pod its service account (which may create TokenReviews), else --kubeconfig/--server.
+    client::RestClient rest(configFor(f->api, true));
+    mesh::DiscoveryServerOptions o;
+    if (!f->certFile.empty() || !f->keyFile.empty()) {
+      http::TlsServerConfig tls;
+      tls.certPem = readWholeFile(f->certFile);
+      tls.keyPem = readWholeFile(f->keyFile);
+      if (tls.certPem.empty() || tls.keyPem.empty())
+        fatal(
+            Status::BadRequest("--tls-cert-file and --tls-private-key-file: both must name "
+                               "readable PEM files"));
+      o.tls = tls;
+    }
+    mesh::TokenReviewAuthenticator authenticator(rest);
+    mesh::DiscoveryServer server(authenticator, o);
+    mesh::ConfigWatcher watcher(rest, [&server](std::shared_ptr<const mesh::MeshConfig> c) {
+      LOG_INFO("mesh config version {}: {} services", c->version, c->services.size());
+      server.setConfig(std::move(c));
+    });
+    watcher.start();
+    if (Status s = server.start(f->listen); !s.ok()) fatal(s);
+    LOG_INFO("mesh discovery serving on {} (port {})", f->listen, server.port());
+    int sig = waitForStopSignal(signals);
+    LOG_INFO("signal {}: stopping mesh discovery", sig);
+    server.stop();
+    watcher.stop();
   });
 }
 
@@ -353,8 +409,9 @@ void addMeshCommands(CLI::App& app) {
   auto* mesh = app.add_subcommand("mesh", "The service mesh: registry and rules");
   mesh->require_subcommand(1);
   mesh_cmd::addServicesCommand(*mesh);
-  mesh_cmd::addRolloutCommand(*mesh);
+  addMeshRolloutCommand(*mesh);  // cli/mesh_rollout_command.h
   mesh_cmd::addProxyCommand(app);
+  mesh_cmd::addDiscoveryCommand(app);
   mesh_cmd::addProxyMetricsCommand(app);
   mesh_cmd::addInitCommand(app);
 }

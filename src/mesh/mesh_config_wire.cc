@@ -1,0 +1,372 @@
+#include "mesh/mesh_config_wire.h"
+
+#include <regex>
+#include <stdexcept>
+
+namespace minik8s::mesh {
+
+namespace wire_detail {
+
+// ---- encoding ----
+
+json stringMatchToWire(const StringMatch& m) {
+  const char* kind = m.kind == StringMatch::Kind::kExact    ? "exact"
+                     : m.kind == StringMatch::Kind::kPrefix ? "prefix"
+                                                            : "regex";
+  return {{kind, m.value}};
+}
+
+json policyToWire(const TrafficPolicy& p) {
+  json out = {{"loadBalancer", p.loadBalancer == LoadBalancer::kRoundRobin ? "ROUND_ROBIN"
+                               : p.loadBalancer == LoadBalancer::kRandom   ? "RANDOM"
+                                                                           : "LEAST_REQUEST"}};
+  if (p.outlierDetection) {
+    const OutlierDetection& o = *p.outlierDetection;
+    out["outlierDetection"] = {{"consecutive5xxErrors", o.consecutive5xxErrors},
+                               {"intervalMs", o.interval.count()},
+                               {"baseEjectionTimeMs", o.baseEjectionTime.count()},
+                               {"maxEjectionPercent", o.maxEjectionPercent}};
+  }
+  return out;
+}
+
+json routeToWire(const HttpRoute& r) {
+  json match = json::array();
+  for (const auto& m : r.match) {
+    json item = json::object();
+    if (m.uri) item["uri"] = stringMatchToWire(*m.uri);
+    json headers = json::object();
+    for (const auto& [name, h] : m.headers) headers[name] = stringMatchToWire(h);
+    item["headers"] = std::move(headers);
+    match.push_back(std::move(item));
+  }
+  json route = json::array();
+  for (const auto& d : r.route) {
+    route.push_back(
+        {{"host", d.host}, {"subset", d.subset}, {"port", d.port}, {"weight", d.weight}});
+  }
+  return {{"name", r.name},
+          {"match", std::move(match)},
+          {"route", std::move(route)},
+          {"timeoutMs", r.timeout.count()},
+          {"retryAttempts", r.retryAttempts}};
+}
+
+json serviceToWire(const MeshService& svc) {
+  json ports = json::array();
+  for (const auto& p : svc.ports) {
+    json eps = json::array();
+    for (const auto& e : p.endpoints) {
+      eps.push_back({{"ip", e.ip},
+                     {"port", e.port},
+                     {"pod", e.podName},
+                     {"namespace", e.ns},
+                     {"labels", e.labels},
+                     {"sidecar", e.sidecar},
+                     {"serviceAccount", e.serviceAccount}});
+    }
+    ports.push_back({{"name", p.name},
+                     {"port", p.port},
+                     {"protocol", p.protocol},
+                     {"appProtocol", p.appProtocol},
+                     {"endpoints", std::move(eps)}});
+  }
+  json routes = json::array();
+  for (const auto& r : svc.routes) routes.push_back(routeToWire(r));
+  json subsets = json::array();
+  for (const auto& [name, s] : svc.subsets) {
+    json item = {{"name", s.name}, {"key", name}, {"labels", s.labels}};
+    if (s.trafficPolicy) item["trafficPolicy"] = policyToWire(*s.trafficPolicy);
+    subsets.push_back(std::move(item));
+  }
+  return {{"namespace", svc.ns},
+          {"name", svc.name},
+          {"clusterIP", svc.clusterIP},
+          {"ports", std::move(ports)},
+          {"routes", std::move(routes)},
+          {"subsets", std::move(subsets)},
+          {"trafficPolicy", policyToWire(svc.trafficPolicy)}};
+}
+
+json peerAuthenticationToWire(const PeerAuthentication& p) {
+  json portLevel = json::object();
+  for (const auto& [port, mode] : p.portLevel) portLevel[std::to_string(port)] = mtlsModeName(mode);
+  return {{"namespace", p.ns},
+          {"name", p.name},
+          {"creationTimestamp", p.creationTimestamp},
+          {"hasSelector", p.hasSelector},
+          {"selector", p.selector},
+          {"mode", mtlsModeName(p.mode)},
+          {"portLevel", std::move(portLevel)}};
+}
+
+// ---- decoding: a WireError carries the field path up to meshConfigFromWire ----
+
+struct WireError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw WireError(path + ": " + what);
+}
+
+const json& field(const json& obj, const std::string& path, const char* name) {
+  if (!obj.is_object()) fail(path, "want an object");
+  auto it = obj.find(name);
+  if (it == obj.end()) fail(path + "." + name, "Required value");
+  return *it;
+}
+
+std::string str(const json& obj, const std::string& path, const char* name) {
+  const json& v = field(obj, path, name);
+  if (!v.is_string()) fail(path + "." + name, "want a string");
+  return v.get<std::string>();
+}
+
+int64_t integer(const json& obj, const std::string& path, const char* name) {
+  const json& v = field(obj, path, name);
+  if (!v.is_number_integer()) fail(path + "." + name, "want an integer");
+  return v.get<int64_t>();
+}
+
+bool boolean(const json& obj, const std::string& path, const char* name) {
+  const json& v = field(obj, path, name);
+  if (!v.is_boolean()) fail(path + "." + name, "want a boolean");
+  return v.get<bool>();
+}
+
+const json& array(const json& obj, const std::string& path, const char* name) {
+  const json& v = field(obj, path, name);
+  if (!v.is_array()) fail(path + "." + name, "want an array");
+  return v;
+}
+
+std::map<std::string, std::string> stringMap(const json& obj, const std::string& path,
+                                             const char* name) {
+  const json& v = field(obj, path, name);
+  if (!v.is_object()) fail(path + "." + name, "want an object of strings");
+  std::map<std::string, std::string> out;
+  for (const auto& [k, x] : v.items()) {
+    if (!x.is_string()) fail(path + "." + name + "." + k, "want a string");
+    out[k] = x.get<std::string>();
+  }
+  return out;
+}
+
+std::string at(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
+
+StringMatch stringMatchFromWire(const json& j, const std::string& path) {
+  if (!j.is_object() || j.size() != 1) fail(path, "want one of exact, prefix, regex");
+  auto it = j.begin();
+  if (!it.value().is_string()) fail(path + "." + it.key(), "want a string");
+  StringMatch m;
+  m.value = it.value().get<std::string>();
+  if (it.key() == "exact") {
+    m.kind = StringMatch::Kind::kExact;
+  } else if (it.key() == "prefix") {
+    m.kind = StringMatch::Kind::kPrefix;
+  } else if (it.key() == "regex") {
+    m.kind = StringMatch::Kind::kRegex;
+    try {
+      m.re = std::regex(m.value, std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      fail(path + ".regex", e.what());
+    }
+  } else {
+    fail(path + "." + it.key(), "Unsupported value: want exact, prefix or regex");
+  }
+  return m;
+}
+
+TrafficPolicy policyFromWire(const json& j, const std::string& path) {
+  TrafficPolicy p;
+  std::string lb = str(j, path, "loadBalancer");
+  if (lb == "ROUND_ROBIN") {
+    p.loadBalancer = LoadBalancer::kRoundRobin;
+  } else if (lb == "RANDOM") {
+    p.loadBalancer = LoadBalancer::kRandom;
+  } else if (lb == "LEAST_REQUEST") {
+    p.loadBalancer = LoadBalancer::kLeastRequest;
+  } else {
+    fail(path + ".loadBalancer", "Unsupported value: \"" + lb + "\"");
+  }
+  if (j.contains("outlierDetection")) {
+    const json& o = j["outlierDetection"];
+    std::string op = path + ".outlierDetection";
+    OutlierDetection od;
+    od.consecutive5xxErrors = static_cast<int>(integer(o, op, "consecutive5xxErrors"));
+    od.interval = std::chrono::milliseconds(integer(o, op, "intervalMs"));
+    od.baseEjectionTime = std::chrono::milliseconds(integer(o, op, "baseEjectionTimeMs"));
+    od.maxEjectionPercent = static_cast<int>(integer(o, op, "maxEjectionPercent"));
+    p.outlierDetection = od;
+  }
+  return p;
+}
+
+MtlsMode modeFromWire(const json& v, const std::string& path) {
+  std::string s = v.is_string() ? v.get<std::string>() : "";
+  for (MtlsMode m :
+       {MtlsMode::kUnset, MtlsMode::kPermissive, MtlsMode::kStrict, MtlsMode::kDisable}) {
+    if (s == mtlsModeName(m)) return m;
+  }
+  fail(path, "Unsupported value: " + v.dump());
+}
+
+HttpRoute routeFromWire(const json& j, const std::string& path) {
+  HttpRoute r;
+  r.name = str(j, path, "name");
+  const json& match = array(j, path, "match");
+  for (size_t i = 0; i < match.size(); ++i) {
+    std::string mp = at(path + ".match", i);
+    HttpMatch m;
+    if (match[i].is_object() && match[i].contains("uri"))
+      m.uri = stringMatchFromWire(match[i]["uri"], mp + ".uri");
+    const json& headers = field(match[i], mp, "headers");
+    if (!headers.is_object()) fail(mp + ".headers", "want an object");
+    for (const auto& [name, h] : headers.items())
+      m.headers[name] = stringMatchFromWire(h, mp + ".headers." + name);
+    r.match.push_back(std::move(m));
+  }
+  const json& route = array(j, path, "route");
+  for (size_t i = 0; i < route.size(); ++i) {
+    std::string dp = at(path + ".route", i);
+    RouteDestination d;
+    d.host = str(route[i], dp, "host");
+    d.subset = str(route[i], dp, "subset");
+    d.port = static_cast<int>(integer(route[i], dp, "port"));
+    d.weight = static_cast<int>(integer(route[i], dp, "weight"));
+    r.route.push_back(std::move(d));
+  }
+  r.timeout = std::chrono::milliseconds(integer(j, path, "timeoutMs"));
+  r.retryAttempts = static_cast<int>(integer(j, path, "retryAttempts"));
+  return r;
+}
+
+MeshService serviceFromWire(const json& j, const std::string& path) {
+  MeshService svc;
+  svc.ns = str(j, path, "namespace");
+  svc.name = str(j, path, "name");
+  svc.clusterIP = str(j, path, "clusterIP");
+  const json& ports = array(j, path, "ports");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    std::string pp = at(path + ".ports", i);
+    MeshServicePort port;
+    port.name = str(ports[i], pp, "name");
+    port.port = static_cast<int>(integer(ports[i], pp, "port"));
+    port.protocol = str(ports[i], pp, "protocol");
+    port.appProtocol = str(ports[i], pp, "appProtocol");
+    const json& eps = array(ports[i], pp, "endpoints");
+    for (size_t k = 0; k < eps.size(); ++k) {
+      std::string ep = at(pp + ".endpoints", k);
+      MeshEndpoint e;
+      e.ip = str(eps[k], ep, "ip");
+      e.port = static_cast<int>(integer(eps[k], ep, "port"));
+      e.podName = str(eps[k], ep, "pod");
+      e.ns = str(eps[k], ep, "namespace");
+      e.labels = stringMap(eps[k], ep, "labels");
+      e.sidecar = boolean(eps[k], ep, "sidecar");
+      e.serviceAccount = str(eps[k], ep, "serviceAccount");
+      port.endpoints.push_back(std::move(e));
+    }
+    svc.ports.push_back(std::move(port));
+  }
+  const json& routes = array(j, path, "routes");
+  for (size_t i = 0; i < routes.size(); ++i)
+    svc.routes.push_back(routeFromWire(routes[i], at(path + ".routes", i)));
+  const json& subsets = array(j, path, "subsets");
+  for (size_t i = 0; i < subsets.size(); ++i) {
+    std::string sp = at(path + ".subsets", i);
+    Subset s;
+    s.name = str(subsets[i], sp, "name");
+    s.labels = stringMap(subsets[i], sp, "labels");
+    if (subsets[i].contains("trafficPolicy"))
+      s.trafficPolicy = policyFromWire(subsets[i]["trafficPolicy"], sp + ".trafficPolicy");
+    svc.subsets[str(subsets[i], sp, "key")] = std::move(s);
+  }
+  svc.trafficPolicy = policyFromWire(field(j, path, "trafficPolicy"), path + ".trafficPolicy");
+  return svc;
+}
+
+PeerAuthentication peerAuthenticationFromWire(const json& j, const std::string& path) {
+  PeerAuthentication p;
+  p.ns = str(j, path, "namespace");
+  p.name = str(j, path, "name");
+  p.creationTimestamp = str(j, path, "creationTimestamp");
+  p.hasSelector = boolean(j, path, "hasSelector");
+  p.selector = stringMap(j, path, "selector");
+  p.mode = modeFromWire(field(j, path, "mode"), path + ".mode");
+  const json& portLevel = field(j, path, "portLevel");
+  if (!portLevel.is_object()) fail(path + ".portLevel", "want an object");
+  for (const auto& [port, mode] : portLevel.items()) {
+    int number = 0;
+    try {
+      number = std::stoi(port);
+    } catch (const std::exception&) {
+      fail(path + ".portLevel." + port, "want a port number as the key");
+    }
+    p.portLevel[number] = modeFromWire(mode, path + ".portLevel." + port);
+  }
+  return p;
+}
+
+}  // namespace wire_detail
+
+json meshConfigToWire(const MeshConfig& config) {
+  using namespace wire_detail;
+  json services = json::array();
+  for (const auto& [key, svc] : config.services) services.push_back(serviceToWire(svc));
+  json pods = json::array();
+  for (const auto& [key, p] : config.pods) {
+    pods.push_back({{"namespace", p.ns},
+                    {"name", p.name},
+                    {"ip", p.ip},
+                    {"serviceAccount", p.serviceAccount},
+                    {"labels", p.labels},
+                    {"sidecar", p.sidecar}});
+  }
+  json policies = json::array();
+  for (const auto& p : config.peerAuthentications) policies.push_back(peerAuthenticationToWire(p));
+  return {{"version", config.version}, {"services", std::move(services)},
+          {"byVip", config.byVip},     {"pods", std::move(pods)},
+          {"podByIp", config.podByIp}, {"peerAuthentications", std::move(policies)}};
+}
+
+Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire) {
+  using namespace wire_detail;
+  const std::string path = "config";
+  try {
+    auto config = std::make_shared<MeshConfig>();
+    config->version = integer(wire, path, "version");
+    const json& services = array(wire, path, "services");
+    for (size_t i = 0; i < services.size(); ++i) {
+      MeshService svc = serviceFromWire(services[i], at(path + ".services", i));
+      std::string key = svc.key();
+      config->services.emplace(std::move(key), std::move(svc));
+    }
+    config->byVip = stringMap(wire, path, "byVip");
+    const json& pods = array(wire, path, "pods");
+    for (size_t i = 0; i < pods.size(); ++i) {
+      std::string pp = at(path + ".pods", i);
+      MeshPod p;
+      p.ns = str(pods[i], pp, "namespace");
+      p.name = str(pods[i], pp, "name");
+      p.ip = str(pods[i], pp, "ip");
+      p.serviceAccount = str(pods[i], pp, "serviceAccount");
+      p.labels = stringMap(pods[i], pp, "labels");
+      p.sidecar = boolean(pods[i], pp, "sidecar");
+      std::string key = p.ns + "/" + p.name;
+      config->pods.emplace(std::move(key), std::move(p));
+    }
+    config->podByIp = stringMap(wire, path, "podByIp");
+    const json& policies = array(wire, path, "peerAuthentications");
+    for (size_t i = 0; i < policies.size(); ++i) {
+      config->peerAuthentications.push_back(
+          peerAuthenticationFromWire(policies[i], at(path + ".peerAuthentications", i)));
+    }
+    return std::shared_ptr<const MeshConfig>(std::move(config));
+  } catch (const WireError& e) {
+    return Status::BadRequest(e.what());
+  }
+}
+
+}  // namespace minik8s::mesh
