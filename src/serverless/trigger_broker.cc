@@ -242,7 +242,7 @@ void TriggerBroker::serve(const http::Request& req, http::ResponseWriter& w) {
     if (!t)
       return w.send(brokerError(404, "trigger " + ns + "/" + name + " not found", "NotFound"));
     auto spec = parseTriggerSpec(*t);
-    if (!spec.ok()) return w.send(brokerError(409, spec.status().message(), "InvalidSpec"));
+    if (!spec.ok()) return w.send(brokerError(422, spec.status().message(), "InvalidSpec"));
     chosen.emplace_back(*t, *spec);
   }
   json accepted = json::array();

@@ -145,9 +145,18 @@ TEST_F(TriggerControllerTest, CronFiresOncePerActivation) {
   EXPECT_EQ(s.value("/status/lastScheduleTime"_json_pointer, std::string()),
             formatRfc3339(minute + 5min));  // still due
 
+  // The gateway's copy of the Trigger is invalid: refused, not a skip; still due.
+  sender_.answer = Status::BadRequest("spec.target: give function or workflow");
+  s = syncAndRead("tick");
+  EXPECT_EQ(sender_.sentNow().size(), 4u);
+  EXPECT_EQ(s.value("/status/conditions/0/reason"_json_pointer, std::string()), "GatewayRefused");
+  EXPECT_EQ(s.value("/status/skipped"_json_pointer, 0), 0);
+  EXPECT_EQ(s.value("/status/lastScheduleTime"_json_pointer, std::string()),
+            formatRfc3339(minute + 5min));
+
   sender_.answer = Status::ConflictMessage("previous still delivering");  // Forbid refused it
   s = syncAndRead("tick");
-  EXPECT_EQ(sender_.sentNow().size(), 4u);  // the retry of the activation reached the gateway
+  EXPECT_EQ(sender_.sentNow().size(), 5u);  // the retry of the activation reached the gateway
   EXPECT_EQ(s.value("/status/skipped"_json_pointer, 0), 1);
   EXPECT_EQ(s.value("/status/lastScheduleTime"_json_pointer, std::string()),
             formatRfc3339(minute + 6min));

@@ -78,7 +78,8 @@ class GatewayEventSender : public TriggerEventSender {
     json body = json::parse(r->body, nullptr, false);
     const std::string message =
         body.is_object() ? body.value("error", r->body) : r->body.substr(0, 200);
-    if (r->status == 409) return Status::ConflictMessage(message);
+    if (r->status == 409) return Status::ConflictMessage(message);  // Forbid: still delivering
+    if (r->status == 422) return Status::BadRequest(message);  // its copy of the spec is invalid
     return Status::Unavailable(fmt::format("gateway answered {}: {}", r->status, message));
   }
 
@@ -217,10 +218,15 @@ Status TriggerController::syncSchedule(const std::string& key, const json& trigg
     if (!schedule.timeZone.empty()) e.data["timeZone"] = schedule.timeZone;
     Status s = sender_->send(ns, name, e);
     if (!s.ok() && s.code() != 409) {
-      // The activation stays due: the next sync tries it again.
+      // The activation stays due: the next sync tries it again. A refusal (400) comes from a
+      // gateway whose copy of the Trigger is invalid (older or newer than this one).
+      const bool refused = s.code() == 400;
       (*status)["conditions"] =
-          triggerReadyCondition(*status, false, "GatewayUnavailable",
-                                "cannot reach the serverless gateway: " + s.message(), nowText);
+          triggerReadyCondition(*status, false, refused ? "GatewayRefused" : "GatewayUnavailable",
+                                (refused ? "the serverless gateway refused the activation: "
+                                         : "cannot reach the serverless gateway: ") +
+                                    s.message(),
+                                nowText);
       queue_.addAfter(key, std::chrono::seconds(5));
       return {};
     }

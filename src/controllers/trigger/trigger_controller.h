@@ -10,7 +10,7 @@
 //     that posts minik8s.file.created|modified events to /trigger/NS/NAME;
 //   - event: nothing to run (the broker matches it); the Ready condition says where to post;
 //   - status: type, target, the Ready condition (reason Scheduled, Watching, WatcherStarting,
-//     Listening, InvalidSpec, GatewayUnavailable); the watcher goes with a deleted Trigger.
+//     Listening, InvalidSpec, GatewayUnavailable, GatewayRefused); the watcher goes with a deleted Trigger.
 // sync(key) is level-triggered and idempotent; the wall clock comes from options.now and the
 // gateway through an EventSender, so tests drive the schedule exactly. Thread-safe.
 #pragma once
