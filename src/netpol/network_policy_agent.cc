@@ -84,10 +84,10 @@ bool NetworkPolicyAgent::syncRules() {
     LOG_ERROR("network policy: {}", s.message());
     // Someone may have removed our jumps or chains; put them back before the retry.
     lastApplied_.clear();
-    if (Status j = proxy::ensureJumps(*iptables_, policyJumpRules()); !j.ok())
-      LOG_ERROR("network policy: {}", j.message());
-    auto filter = iptables_->save("filter");
-    if (filter.ok()) existingChains_ = policyChains(*filter);
+    if (auto chains = proxy::recoverAfterFailedRestore(*iptables_, policyJumpRules(), "filter",
+                                                       policyChains, "network policy")) {
+      existingChains_ = std::move(*chains);
+    }
     return false;
   }
   bool changed = rules.restoreText != lastApplied_;

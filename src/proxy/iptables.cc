@@ -52,6 +52,19 @@ Status removeJumpsAndChains(Iptables& iptables, const std::vector<JumpRule>& jum
   return last;
 }
 
+std::optional<std::set<std::string>> recoverAfterFailedRestore(
+    Iptables& iptables, const std::vector<JumpRule>& jumps, const std::string& table,
+    const std::function<std::set<std::string>(const std::string&)>& ownChains,
+    std::string_view who) {
+  if (Status j = ensureJumps(iptables, jumps); !j.ok()) LOG_ERROR("{}: {}", who, j.message());
+  auto saved = iptables.save(table);
+  if (!saved.ok()) {
+    LOG_ERROR("{}: {}", who, saved.status().message());
+    return std::nullopt;
+  }
+  return ownChains(*saved);
+}
+
 Status ExecIptables::restore(const std::string& rules) {
   auto r = runChecked({paths_.iptablesRestore, "-w", "5", "--noflush"}, rules);
   return r.ok() ? Status::Ok() : r.status();

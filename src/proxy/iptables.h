@@ -7,6 +7,8 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,15 @@ Status ensureJumps(Iptables& iptables, const std::vector<JumpRule>& jumps);
 Status removeJumpsAndChains(Iptables& iptables, const std::vector<JumpRule>& jumps,
                             const std::function<Result<std::string>()>& deleteChains,
                             std::string_view who);
+
+// After a failed iptables-restore the kernel's state is unknown (someone may have removed the
+// owner's jumps or chains): puts the jumps back and returns which of the owner's chains exist now,
+// read from `table`'s iptables-save by `ownChains`; nullopt when they cannot be read. Failures are
+// logged under `who`; the caller's next sync rewrites everything.
+std::optional<std::set<std::string>> recoverAfterFailedRestore(
+    Iptables& iptables, const std::vector<JumpRule>& jumps, const std::string& table,
+    const std::function<std::set<std::string>(const std::string&)>& ownChains,
+    std::string_view who);
 
 struct IptablesPaths {
   std::string iptables = "iptables";

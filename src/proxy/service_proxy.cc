@@ -78,10 +78,10 @@ bool ServiceProxy::syncRules() {
     // The kernel's state is unknown now: the retry rewrites everything, after putting back jumps
     // and reading which chains exist (someone may have removed ours).
     needFullSync_ = true;
-    if (Status j = ensureJumps(*iptables_, jumpRules()); !j.ok())
-      LOG_ERROR("proxy: {}", j.message());
-    auto nat = iptables_->save("nat");
-    if (nat.ok()) existingChains_ = perServiceChains(*nat);
+    if (auto chains =
+            recoverAfterFailedRestore(*iptables_, jumpRules(), "nat", perServiceChains, "proxy")) {
+      existingChains_ = std::move(*chains);
+    }
     return false;
   }
   existingChains_ = rules.natChains;
