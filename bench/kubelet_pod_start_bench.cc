@@ -108,11 +108,24 @@ std::string readFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-long vmRssKiB(pid_t pid) {
+// A /proc/PID/status field in KiB (VmRSS, RssAnon, RssFile); -1 when absent.
+long statusKiB(pid_t pid, const std::string& field) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");
   std::string line;
   while (std::getline(in, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
+  return -1;
+}
+
+long vmRssKiB(pid_t pid) { return statusKiB(pid, "VmRSS"); }
+
+// Proportional set size (/proc/PID/smaps_rollup): pages shared with other processes (the
+// libraries' and the binary's code, the server runs the same binary) count by share.
+long pssKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Pss:", 0) == 0) return std::atol(line.c_str() + 4);
   return -1;
 }
 
@@ -477,6 +490,8 @@ int main(int argc, char** argv) {
   baseline.removeAll();
   std::erase(criSeq, -1.0);
   long rssSeq = vmRssKiB(agent);
+  long anonSeq = statusKiB(agent, "RssAnon"), fileSeq = statusKiB(agent, "RssFile");
+  long pssSeq = pssKiB(agent);
   {
     std::vector<std::string> names;
     auto created = steady_clock::now();
@@ -502,6 +517,12 @@ int main(int argc, char** argv) {
   report("agent, all at once", agentPar, &parBase);
   std::printf("agent VmRSS: %ld KiB idle, %ld KiB with %d pods, %ld KiB with %d pods\n", rssIdle,
               rssSeq, pods, rssPar, 2 * pods);
+  // What the RSS is: the binary's pages in memory (file) and the agent's own data (anonymous).
+  std::printf(
+      "agent with %d pods: RssAnon %ld KiB, RssFile %ld KiB, Pss %ld KiB; with %d pods: %ld / "
+      "%ld / %ld KiB, %ld threads\n",
+      pods, anonSeq, fileSeq, pssSeq, 2 * pods, statusKiB(agent, "RssAnon"),
+      statusKiB(agent, "RssFile"), pssKiB(agent), statusKiB(agent, "Threads"));
   std::fflush(stdout);
   cleanup();
   return 0;
