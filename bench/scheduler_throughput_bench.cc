@@ -7,6 +7,9 @@
 // concurrency and no scheduling decision. Reports figures, never fails on a time.
 //
 //   build/bin/scheduler_throughput_bench [--nodes N] [--pods N] [--no-token-volume]
+//                                        [--bind-workers N]
+// --bind-workers: the scheduler's parallel bindings (its default otherwise); the raw-binding
+// baseline always posts with the same number of threads.
 // --no-token-volume: pods say automountServiceAccountToken: false, so the ServiceAccount admission
 // adds no projected token volume (smaller pods, as before service accounts existed).
 #include <signal.h>
@@ -137,7 +140,7 @@ void benchAlgorithm(int nodes, int pods) {
 }
 
 void benchApi(const std::string& binDir, const std::string& dir, int nodes, int pods,
-              bool mountToken) {
+              bool mountToken, int bindWorkers) {
   const int port = 20000 + (getpid() % 5000) * 4 + 1;
   pid_t server = spawn({binDir + "/minik8s", "server", "--data-dir", dir + "/server", "--listen",
                         "127.0.0.1:" + std::to_string(port), "--log-level", "warn",
@@ -188,6 +191,7 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
 
   sched::SchedulerOptions opts;
   opts.schedulerName = kBenchScheduler;
+  if (bindWorkers > 0) opts.bindWorkers = bindWorkers;
   sched::Scheduler scheduler(rest, opts);
   auto start = steady_clock::now();
   scheduler.start();
@@ -265,11 +269,13 @@ void removeStaleRunDirs() {
 int main(int argc, char** argv) {
   int nodes = 100, pods = 3000;
   bool mountToken = true;
+  int bindWorkers = 0;  // the scheduler's default
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--nodes" && i + 1 < argc) nodes = std::stoi(argv[++i]);
     if (a == "--pods" && i + 1 < argc) pods = std::stoi(argv[++i]);
     if (a == "--no-token-volume") mountToken = false;
+    if (a == "--bind-workers" && i + 1 < argc) bindWorkers = std::stoi(argv[++i]);
   }
   signal(SIGPIPE, SIG_IGN);
   spdlog::set_level(spdlog::level::warn);
@@ -279,7 +285,7 @@ int main(int argc, char** argv) {
   removeStaleRunDirs();
   std::filesystem::create_directories(dir);
   benchAlgorithm(nodes, pods);
-  benchApi(binDir, dir, nodes, pods, mountToken);
+  benchApi(binDir, dir, nodes, pods, mountToken, bindWorkers);
   std::filesystem::remove_all(dir);
   return 0;
 }

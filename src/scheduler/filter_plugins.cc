@@ -45,11 +45,7 @@ class NodeReady : public FilterPlugin {
   std::string name() const override { return "NodeReady"; }
   std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
                                   const ClusterView&) const override {
-    bool ready = false;
-    for (const auto& c : arrayOrEmpty(field(node.node(), "status", "conditions"))) {
-      if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
-    }
-    if (ready) return {};
+    if (node.ready()) return {};
     // Pods that tolerate the not-ready taint (DaemonSet pods) may still go there.
     json taint = {{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}};
     if (toleratesTaint(field(*pod.pod, "spec", "tolerations"), taint)) return {};
@@ -92,10 +88,9 @@ class VolumeBinding : public FilterPlugin {
   std::string name() const override { return "VolumeBinding"; }
   std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
                                   const ClusterView& cluster) const override {
-    const std::string ns = pod.pod->value("/metadata/namespace"_json_pointer, std::string());
-    for (const auto& claimName : api::podClaimNames(*pod.pod)) {
+    for (const auto& claimName : pod.claimNames) {
       std::optional<json> claim =
-          cluster.claim ? cluster.claim(ns + "/" + claimName) : std::nullopt;
+          cluster.claim ? cluster.claim(pod.ns + "/" + claimName) : std::nullopt;
       if (!claim) return {"persistentvolumeclaim \"" + claimName + "\" not found"};
       if (claim->contains("/metadata/deletionTimestamp"_json_pointer)) {
         return {"persistentvolumeclaim \"" + claimName + "\" is being deleted"};
@@ -134,9 +129,9 @@ class VolumeRestrictions : public FilterPlugin {
   std::string name() const override { return "VolumeRestrictions"; }
   std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
                                   const ClusterView& cluster) const override {
-    if (!cluster.claim) return {};
-    const std::string here = node.node().value("/metadata/name"_json_pointer, std::string());
-    for (const auto& claimName : api::podClaimNames(*pod.pod)) {
+    if (!cluster.claim || pod.claimNames.empty()) return {};
+    const std::string& here = node.name();
+    for (const auto& claimName : pod.claimNames) {
       auto claim = cluster.claim(pod.ns + "/" + claimName);
       if (!claim) continue;
       const json modes = claim->value("/spec/accessModes"_json_pointer, json::array());
@@ -148,11 +143,11 @@ class VolumeRestrictions : public FilterPlugin {
           !oncePod && has("ReadWriteOnce") && !has("ReadWriteMany") && !has("ReadOnlyMany");
       if (!oncePod && !onceNode) continue;
       for (const NodeInfo* other : cluster.nodes) {
-        const std::string there = other->node().value("/metadata/name"_json_pointer, std::string());
+        const std::string& there = other->name();
         if (onceNode && there == here) continue;
         for (const auto& [key, p] : other->pods()) {
           if (key == pod.key || p.ns != pod.ns) continue;
-          const auto used = api::podClaimNames(*p.pod);
+          const auto& used = p.claimNames;
           if (std::find(used.begin(), used.end(), claimName) == used.end()) continue;
           if (oncePod) {
             return {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/persistent_volumes.h"
 #include "api/quantity.h"
 
 namespace minik8s::scheduler {
@@ -133,6 +134,7 @@ PodInfo makePodInfo(json pod) {
       "/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution"_json_pointer,
       json::array());
   info.hasRequiredAntiAffinity = anti.is_array() && !anti.empty();
+  info.claimNames = api::podClaimNames(pod);
   info.pod = std::make_shared<const json>(std::move(pod));
   return info;
 }
@@ -160,6 +162,16 @@ NodeInfo::NodeInfo(json node) { setNode(std::move(node)); }
 void NodeInfo::setNode(json node) {
   name_ = node.value("/metadata/name"_json_pointer, std::string());
   allocatable_ = allocatableOf(node);
+  ready_ = false;
+  const json* conditions = &emptyObject();
+  if (auto st = node.find("status"); st != node.end() && st->is_object()) {
+    if (auto c = st->find("conditions"); c != st->end()) conditions = &*c;
+  }
+  if (conditions->is_array()) {
+    for (const auto& c : *conditions) {
+      if (c.is_object() && c.value("type", "") == "Ready") ready_ = c.value("status", "") == "True";
+    }
+  }
   node_ = std::make_shared<const json>(std::move(node));
 }
 

@@ -49,6 +49,9 @@ struct PodInfo {
   Resources requests;         // max(sum(containers), each init container) + overhead; pods = 1
   Resources nonZeroRequests;  // the same with the scoring defaults for empty cpu/memory
   std::vector<HostPort> hostPorts;
+  // The PersistentVolumeClaims its volumes use (api::podClaimNames), parsed once: the volume
+  // filters run for every node and pod, and most pods have none.
+  std::vector<std::string> claimNames;
   bool hasRequiredAntiAffinity = false;
 
   const json& labels() const;
@@ -69,6 +72,8 @@ class NodeInfo {
   const json& node() const { return *node_; }
   void setNode(json node);
 
+  // Its last Ready condition says "True" (parsed once per node update).
+  bool ready() const { return ready_; }
   const Resources& allocatable() const { return allocatable_; }
   const Resources& requested() const { return requested_; }
   const Resources& nonZeroRequested() const { return nonZeroRequested_; }
@@ -85,6 +90,7 @@ class NodeInfo {
  private:
   std::string name_;
   std::shared_ptr<const json> node_ = std::make_shared<const json>(json::object());
+  bool ready_ = false;
   Resources allocatable_, requested_, nonZeroRequested_;
   std::map<std::string, PodInfo> pods_;
   std::multiset<HostPort> usedPorts_;

@@ -219,7 +219,8 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
   if (!pod || !isPending(*pod, options_.schedulerName) || cache_.isAssumed(key)) return;
   ++attempts_;
   const auto attemptStart = std::chrono::steady_clock::now();
-  PodInfo info = makePodInfo(*pod);
+  PodInfo info = makePodInfo(std::move(*pod));
+  std::shared_ptr<const json> podObject = info.pod;
   ScheduleResult result = cache_.withView([&](const ClusterView& nodes) {
     ClusterView view = nodes;
     view.claim = [this](const std::string& k) { return claims_.get(k); };
@@ -235,13 +236,14 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
     recordAttempt("unschedulable", attemptStart);
     LOG_DEBUG("pod {} is unschedulable: {}", key, result.message);
     queue_.addUnschedulable(key, cycle);
-    runAsync(
-        [this, p = std::move(*pod), message = result.message] { markUnschedulable(p, message); });
+    runAsync([this, p = std::move(podObject), message = result.message] {
+      markUnschedulable(*p, message);
+    });
     return;
   }
   cache_.assumePod(std::move(info), result.nodeName);
-  runAsync([this, p = std::move(*pod), node = result.nodeName, attemptStart] {
-    bind(p, node, attemptStart);
+  runAsync([this, p = std::move(podObject), node = result.nodeName, attemptStart] {
+    bind(*p, node, attemptStart);
   });
 }
 
