@@ -1,5 +1,6 @@
 #include "cli/mesh_command.h"
 
+#include <netdb.h>
 #include <signal.h>
 
 #include <chrono>
@@ -23,6 +24,7 @@
 #include "mesh/discovery_server.h"
 #include "mesh/interception.h"
 #include "mesh/mesh_config.h"
+#include "mesh/mesh_resources.h"
 #include "mesh/proxy/sidecar_proxy.h"
 #include "mesh/workload_certificate.h"
 
@@ -161,6 +163,54 @@ void addServicesCommand(CLI::App& mesh) {
   });
 }
 
+std::string readWholeFile(const std::string& path);  // below
+
+struct InstallDiscoveryFlags {
+  ApiClientFlags api;
+  std::string pkiDir = "/var/lib/minik8s/server/pki";
+  std::string image = "minik8s/mesh-proxy:latest";
+  bool wait = true;
+};
+
+void addInstallDiscoveryCommand(CLI::App& mesh) {
+  auto f = std::make_shared<InstallDiscoveryFlags>();
+  auto* cmd = mesh.add_subcommand(
+      "install-discovery",
+      "Install the mesh control plane (Deployment and Service istiod in istio-system, "
+      "`minik8s mesh-discovery`): sidecars started afterwards get their configuration streamed "
+      "from it instead of each watching the API server");
+  cmd->add_option("--pki-dir", f->pkiDir,
+                  "The server's pki directory (ca.crt, ca.key): the CA signs istiod's serving "
+                  "certificate")
+      ->capture_default_str();
+  cmd->add_option("--image", f->image)->capture_default_str();
+  cmd->add_flag("!--no-wait", f->wait, "Do not wait for the Deployment to be ready");
+  f->api.addTo(cmd);
+  cmd->callback([f] {
+    client::RestClient rest(configFor(f->api, false));
+    std::string caCert = readWholeFile(f->pkiDir + "/ca.crt");
+    std::string caKey = readWholeFile(f->pkiDir + "/ca.key");
+    if (caCert.empty() || caKey.empty())
+      fatal(Status::BadRequest("--pki-dir: no readable ca.crt and ca.key in " + f->pkiDir));
+    if (Status s = mesh::installMeshDiscovery(rest, f->image, caCert, caKey); !s.ok()) fatal(s);
+    std::cout << "mesh discovery: deployment.apps/istiod and service/istiod in "
+              << mesh::kMeshRootNamespace << "\n";
+    if (!f->wait) return;
+    for (int i = 0; i < 240; ++i) {
+      auto d = rest.get(client::resources::kDeployments, mesh::kMeshRootNamespace, "istiod");
+      if (d.ok() && d->value("status", json::object()).value("readyReplicas", 0) >= 1) {
+        std::cout << "mesh discovery: ready at https://" << mesh::kDiscoveryHost << ":"
+                  << mesh::kDiscoveryPort << "\n";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    fatal(
+        Status::Timeout("istiod did not become ready within 120 s (kubectl -n istio-system "
+                        "describe pod -l app=istiod)"));
+  });
+}
+
 void addProxyMetricsCommand(CLI::App& app) {
   auto port = std::make_shared<int>(15090);
   auto* cmd = app.add_subcommand(
@@ -184,7 +234,7 @@ struct ProxyFlags {
   int certTtlSeconds = static_cast<int>(mesh::kDefaultWorkloadCertTtl.count());
   std::string serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
   bool mtls = true;
-  std::string discovery = "none";
+  std::string discovery = "auto";
   std::string discoveryCa;
 };
 
@@ -193,6 +243,17 @@ std::string readWholeFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// True when `host` has an address (the pod's resolver: cluster DNS).
+bool nameResolves(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (res) ::freeaddrinfo(res);
+  return rc == 0;
 }
 
 // The pod's default gateways (the node's address on the pod network) from /proc/net/route.
@@ -258,7 +319,8 @@ void addProxyCommand(CLI::App& app) {
   cmd->add_option("--discovery-address", f->discovery,
                   "The mesh discovery server streaming this proxy its configuration "
                   "(`minik8s mesh-discovery`, e.g. https://istiod.istio-system.svc:15012); "
-                  "\"none\": watch the API server itself")
+                  "\"none\": watch the API server itself; \"auto\": istiod's Service when its "
+                  "name resolves (mesh install-discovery), else none")
       ->envname("MESH_DISCOVERY_ADDRESS")
       ->capture_default_str();
   cmd->add_option("--discovery-ca-file", f->discoveryCa,
@@ -282,6 +344,14 @@ void addProxyCommand(CLI::App& app) {
     // The configuration: streamed by the discovery server, or (none) watched here.
     std::unique_ptr<mesh::ConfigWatcher> watcher;
     std::unique_ptr<mesh::DiscoveryClient> discovery;
+    if (f->discovery == "auto") {
+      f->discovery = nameResolves(mesh::kDiscoveryHost)
+                         ? "https://" + std::string(mesh::kDiscoveryHost) + ":" +
+                               std::to_string(mesh::kDiscoveryPort)
+                         : "none";
+    }
+    LOG_INFO("mesh config from {}", f->discovery == "none" ? "the API server (own watches)"
+                                                           : "discovery at " + f->discovery);
     if (f->discovery == "none") {
       watcher = std::make_unique<mesh::ConfigWatcher>(rest, apply);
     } else {
@@ -409,6 +479,7 @@ void addMeshCommands(CLI::App& app) {
   auto* mesh = app.add_subcommand("mesh", "The service mesh: registry and rules");
   mesh->require_subcommand(1);
   mesh_cmd::addServicesCommand(*mesh);
+  mesh_cmd::addInstallDiscoveryCommand(*mesh);
   addMeshRolloutCommand(*mesh);  // cli/mesh_rollout_command.h
   mesh_cmd::addProxyCommand(app);
   mesh_cmd::addDiscoveryCommand(app);

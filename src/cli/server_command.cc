@@ -429,6 +429,7 @@ int runServer(const ServerFlags& f) {
     cmOptions.signingCa = pki->ca;
     cmOptions.csiDrivers = csiDrivers;
     cmOptions.meshAllNamespaces = f.mesh;
+    cmOptions.apiConfig = *controllersConfig;  // the meshrollout controller's pods/exec
     if (Status ds = f.durations.applyTo(cmOptions); !ds.ok()) {
       LOG_ERROR("{}", ds.message());
       return 2;

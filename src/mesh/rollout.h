@@ -5,10 +5,14 @@
 // error rate (5xx answers over the requests the sidecars sent it, during one step) crosses a
 // threshold.
 //
-// The step arithmetic and the decision are pure functions; `Rollout` runs the steps against two
-// interfaces (the cluster: RolloutTarget; the sidecars' counts: RolloutMetrics) and a clock, so
-// tests drive it with fakes and a fake clock. `minik8s mesh rollout` runs it with the API
-// implementations of mesh/rollout_cluster.h. Not thread-safe: one thread runs one rollout.
+// The step arithmetic and the decision are pure functions. `Rollout::advance()` takes ONE step
+// from a `RolloutState` (everything a rollout needs to go on, the counters' baseline included)
+// against two interfaces (the cluster: RolloutTarget; the sidecars' counters: RolloutMetrics)
+// and a clock, and says when to look again; the state round-trips through JSON, so the
+// MeshRollout controller (controllers/mesh/mesh_rollout_controller.h) keeps it in the object's
+// status and a restarted control plane resumes where it was. `Rollout::run()` loops advance()
+// to the end (tests, with fakes and a fake clock). The API implementations are in
+// mesh/rollout_cluster.h. Not thread-safe except cancel(): one thread drives one rollout.
 #pragma once
 
 #include <atomic>
@@ -33,6 +37,7 @@ struct RolloutOptions {
   std::chrono::milliseconds readyTimeout{120'000};  // for the new pods of one step to be ready
   std::chrono::milliseconds settle{1'000};  // after the new pods are endpoints, before weight
                                             // moves (the sidecars' registries catch up)
+  std::string newVersion = "v2";  // the new version's `version` label, whose counts are judged
 };
 
 // Checks the ranges; the message names the flag (--step, --interval, --max-error-rate).
@@ -71,9 +76,9 @@ bool shouldRollBack(const RolloutOptions& options, const RequestCounts& counts, 
 // Counters read from the sidecars, per scraped pod and version ("pod" -> "v2" -> counts, as
 // totals since each sidecar started): what changed between two readings, a sidecar whose
 // counters went back (it restarted) counting from zero, a pod that went away counting nothing.
-std::map<std::string, RequestCounts> countersDelta(
-    const std::map<std::string, std::map<std::string, RequestCounts>>& before,
-    const std::map<std::string, std::map<std::string, RequestCounts>>& after);
+using CounterSnapshot = std::map<std::string, std::map<std::string, RequestCounts>>;
+std::map<std::string, RequestCounts> countersDelta(const CounterSnapshot& before,
+                                                   const CounterSnapshot& after);
 
 // The cluster side of a rollout (mesh/rollout_cluster.h talks to the API server).
 class RolloutTarget {
@@ -96,29 +101,62 @@ class RolloutTarget {
   virtual Status rollBack(int oldReplicas) = 0;
 };
 
-// What the sidecars counted for the new version since the previous call (the first call sets
-// the starting point and returns nothing).
+// The sidecars' counters now: pod -> version -> totals since that sidecar started, and the
+// pods that are there but could not be read this time (their last counts stand).
+struct CounterReading {
+  CounterSnapshot counts;
+  std::vector<std::string> unreadable;
+};
 class RolloutMetrics {
  public:
   virtual ~RolloutMetrics() = default;
-  virtual Result<RequestCounts> newVersionDelta() = 0;
+  virtual Result<CounterReading> read() = 0;
 };
 
+// Wall-clock time: a persisted rollout's stage started at a time another process reads.
 class RolloutClock {
  public:
   virtual ~RolloutClock() = default;
-  virtual std::chrono::steady_clock::time_point now() const = 0;
+  virtual std::chrono::system_clock::time_point now() const = 0;
   virtual void sleepFor(std::chrono::milliseconds d) = 0;
 };
 
 class RealRolloutClock : public RolloutClock {
  public:
-  std::chrono::steady_clock::time_point now() const override;
+  std::chrono::system_clock::time_point now() const override;
   void sleepFor(std::chrono::milliseconds d) override;
 };
 
-enum class RolloutPhase { kSucceeded, kRolledBack, kFailed };
-const char* rolloutPhaseName(RolloutPhase phase);  // "Succeeded", "RolledBack", "Failed"
+enum class RolloutPhase { kProgressing, kPromoted, kRolledBack, kFailed };
+// "Progressing", "Promoted", "RolledBack", "Failed" (the MeshRollout's status.phase).
+const char* rolloutPhaseName(RolloutPhase phase);
+
+// Where a progressing rollout is: Start (rules and the new Deployment not there yet), Scaling
+// (the new version scaled to this step's share, waiting for its pods to be ready endpoints),
+// Settling (ready; the sidecars' registries catch up), Analysing (this step's weight set, its
+// counts watched for `interval`), Done.
+enum class RolloutStage { kStart, kScaling, kSettling, kAnalysing, kDone };
+const char* rolloutStageName(RolloutStage stage);
+
+// Everything a rollout needs to go on from where it was.
+struct RolloutState {
+  RolloutPhase phase = RolloutPhase::kProgressing;
+  RolloutStage stage = RolloutStage::kStart;
+  int step = 0;           // index into rolloutWeights()
+  int weight = 0;         // the new version's weight now
+  int totalReplicas = 0;  // the old version's replicas when the rollout started
+  int oldReplicas = 0;    // the old version's replicas now
+  std::chrono::system_clock::time_point stageSince{};  // when the stage began
+  RequestCounts stepCounts;                            // the new version's, in this step
+  RequestCounts totalCounts;                           // the new version's, in every step
+  CounterSnapshot baseline;  // the sidecars' counters at the last reading (deltas start here)
+  std::string reason;        // why it ended, or what the last step did
+};
+
+// The state as the MeshRollout's status fields (phase, stage, step, weight, ..., counter
+// baseline as {"pod": {"v2": [requests, errors]}}), and back: BadRequest naming the field.
+json rolloutStateToJson(const RolloutState& state);
+Result<RolloutState> rolloutStateFromJson(const json& status);
 
 struct RolloutResult {
   RolloutPhase phase = RolloutPhase::kFailed;
@@ -133,23 +171,30 @@ class Rollout {
   Rollout(RolloutOptions options, RolloutTarget& target, RolloutMetrics& metrics,
           RolloutClock& clock, Reporter report = nullptr);
 
-  // Runs every step to the end. An API error on the way rolls back (Failed when even that
-  // fails).
+  // Takes the next step of a progressing `state` (nothing when it has ended) and returns how
+  // long to wait before the next one. An API error on the way rolls back (Failed when even that
+  // fails). Each step's cluster change is idempotent, so a step repeated after a crash between
+  // it and the state's write does no harm.
+  std::chrono::milliseconds advance(RolloutState& state);
+  // Ends a progressing `state` by rolling back, with `reason` (the rollout's object deleted).
+  void abort(RolloutState& state, const std::string& reason);
+  // Runs every step to the end from a new state. A cancel() rolls back.
   RolloutResult run();
-  // Makes a running run() roll back at its next check (within a second): for Ctrl-C. Any thread.
+  // Makes a running run() roll back at its next step: for Ctrl-C. Any thread.
   void cancel() { cancelled_ = true; }
 
  private:
-  RolloutResult rollBack(const std::string& reason, int weight, int total);
-  // Waits for `want` new endpoints; false past readyTimeout.
-  bool waitReady(int want, std::string* why);
+  void rollBack(RolloutState& s, const std::string& reason);
+  std::chrono::milliseconds enterScaling(RolloutState& s, int step);
+  // Reads the counters; the baseline moves to them, and with `count` what the new version got
+  // since the previous baseline goes to this step's and the total counts.
+  void readCounts(RolloutState& s, bool count);
 
   RolloutOptions options_;
   RolloutTarget& target_;
   RolloutMetrics& metrics_;
   RolloutClock& clock_;
   Reporter report_;
-  RequestCounts total_;
   std::atomic<bool> cancelled_{false};
 };
 

@@ -197,7 +197,25 @@ Status ApiRolloutTarget::resolve() {
   return Status::Ok();
 }
 
+void ApiRolloutTarget::restore(std::string oldDeployment, std::string newDeployment,
+                               std::string oldVersion, std::string newVersion) {
+  oldName_ = std::move(oldDeployment);
+  newName_ = std::move(newDeployment);
+  oldVersion_ = std::move(oldVersion);
+  newVersion_ = std::move(newVersion);
+  old_ = json();
+}
+
+Status ApiRolloutTarget::loadOld() {
+  if (old_.is_object()) return Status::Ok();
+  auto got = rest_.get(res::kDeployments, req_.ns, oldName_);
+  if (!got.ok()) return got.status();
+  old_ = *got;
+  return Status::Ok();
+}
+
 Result<int> ApiRolloutTarget::oldReplicas() {
+  if (Status s = loadOld(); !s.ok()) return s;
   return static_cast<int>(old_.value("/spec/replicas"_json_pointer, 1));
 }
 
@@ -233,10 +251,20 @@ Status ApiRolloutTarget::prepare() {
               rolloutVirtualService(req_.ns, req_.service, {{oldVersion_, 100}, {newVersion_, 0}}));
   }
   if (!s.ok()) return s;
+  if (s = loadOld(); !s.ok()) return s;
   auto d = newVersionDeployment(old_, newName_, newVersion_, req_.image, req_.container);
   if (!d.ok()) return d.status();
   auto created = rest_.create(res::kDeployments, req_.ns, *d);
-  return created.ok() ? Status::Ok() : created.status();
+  if (created.ok()) return Status::Ok();
+  if (created.status().code() == 409) {
+    // Created by this rollout before a restart: fine. Anyone else's: refused.
+    auto existing = rest_.get(res::kDeployments, req_.ns, newName_);
+    if (existing.ok() &&
+        textAt(*existing, "/metadata/annotations/mesh.minik8s.io~1rollout-from") == oldName_) {
+      return Status::Ok();
+    }
+  }
+  return created.status();
 }
 
 Status ApiRolloutTarget::scale(const std::string& name, int replicas) {
@@ -294,12 +322,11 @@ Status ApiRolloutTarget::rollBack(int oldReplicas) {
 // --- ExecRolloutMetrics -------------------------------------------------------------------
 
 ExecRolloutMetrics::ExecRolloutMetrics(client::ClientConfig config, client::RestClient& rest,
-                                       std::string ns, std::string service, std::string version)
+                                       std::string ns, std::string service)
     : config_(std::move(config)),
       rest_(rest),
       ns_(std::move(ns)),
-      serviceKey_(ns_ + "/" + service),
-      version_(std::move(version)) {}
+      serviceKey_(ns_ + "/" + service) {}
 
 Result<std::string> ExecRolloutMetrics::exec(const std::string& pod, const std::string& container,
                                              const std::vector<std::string>& command) {
@@ -347,7 +374,7 @@ Result<std::string> ExecRolloutMetrics::exec(const std::string& pod, const std::
   return out;
 }
 
-Result<RequestCounts> ExecRolloutMetrics::newVersionDelta() {
+Result<CounterReading> ExecRolloutMetrics::read() {
   auto pods = rest_.list(client::resources::kPods, ns_);
   if (!pods.ok()) return pods.status();
   std::vector<std::string> names;
@@ -367,23 +394,16 @@ Result<RequestCounts> ExecRolloutMetrics::newVersionDelta() {
       return exec(name, "istio-proxy", {"/usr/bin/minik8s", "mesh-proxy-metrics"});
     }));
   }
-  std::map<std::string, std::map<std::string, RequestCounts>> now;
+  CounterReading out;
   for (size_t i = 0; i < names.size(); ++i) {
     auto text = scrapes[i].get();
     if (!text.ok()) {
-      // A pod going away mid-scrape; its last counts stay (it counts nothing new).
-      if (auto was = last_.find(names[i]); was != last_.end()) now[names[i]] = was->second;
+      out.unreadable.push_back(names[i]);  // a pod going away mid-scrape
       continue;
     }
-    now[names[i]] = parseDestinationCounts(*text, serviceKey_);
+    out.counts[names[i]] = parseDestinationCounts(*text, serviceKey_);
   }
-  auto delta = countersDelta(last_, now);
-  last_ = std::move(now);
-  if (!started_) {
-    started_ = true;
-    return RequestCounts{};
-  }
-  return delta[version_];
+  return out;
 }
 
 }  // namespace minik8s::mesh

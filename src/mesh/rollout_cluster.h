@@ -56,12 +56,17 @@ class ApiRolloutTarget : public RolloutTarget {
   // Finds the old Deployment and names the new one; a clear error when the service cannot be
   // rolled (no selector, no Deployment or several, no version label, same version).
   Status resolve();
+  // Instead of resolve(), for a rollout under way: the names it resolved then.
+  void restore(std::string oldDeployment, std::string newDeployment, std::string oldVersion,
+               std::string newVersion);
   const std::string& oldVersion() const { return oldVersion_; }
   const std::string& newVersion() const { return newVersion_; }
   const std::string& oldDeployment() const { return oldName_; }
   const std::string& newDeployment() const { return newName_; }
 
   Result<int> oldReplicas() override;
+  // Also when it was done before (a resumed rollout): the new Deployment that this rollout
+  // created (annotation mesh.minik8s.io/rollout-from) is taken as it is.
   Status prepare() override;
   Status scaleNew(int replicas) override;
   Status scaleOld(int replicas) override;
@@ -73,6 +78,7 @@ class ApiRolloutTarget : public RolloutTarget {
  private:
   Status scale(const std::string& name, int replicas);
   Status apply(const client::Resource& r, const json& obj);
+  Status loadOld();  // old_ from the API, after restore()
 
   client::RestClient& rest_;
   RolloutRequest req_;
@@ -83,8 +89,9 @@ class ApiRolloutTarget : public RolloutTarget {
 class ExecRolloutMetrics : public RolloutMetrics {
  public:
   ExecRolloutMetrics(client::ClientConfig config, client::RestClient& rest, std::string ns,
-                     std::string service, std::string version);
-  Result<RequestCounts> newVersionDelta() override;
+                     std::string service);
+  // Every running sidecar of the namespace, read at once; one that fails is `unreadable`.
+  Result<CounterReading> read() override;
 
   // Runs `command` in `container` of a pod through the API server; its standard output.
   Result<std::string> exec(const std::string& pod, const std::string& container,
@@ -93,9 +100,7 @@ class ExecRolloutMetrics : public RolloutMetrics {
  private:
   client::ClientConfig config_;
   client::RestClient& rest_;
-  std::string ns_, serviceKey_, version_;
-  bool started_ = false;
-  std::map<std::string, std::map<std::string, RequestCounts>> last_;
+  std::string ns_, serviceKey_;
 };
 
 }  // namespace minik8s::mesh

@@ -4,14 +4,16 @@
 # --mesh meshes a pod of an unlabelled namespace (not kube-system, not an opted-out pod); the
 # shop's page is put together through the sidecars; the hand-made canary sends about a quarter
 # of the requests to reviews v2 by weight and every tester to v2 by header regex; `minik8s mesh
-# rollout` moves reviews to v2 under a steady request stream without a single failed request;
-# a rollout to the broken v3 (500s) rolls back by itself and the stream recovers; outlier
-# detection ejects a failing endpoint.
+# rollout` (a MeshRollout the control plane drives) moves reviews to v2 under a steady request
+# stream without a single failed request; a rollout to the broken v3 (500s) rolls back by itself
+# and the stream recovers; a rollout whose control plane is killed and started again mid-way
+# resumes from its status and finishes, still without a failed request; deleting a MeshRollout
+# mid-way rolls back; outlier detection ejects a failing endpoint.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
-SUBNET=172.29.143
+SUBNET=${MESH_ROLLOUT_SUBNET:-172.29.143}
 step() { echo "=== [$SECONDS s] $*"; }
 SHOP=$SOURCE_DIR/examples/mesh-shop
 WORK=$E2E_DIR/mesh-rollout
@@ -19,8 +21,8 @@ mkdir -p "$WORK"
 
 step "a 2-node cluster with --mesh"
 start_cluster mroll "$SUBNET" 2 --mesh || exit 1
-wait_for 60 kubectl get crd virtualservices.networking.istio.io destinationrules.networking.istio.io ||
-  fail "the mesh's CRDs are installed"
+wait_for 60 kubectl get crd virtualservices.networking.istio.io destinationrules.networking.istio.io \
+  meshrollouts.mesh.minik8s.io || fail "the mesh's CRDs are installed"
 
 step "the shop's images, built from examples/mesh-shop (buildah, FROM the cluster's python image)"
 # build NAME DOCKERFILE: in the background; built_ok NAME waits for it.
@@ -160,8 +162,10 @@ echo "the rollout took $((SECONDS - t0)) s"
 sleep 2
 stream_stop healthy
 expect_eq "$rc" "0" "the rollout succeeded"
-expect_contains "$(cat "$WORK/rollout-v2.log")" "Succeeded: every request to the new version" \
+expect_contains "$(cat "$WORK/rollout-v2.log")" "Promoted: every request to the new version" \
   "the rollout says it promoted v2"
+out=$(kubectl -n shop get meshrollouts reviews-v2 --no-headers 2>&1)
+[[ $out =~ ^reviews-v2\ +reviews\ +Promoted\ +100\  ]] || fail "kubectl get meshrollouts: $out"
 expect_eq "$(count_of healthy error)" "0" "not one failed request during the rollout"
 ((10#$(count_of healthy v1) > 20 && 10#$(count_of healthy v2) > 20)) ||
   fail "the stream saw both versions (v1 $(count_of healthy v1), v2 $(count_of healthy v2))"
@@ -197,29 +201,50 @@ expect_eq "$(kubectl -n shop get deploy reviews-v2 -o jsonpath='{.spec.replicas}
 expect_eq "$(kubectl -n shop get virtualservice reviews -o jsonpath='{.spec.http[0].route[*].destination.subset}')" \
   "v2" "the VirtualService routes everything to v2"
 
-step "a rollout stopped by SIGTERM (Ctrl-C is SIGINT) rolls back"
-"$MINIK8S_BIN" mesh rollout reviews -n shop --image shop/reviews:v1 --step 50 --interval 30s \
-  >"$WORK/rollout-stopped.log" 2>&1 &
-pid=$!
-halfway() { grep -q "weight 50% new" "$WORK/rollout-stopped.log"; }
-wait_for 60 halfway || fail "the rollout got to its first step: $(cat "$WORK/rollout-stopped.log")"
-kill -TERM "$pid"
-wait "$pid"
-expect_eq "$?" "1" "a stopped rollout exits 1"
-cat "$WORK/rollout-stopped.log"
-expect_contains "$(cat "$WORK/rollout-stopped.log")" "RolledBack: interrupted" "it rolled back"
+step "the control plane killed and started again mid-rollout: the rollout resumes and finishes"
+stream_start restart
+sleep 2
+"$MINIK8S_BIN" mesh rollout reviews -n shop --image shop/reviews:v1 --step 50 --interval 8s \
+  --no-wait >/dev/null || fail "create the MeshRollout reviews-v1"
+phase() { kubectl -n shop get meshrollout reviews-v1 -o jsonpath='{.status.phase} {.status.weight}' 2>/dev/null; }
+halfway() { [[ $(phase) == "Progressing 50" ]]; }
+wait_for 60 halfway || fail "the rollout got to its first step ($(phase))"
+kill -9 "$(jq -r .serverPid "$CL_DIR/cluster.json")"
+echo "server killed at: $(phase 2>/dev/null || echo '(api down)')"
+sleep 2
+out=$(cluster_cmd up 2>&1) || { fail "cluster up after the kill"; echo "$out"; }
+finished() { [[ $(phase) == "Promoted 100" ]]; }
+wait_for 90 finished || fail "the rollout resumed and was promoted ($(phase))"
+sleep 2
+stream_stop restart
+expect_eq "$(count_of restart error)" "0" "not one failed request across the restart"
 expect_eq "$(kubectl -n shop get deploy -l app=reviews -o jsonpath='{.items[*].metadata.name}')" \
-  "reviews-v2" "the new reviews-v1 is removed again"
-expect_eq "$(versions 10)" "v2=10" "every request to v2"
+  "reviews-v1" "reviews-v2 is gone, the new reviews-v1 stays"
+expect_eq "$(versions 10)" "v1=10" "every request to v1"
 
-step "outlier detection: a failing endpoint among reviews v2's is ejected after 2 errors in a row"
+step "deleting a MeshRollout mid-way rolls back"
+"$MINIK8S_BIN" mesh rollout reviews -n shop --image shop/reviews:v2 --step 50 --interval 30s \
+  >"$WORK/rollout-deleted.log" 2>&1 &
+pid=$!
+halfway() { kubectl -n shop get meshrollout reviews-v2 -o jsonpath='{.status.weight}' 2>/dev/null | grep -qx 50; }
+wait_for 60 halfway || fail "the rollout got to its first step: $(cat "$WORK/rollout-deleted.log")"
+kubectl -n shop delete meshrollout reviews-v2 --timeout=30s >/dev/null || fail "delete the MeshRollout"
+wait "$pid"
+expect_eq "$?" "1" "the command following it exits 1"
+expect_eq "$(kubectl -n shop get deploy -l app=reviews -o jsonpath='{.items[*].metadata.name}')" \
+  "reviews-v1" "the new reviews-v2 is removed again"
+expect_eq "$(kubectl -n shop get deploy reviews-v1 -o jsonpath='{.spec.replicas}')" "2" \
+  "reviews-v1 is back at 2 replicas"
+expect_eq "$(versions 10)" "v1=10" "every request to v1"
+
+step "outlier detection: a failing endpoint among reviews v1's is ejected after 2 errors in a row"
 kubectl -n shop patch destinationrule reviews --type merge -p \
   '{"spec":{"trafficPolicy":{"outlierDetection":{"consecutive5xxErrors":2,"baseEjectionTime":"60s"}}}}' \
   >/dev/null || fail "patch the DestinationRule"
 kubectl apply -f - >/dev/null <<'YAML' || fail "apply the failing pod"
 apiVersion: v1
 kind: Pod
-metadata: {name: reviews-bad, namespace: shop, labels: {app: reviews, version: v2}}
+metadata: {name: reviews-bad, namespace: shop, labels: {app: reviews, version: v1}}
 spec:
   containers:
   - name: reviews
@@ -231,7 +256,7 @@ three() { [[ $(kubectl -n shop get endpoints reviews -o jsonpath='{.subsets[*].a
 wait_for 60 three || fail "the failing pod is the third endpoint of reviews"
 sleep 1  # the frontend's sidecar sees it
 out=$(versions 60)
-echo "60 requests, one of reviews v2's three endpoints answering 500: $out"
+echo "60 requests, one of reviews v1's three endpoints answering 500: $out"
 errors=$(echo "$out" | grep -o 'error=[0-9]*' | cut -d= -f2)
 ((${errors:-0} >= 1 && ${errors:-0} <= 3)) ||
   fail "the failing endpoint got requests, then none after 2 failures (errors: ${errors:-0}; 20 without outlier detection)"

@@ -131,9 +131,9 @@ status: {replicas: 2}
 
 class FakeClock : public RolloutClock {
  public:
-  std::chrono::steady_clock::time_point now() const override { return now_; }
+  std::chrono::system_clock::time_point now() const override { return now_; }
   void sleepFor(milliseconds d) override { now_ += d; }
-  std::chrono::steady_clock::time_point now_{};
+  std::chrono::system_clock::time_point now_{std::chrono::hours(24 * 365 * 50)};
 };
 
 // A cluster whose new pods are ready a little after they are asked for; it records the calls.
@@ -176,31 +176,33 @@ class FakeTarget : public RolloutTarget {
   FakeClock& clock_;
   int old = 4, wantNew = 0, newWeight = 0;
   milliseconds readyDelay{3000};
-  std::chrono::steady_clock::time_point readyAt{};
+  std::chrono::system_clock::time_point readyAt{};
   std::vector<std::string> log;
 };
 
 // The new version answers a steady stream: `rps` requests a second times its weight, a fraction
-// `errorRate` of them 5xx from the weight `badFrom` on.
+// `errorRate` of them 5xx from the weight `badFrom` on. The counts are one sidecar's totals
+// (pod "front-1"), as the sidecars expose them.
 class FakeMetrics : public RolloutMetrics {
  public:
   FakeMetrics(FakeClock& clock, FakeTarget& target) : clock_(clock), target_(target) {}
-  Result<RequestCounts> newVersionDelta() override {
+  Result<CounterReading> read() override {
+    if (last_ == std::chrono::system_clock::time_point{}) last_ = clock_.now();
     auto elapsed = std::chrono::duration<double>(clock_.now() - last_).count();
     last_ = clock_.now();
-    if (!started_) {
-      started_ = true;
-      return RequestCounts{};
-    }
     RequestCounts c;
     c.requests = static_cast<int64_t>(elapsed * rps * target_.newWeight / 100.0);
     if (target_.newWeight >= badFrom) c.errors = static_cast<int64_t>(c.requests * errorRate);
-    return c;
+    v2 += c;
+    v1.requests += static_cast<int64_t>(elapsed * rps * (100 - target_.newWeight) / 100.0);
+    CounterReading r;
+    r.counts["front-1"] = {{"v1", v1}, {"v2", v2}};
+    return r;
   }
   FakeClock& clock_;
   FakeTarget& target_;
-  std::chrono::steady_clock::time_point last_{};
-  bool started_ = false;
+  std::chrono::system_clock::time_point last_{};
+  RequestCounts v1, v2;
   double rps = 50, errorRate = 0;
   int badFrom = 0;
 };
@@ -223,7 +225,7 @@ TEST(MeshRolloutTest, AHealthyRolloutStepsToTheEndAndPromotes) {
                   [&](const std::string& l) { lines.push_back(l); });
   auto start = clock.now();
   RolloutResult r = rollout.run();
-  EXPECT_EQ(r.phase, RolloutPhase::kSucceeded) << r.reason;
+  EXPECT_EQ(r.phase, RolloutPhase::kPromoted) << r.reason;
   EXPECT_EQ(r.lastWeight, 100);
   EXPECT_EQ(target.log,
             (std::vector<std::string>{"prepare", "new=1", "weights=75/25", "old=3", "new=2",
@@ -286,11 +288,12 @@ TEST(MeshRolloutTest, CancelRollsBackMidStep) {
    public:
     void sleepFor(milliseconds d) override {
       FakeClock::sleepFor(d);
-      if (rollout && now_ - std::chrono::steady_clock::time_point{} >= seconds(20)) {
+      if (rollout && now_ - start >= seconds(20)) {
         rollout->cancel();
       }
     }
     Rollout* rollout = nullptr;
+    std::chrono::system_clock::time_point start = now_;
   };
   InterruptingClock clock;
   FakeTarget target(clock);
@@ -302,6 +305,48 @@ TEST(MeshRolloutTest, CancelRollsBackMidStep) {
   EXPECT_EQ(r.reason, "interrupted");
   EXPECT_EQ(r.lastWeight, 50);  // the second step (14 s each) was under way
   EXPECT_EQ(target.log.back(), "rollback old=4");
+}
+
+// A rollout driven one step at a time, its state written to JSON and read back by a new Rollout
+// after every step (as the controller does through the MeshRollout's status), ends exactly as
+// one run() does: same cluster calls, same counts. A sidecar restart in the middle (its
+// counters back to zero) does not read as negative traffic.
+TEST(MeshRolloutTest, ResumesFromItsPersistedStateAfterEveryStep) {
+  FakeClock clock;
+  FakeTarget target(clock);
+  FakeMetrics metrics(clock, target);
+  RolloutState state;
+  int steps = 0;
+  while (state.phase == RolloutPhase::kProgressing) {
+    Rollout fresh(fastOptions(), target, metrics, clock);  // a restarted controller
+    auto wait = fresh.advance(state);
+    json status = rolloutStateToJson(state);
+    auto back = rolloutStateFromJson(json::parse(status.dump()));
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(rolloutStateToJson(*back), status);
+    state = *back;
+    if (steps == 100) metrics.v2 = {};  // the sidecar restarted mid-analysis
+    clock.sleepFor(wait);
+    ASSERT_LT(++steps, 10'000);
+  }
+  EXPECT_EQ(state.phase, RolloutPhase::kPromoted) << state.reason;
+  EXPECT_EQ(state.weight, 100);
+  EXPECT_EQ(target.log,
+            (std::vector<std::string>{"prepare", "new=1", "weights=75/25", "old=3", "new=2",
+                                      "weights=50/50", "old=2", "new=3", "weights=25/75", "old=1",
+                                      "new=4", "weights=0/100", "promote"}));
+  EXPECT_GT(state.totalCounts.requests, 1000);
+  EXPECT_GE(state.stepCounts.requests, 0);
+  EXPECT_EQ(state.totalCounts.errors, 0);
+  // A bad status is refused with the field.
+  json bad = rolloutStateToJson(state);
+  bad["counterBaseline"]["front-1"]["v2"] = "x";
+  EXPECT_EQ(rolloutStateFromJson(bad).status().message(),
+            "status.counterBaseline.front-1.v2: want [requests, errors]");
+  bad = rolloutStateToJson(state);
+  bad["stage"] = "Dancing";
+  EXPECT_EQ(rolloutStateFromJson(bad).status().message(),
+            "status.stage: unknown stage \"Dancing\"");
 }
 
 TEST(MeshRolloutTest, OptionsAreChecked) {

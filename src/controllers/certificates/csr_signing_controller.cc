@@ -1,9 +1,8 @@
 #include "controllers/certificates/csr_signing_controller.h"
 
 #include "api/csr_rules.h"
-#include "common/base64.h"
 #include "common/logging.h"
-#include "common/time_util.h"
+#include "controllers/certificates/signing_outcome.h"
 
 namespace minik8s::controllers::certificates {
 
@@ -35,24 +34,8 @@ Status CsrSigningController::sync(const std::string& name) {
   if (!hasCondition(*csr, "Approved") || hasCondition(*csr, "Denied") ||
       hasCondition(*csr, "Failed") || isIssued(*csr))
     return Status::Ok();
-  json updated = *csr;
-  if (!updated["status"].is_object()) updated["status"] = json::object();
   auto cert = signRequest(options_.ca, *csr, options_.defaultValidity, options_.maxValidity);
-  if (cert.ok()) {
-    updated["status"]["certificate"] = base64::encode(*cert);
-  } else {
-    const std::string t = formatRfc3339(options_.now());
-    json& conditions = updated["status"]["conditions"];
-    if (!conditions.is_array()) conditions = json::array();
-    conditions.push_back({{"type", "Failed"},
-                          {"status", "True"},
-                          {"reason", "SignerValidationFailure"},
-                          {"message", cert.status().message()},
-                          {"lastUpdateTime", t},
-                          {"lastTransitionTime", t}});
-  }
-  auto r = rest_.update(kCertificateSigningRequests, updated, "status");
-  if (!r.ok()) return r.status().code() == 404 ? Status::Ok() : r.status();
+  if (Status s = putSigningOutcome(rest_, *csr, cert, options_.now()); !s.ok()) return s;
   if (cert.ok()) {
     LOG_INFO("csr-signing: issued a certificate for {}", name);
   } else {

@@ -8,6 +8,7 @@
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/certificates/csr_approving_controller.h"
+#include "controllers/certificates/csr_cleaner_controller.h"
 #include "controllers/certificates/csr_signing_controller.h"
 #include "controllers/cronjob/cronjob_controller.h"
 #include "controllers/daemonset/daemonset_controller.h"
@@ -20,6 +21,7 @@
 #include "controllers/job/job_controller.h"
 #include "controllers/mesh/mesh_certificate_controller.h"
 #include "controllers/mesh/mesh_controller.h"
+#include "controllers/mesh/mesh_rollout_controller.h"
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodeipam/node_ipam_controller.h"
 #include "controllers/nodelifecycle/node_lifecycle_controller.h"
@@ -36,6 +38,8 @@
 #include "controllers/volume/volume_protection_controller.h"
 #include "controllers/workflow/workflow_controller.h"
 #include "mesh/mesh_resources.h"
+#include "mesh/rollout_cluster.h"
+#include "mesh/rollout_resource.h"
 #include "serverless/function.h"
 #include "serverless/trigger.h"
 #include "serverless/workflow.h"
@@ -403,6 +407,23 @@ const std::vector<Registration>& registrations() {
          return make<MeshController>(c.rest, c.informer(res::kNamespaces),
                                      client::RealClock::instance(), c.options.meshAllNamespaces);
        }},
+      {{"meshrollout"},
+       [](Context& c) -> std::unique_ptr<Runnable> {
+         // MeshRollouts: progressive rollouts kept in their status (docs/mesh.md).
+         Status crd = mesh::ensureMeshRolloutCrd(c.rest);
+         if (!crd.ok()) {
+           LOG_WARN("meshrollout controller not started: cannot install the MeshRollout CRD: {}",
+                    crd.toString());
+           return nullptr;
+         }
+         MeshRolloutControllerOptions o;
+         client::RestClient* rest = &c.rest;
+         o.metrics = [rest, config = c.options.apiConfig](const std::string& ns,
+                                                          const std::string& service) {
+           return std::make_unique<mesh::ExecRolloutMetrics>(config, *rest, ns, service);
+         };
+         return make<MeshRolloutController>(c.rest, c.informer(mesh::kMeshRollouts), o);
+       }},
       {{"csrsigning"},
        [](Context& c) -> std::unique_ptr<Runnable> {
          if (c.options.signingCa.certPem.empty() || c.options.signingCa.keyPem.empty()) {
@@ -414,6 +435,12 @@ const std::vector<Registration>& registrations() {
          o.maxValidity = c.options.signingDuration;
          return make<certificates::CsrSigningController>(
              c.rest, c.informer(res::kCertificateSigningRequests), o);
+       }},
+      {{"csrcleaner"},
+       [](Context& c) {
+         // Old CSRs (approved, denied, failed, pending, expired) deleted hourly (its README).
+         return make<certificates::CsrCleanerController>(
+             c.rest, c.informer(res::kCertificateSigningRequests));
        }},
       {{"meshcertificates"},
        [](Context& c) -> std::unique_ptr<Runnable> {

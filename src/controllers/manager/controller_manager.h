@@ -75,6 +75,9 @@ class ControllerManager {
     // The server's --mesh: every application namespace is meshed (the mesh controller lets the
     // sidecars of every namespace read the registry).
     bool meshAllNamespaces = false;
+    // How the controllers reach the API server (TLS and credentials of `rest`): the
+    // meshrollout controller's pods/exec uses it. Unset: plain HTTP to rest's server.
+    client::ClientConfig apiConfig;
   };
 
   ControllerManager(client::RestClient& rest, Options options);

@@ -4,6 +4,7 @@
 #include "common/base64.h"
 #include "common/logging.h"
 #include "common/time_util.h"
+#include "controllers/certificates/signing_outcome.h"
 #include "mesh/identity.h"
 
 namespace minik8s::controllers {
@@ -67,23 +68,9 @@ Status MeshCertificateController::sync(const std::string& name) {
   auto pem = base64::decode(obj->value("/spec/request"_json_pointer, std::string()));
   if (!pem.ok()) return Status::Ok();  // decideWorkloadCsr refused it already
   auto cert = mesh::signWorkloadCsr(options_.ca, *pem, d.validity);
-  json updated = *obj;
-  if (!updated["status"].is_object()) updated["status"] = json::object();
-  if (cert.ok()) {
-    updated["status"]["certificate"] = base64::encode(*cert);
-  } else {
-    const std::string t = formatRfc3339(options_.now());
-    json& conditions = updated["status"]["conditions"];
-    if (!conditions.is_array()) conditions = json::array();
-    conditions.push_back({{"type", "Failed"},
-                          {"status", "True"},
-                          {"reason", "SignerValidationFailure"},
-                          {"message", cert.status().message()},
-                          {"lastUpdateTime", t},
-                          {"lastTransitionTime", t}});
+  if (Status s = certificates::putSigningOutcome(rest_, *obj, cert, options_.now()); !s.ok()) {
+    return s;
   }
-  auto r = rest_.update(kCsrs, updated, "status");
-  if (!r.ok()) return r.status().code() == 404 ? Status::Ok() : r.status();
   if (cert.ok()) {
     LOG_INFO("mesh-certificates: issued {} for {} ({} s)", name,
              obj->value("/spec/username"_json_pointer, std::string()), d.validity.count());
