@@ -1,6 +1,9 @@
 #include "mesh/mesh_resources.h"
 
 #include "client/custom_resource_definitions.h"
+#include "common/base64.h"
+#include "common/pki.h"
+#include "mesh/discovery_server.h"
 
 namespace minik8s::mesh {
 
@@ -153,6 +156,132 @@ Status ensureMeshResources(client::RestClient& rest) {
   // service account goes.
   auto removed = rest.remove(bindings, "", "minik8s:mesh-proxy");
   return removed.ok() || removed.status().code() == 404 ? Status() : removed.status();
+}
+
+std::vector<json> meshDiscoveryObjects(const std::string& image, const std::string& caCertPem,
+                                       const std::string& caKeyPem, Status* error) {
+  const std::string ns = kMeshRootNamespace;
+  pki::CertSpec spec;
+  spec.commonName = "istiod";
+  spec.dnsNames = {"istiod", "istiod." + ns, "istiod." + ns + ".svc", kDiscoveryHost};
+  spec.serverAuth = true;
+  auto serving = pki::issue({caKeyPem, caCertPem}, spec);
+  if (!serving.ok()) {
+    if (error)
+      *error = Status::BadRequest(
+          "the cluster CA cannot sign istiod's serving "
+          "certificate: " +
+          serving.status().message());
+    return {};
+  }
+  const json labels = {{"app", "istiod"}, {"app.kubernetes.io/managed-by", "minik8s"}};
+  const std::string port = std::to_string(kDiscoveryPort);
+  const json read = {"get", "list", "watch"};
+  return {
+      {{"apiVersion", "v1"},
+       {"kind", "Namespace"},
+       {"metadata", {{"name", ns}, {"labels", {{"istio-injection", "disabled"}}}}}},
+      {{"apiVersion", "v1"},
+       {"kind", "ServiceAccount"},
+       {"metadata", {{"name", "istiod"}, {"namespace", ns}}}},
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "ClusterRole"},
+       {"metadata", {{"name", "minik8s:mesh-discovery"}}},
+       {"rules",
+        {{{"apiGroups", {""}}, {"resources", {"services", "endpoints", "pods"}}, {"verbs", read}},
+         {{"apiGroups", {"networking.istio.io"}},
+          {"resources", {"virtualservices", "destinationrules"}},
+          {"verbs", read}},
+         {{"apiGroups", {"security.istio.io"}},
+          {"resources", {"peerauthentications"}},
+          {"verbs", read}},
+         {{"apiGroups", {"authentication.k8s.io"}},
+          {"resources", {"tokenreviews"}},
+          {"verbs", {"create"}}}}}},
+      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+       {"kind", "ClusterRoleBinding"},
+       {"metadata", {{"name", "minik8s:mesh-discovery"}}},
+       {"roleRef",
+        {{"apiGroup", "rbac.authorization.k8s.io"},
+         {"kind", "ClusterRole"},
+         {"name", "minik8s:mesh-discovery"}}},
+       {"subjects", {{{"kind", "ServiceAccount"}, {"name", "istiod"}, {"namespace", ns}}}}},
+      {{"apiVersion", "v1"},
+       {"kind", "Secret"},
+       {"metadata", {{"name", "istiod-tls"}, {"namespace", ns}}},
+       {"type", "kubernetes.io/tls"},
+       {"data",
+        {{"tls.crt", base64::encode(serving->certPem)},
+         {"tls.key", base64::encode(serving->keyPem)},
+         {"ca.crt", base64::encode(caCertPem)}}}},
+      {{"apiVersion", "v1"},
+       {"kind", "Service"},
+       {"metadata", {{"name", "istiod"}, {"namespace", ns}, {"labels", labels}}},
+       {"spec",
+        {{"selector", {{"app", "istiod"}}},
+         {"ports",
+          {{{"name", "https-discovery"},
+            {"port", kDiscoveryPort},
+            {"targetPort", kDiscoveryPort}}}}}}},
+      {{"apiVersion", "apps/v1"},
+       {"kind", "Deployment"},
+       {"metadata", {{"name", "istiod"}, {"namespace", ns}, {"labels", labels}}},
+       {"spec",
+        {{"replicas", 1},
+         {"selector", {{"matchLabels", {{"app", "istiod"}}}}},
+         {"template",
+          {{"metadata",
+            {{"labels", labels}, {"annotations", {{"sidecar.istio.io/inject", "false"}}}}},
+           {"spec",
+            {{"serviceAccountName", "istiod"},
+             {"containers",
+              {{{"name", "discovery"},
+                {"image", image},
+                {"imagePullPolicy", "IfNotPresent"},
+                {"args",
+                 {"mesh-discovery", "--listen=0.0.0.0:" + port,
+                  "--tls-cert-file=/etc/istiod/tls.crt",
+                  "--tls-private-key-file=/etc/istiod/tls.key"}},
+                {"ports", {{{"name", "https-discovery"}, {"containerPort", kDiscoveryPort}}}},
+                {"readinessProbe",
+                 // The kubelet's HTTP probes speak plain text only; istiod serves TLS.
+                 {{"tcpSocket", {{"port", kDiscoveryPort}}}, {"periodSeconds", 1}}},
+                {"volumeMounts",
+                 {{{"name", "tls"}, {"mountPath", "/etc/istiod"}, {"readOnly", true}}}}}}},
+             {"volumes", {{{"name", "tls"}, {"secret", {{"secretName", "istiod-tls"}}}}}}}}}}}}}};
+}
+
+Status installMeshDiscovery(client::RestClient& rest, const std::string& image,
+                            const std::string& caCertPem, const std::string& caKeyPem) {
+  Status error;
+  auto objects = meshDiscoveryObjects(image, caCertPem, caKeyPem, &error);
+  if (!error.ok()) return error;
+  for (const auto& obj : objects) {
+    const std::string kind = obj["kind"];
+    const client::Resource r =
+        kind == "Namespace"        ? client::resources::kNamespaces
+        : kind == "ServiceAccount" ? client::resources::kServiceAccounts
+        : kind == "Secret"         ? client::resources::kSecrets
+        : kind == "Service"        ? client::resources::kServices
+        : kind == "Deployment"     ? client::resources::kDeployments
+        : kind == "ClusterRole"
+            ? client::Resource{"rbac.authorization.k8s.io", "v1", "clusterroles", false}
+            : client::Resource{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
+    const std::string ns = obj["metadata"].value("namespace", "");
+    const std::string name = obj["metadata"]["name"];
+    auto got = rest.get(r, ns, name);
+    if (got.ok()) {
+      if (kind == "Namespace" || kind == "ServiceAccount" || kind == "Service") continue;
+      json updated = obj;
+      updated["metadata"]["resourceVersion"] = (*got)["metadata"]["resourceVersion"];
+      auto u = rest.update(r, updated);
+      if (!u.ok()) return u.status();
+      continue;
+    }
+    auto c = rest.create(r, ns, obj);
+    if (!c.ok() && c.status().code() != 409) return c.status();
+  }
+  return Status::Ok();
 }
 
 }  // namespace minik8s::mesh

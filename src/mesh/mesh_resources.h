@@ -6,6 +6,9 @@
 // each namespace labelled istio-injection=enabled. Thread-safe.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "client/rest_client.h"
 #include "common/status.h"
 
@@ -17,5 +20,18 @@ json peerAuthenticationCrd();  // security.istio.io/v1 (and v1beta1) PeerAuthent
 
 // Creates or updates the three CRDs and the proxies' ClusterRole.
 Status ensureMeshResources(client::RestClient& rest);
+
+// The mesh discovery server in the cluster (`minik8s mesh install-discovery`), as istiod is:
+// namespace istio-system (not meshed), ServiceAccount, ClusterRole and ClusterRoleBinding
+// minik8s:mesh-discovery (read the registry and the rules, create TokenReviews), Secret
+// istiod-tls (a serving certificate for the Service's names signed by the cluster CA, so sidecars
+// check it with their service account's ca.crt), Service istiod (port 15012) and Deployment istiod
+// (`minik8s mesh-discovery` in `image`, one replica, TCP readiness). Sidecars started
+// afterwards find it by its name (kDiscoveryHost) and stop watching the API server.
+inline constexpr char kDiscoveryHost[] = "istiod.istio-system.svc.cluster.local";
+std::vector<json> meshDiscoveryObjects(const std::string& image, const std::string& caCertPem,
+                                       const std::string& caKeyPem, Status* error);
+Status installMeshDiscovery(client::RestClient& rest, const std::string& image,
+                            const std::string& caCertPem, const std::string& caKeyPem);
 
 }  // namespace minik8s::mesh
