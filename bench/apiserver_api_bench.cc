@@ -4,7 +4,10 @@
 // baseline in the same run, raw puts/s of the same etcd (its JSON gateway, same concurrency).
 // It reports figures and never fails on a time.
 //
-//   build/bin/apiserver_api_bench [--pods N] [--backend sqlite|etcd|all]
+//   build/bin/apiserver_api_bench [--pods N] [--backend sqlite|etcd|all] [--server PATH]
+//
+// --server runs another minik8s binary (default: the one beside the bench), so that two builds
+// can be compared in turns under the same load.
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -32,6 +35,14 @@ using minik8s::http::Client;
 namespace {
 
 std::string selfDir;
+std::string serverBinary;  // the minik8s under test
+
+std::string loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string one, five, fifteen;
+  in >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
 
 pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
   std::fflush(nullptr);  // or the child prints our buffered output again
@@ -133,10 +144,10 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
                   const std::string& dir) {
   int port = freePort();
   std::string url = "https://127.0.0.1:" + std::to_string(port);
-  std::vector<std::string> args = {selfDir + "/minik8s", "server",
-                                   "--data-dir",         dir + "/server-" + backend,
-                                   "--listen",           "127.0.0.1:" + std::to_string(port),
-                                   "--log-level",        "warn"};
+  std::vector<std::string> args = {serverBinary,  "server",
+                                   "--data-dir",  dir + "/server-" + backend,
+                                   "--listen",    "127.0.0.1:" + std::to_string(port),
+                                   "--log-level", "warn"};
   if (backend == "etcd") {
     args.push_back("--datastore");
     args.push_back("etcd://" + etcdUrl.substr(7));
@@ -162,8 +173,10 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   const std::string ns = "/api/v1/namespaces/default/pods";
 
   int first = std::min(pods, 2000);
+  std::atomic<long> rss1000{-1};  // read by the client that creates the 1,000th pod
   auto creates = runConcurrent(url, adminTls, 8, first, [&](Client& c, int i) {
     auto r = c.request("POST", ns, podBody("pod-" + std::to_string(i)));
+    if (i == 999) rss1000 = rssKiB(server);
     return r.ok() && r->status == 201;
   });
   auto gets = runConcurrent(url, adminTls, 8, 4000, [&](Client& c, int i) {
@@ -238,8 +251,10 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   std::printf("%-7s watch event to %zu/%d watchers: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
               backend.c_str(), delivery.size(), kWatchers, pct(delivery, 0.5), pct(delivery, 0.99),
               pct(delivery, 1.0));
-  std::printf("%-7s server RSS idle %.1f MiB, with %d pods %.1f MiB\n", backend.c_str(),
-              idleRss / 1024.0, pods, fullRss / 1024.0);
+  std::printf("%-7s load average %s (%s)\n", backend.c_str(), loadAverage().c_str(),
+              serverBinary.c_str());
+  std::printf("%-7s server RSS idle %.1f MiB, with ~1,000 pods %.1f MiB, with %d pods %.1f MiB\n",
+              backend.c_str(), idleRss / 1024.0, rss1000.load() / 1024.0, pods, fullRss / 1024.0);
   stopProcess(server);
 }
 
@@ -284,7 +299,9 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--pods") pods = std::stoi(argv[i + 1]);
     if (a == "--backend") which = argv[i + 1];
+    if (a == "--server") serverBinary = argv[i + 1];
   }
+  if (serverBinary.empty()) serverBinary = selfDir + "/minik8s";
   signal(SIGPIPE, SIG_IGN);
   std::string dir =
       std::filesystem::temp_directory_path() / ("minik8s-bench-" + std::to_string(getpid()));

@@ -128,6 +128,8 @@ class ApiServer {
   void serveResource(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
                      const auth::UserInfo& user);
   void serveList(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
+  void serveStoredList(http::ResponseWriter& w, const api::ResourceInfo& r, const RequestInfo& ri,
+                       const ListOptions& opts);
   void serveWatch(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri);
   void serveCreate(const http::Request& req, http::ResponseWriter& w, const RequestInfo& ri,
                    const auth::UserInfo& user);

@@ -105,16 +105,54 @@ Status Registry::checkNamespace(const api::ResourceInfo& r, const std::string& n
 
 Result<json> Registry::get(const api::ResourceInfo& r, const std::string& ns,
                            const std::string& name) {
-  auto kv = store_.get(key(r, ns, name));
-  if (!kv.ok()) {
-    if (kv.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
-    return kv.status();
-  }
+  auto kv = getStored(r, ns, name);
+  if (!kv.ok()) return kv.status();
   return decodeStored(*kv);
+}
+
+Result<storage::KeyValue> Registry::getStored(const api::ResourceInfo& r, const std::string& ns,
+                                              const std::string& name) {
+  auto kv = store_.get(key(r, ns, name));
+  if (!kv.ok() && kv.status().code() == 404) {
+    return Status::NotFound(r.qualifiedResource(), name);
+  }
+  return kv;
 }
 
 Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& ns,
                                 const ListOptions& opts) {
+  ListPage page;
+  auto scanned = scanList(r, ns, opts, [&](storage::KeyValue&& kv, json* decoded) {
+    if (decoded) {
+      page.items.push_back(std::move(*decoded));
+      return true;
+    }
+    auto obj = decodeStored(kv);
+    if (!obj.ok()) return false;
+    page.items.push_back(std::move(obj.value()));
+    return true;
+  });
+  if (!scanned.ok()) return scanned.status();
+  page.revision = scanned->revision;
+  page.continueToken = std::move(scanned->continueToken);
+  return page;
+}
+
+Result<StoredListPage> Registry::listStored(const api::ResourceInfo& r, const std::string& ns,
+                                            const ListOptions& opts) {
+  StoredListPage page;
+  auto scanned = scanList(r, ns, opts, [&](storage::KeyValue&& kv, json*) {
+    page.items.push_back(std::move(kv));
+    return true;
+  });
+  if (!scanned.ok()) return scanned.status();
+  page.revision = scanned->revision;
+  page.continueToken = std::move(scanned->continueToken);
+  return page;
+}
+
+Result<Registry::ScanResult> Registry::scanList(const api::ResourceInfo& r, const std::string& ns,
+                                                const ListOptions& opts, const ScanVisitor& take) {
   std::optional<api::LabelSelector> labels;
   if (!opts.labelSelector.empty()) {
     auto sel = api::LabelSelector::parse(opts.labelSelector);
@@ -143,7 +181,8 @@ Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& n
     revision = tok["rv"].get<int64_t>();
     start = tok["start"].get<std::string>();
   }
-  ListPage page;
+  ScanResult out;
+  int64_t taken = 0;
   const int64_t chunk = opts.limit > 0 ? std::max<int64_t>(opts.limit, 100) : 0;
   while (true) {
     auto res = store_.list(pfx, revision, chunk, start);
@@ -156,31 +195,37 @@ Result<ListPage> Registry::list(const api::ResourceInfo& r, const std::string& n
       return res.status();
     }
     revision = res->revision;
-    page.revision = revision;
+    out.revision = revision;
     for (auto& kv : res->items) {
-      // A prefix of all namespaces must not pick up another resource sharing a prefix.
-      auto obj = decodeStored(kv);
-      if (!obj.ok()) continue;
-      if (labels && !labels->matches((*obj)["metadata"].value("labels", json()))) continue;
-      if (fields) {
-        auto m = fields->matches(r.kind, *obj);
-        if (!m.ok()) return m.status();
-        if (!*m) continue;
-      }
-      page.items.push_back(std::move(obj.value()));
-      if (opts.limit > 0 && static_cast<int64_t>(page.items.size()) >= opts.limit) {
-        bool last = (&kv == &res->items.back()) && !res->more;
-        if (!last) {
-          const json token = {{"rv", revision}, {"start", kv.key + std::string(1, '\0')}};
-          page.continueToken = base64::encode(token.dump());
+      // The next chunk, or the next page's continue token, starts after this key.
+      start = kv.key;
+      start.push_back('\0');
+      // Selectors need the decoded object; without them the stored text is handed on as is.
+      json decoded;
+      if (labels || fields) {
+        auto obj = decodeStored(kv);
+        if (!obj.ok()) continue;
+        if (labels && !labels->matches((*obj)["metadata"].value("labels", json()))) continue;
+        if (fields) {
+          auto m = fields->matches(r.kind, *obj);
+          if (!m.ok()) return m.status();
+          if (!*m) continue;
         }
-        return page;
+        decoded = std::move(obj.value());
+      }
+      const bool last = (&kv == &res->items.back()) && !res->more;
+      if (!take(std::move(kv), decoded.is_null() ? nullptr : &decoded)) continue;
+      if (opts.limit > 0 && ++taken >= opts.limit) {
+        if (!last) {
+          const json token = {{"rv", revision}, {"start", start}};
+          out.continueToken = base64::encode(token.dump());
+        }
+        return out;
       }
     }
     if (!res->more || res->items.empty()) break;
-    start = res->items.back().key + std::string(1, '\0');
   }
-  return page;
+  return out;
 }
 
 Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns, json obj,

@@ -32,6 +32,13 @@ struct ListPage {
   std::string continueToken;  // "" when complete
 };
 
+// A page of stored key-values, for answers written from the stored text (stored_json.h).
+struct StoredListPage {
+  std::vector<storage::KeyValue> items;
+  int64_t revision = 0;
+  std::string continueToken;  // "" when complete
+};
+
 struct DeleteOptions {
   std::optional<int64_t> gracePeriodSeconds;
   std::string preconditionUid;
@@ -63,8 +70,13 @@ class Registry {
   const api::ResourceInfo& storageInfo(const api::ResourceInfo& r) const;
 
   Result<json> get(const api::ResourceInfo& r, const std::string& ns, const std::string& name);
-  Result<ListPage> list(const api::ResourceInfo& r, const std::string& ns,
-                        const ListOptions& opts);
+  // The same object as its stored key-value (answers written from the text: stored_json.h).
+  Result<storage::KeyValue> getStored(const api::ResourceInfo& r, const std::string& ns,
+                                      const std::string& name);
+  Result<ListPage> list(const api::ResourceInfo& r, const std::string& ns, const ListOptions& opts);
+  // The same page as list(), as the stored key-values: only selectors decode an object.
+  Result<StoredListPage> listStored(const api::ResourceInfo& r, const std::string& ns,
+                                    const ListOptions& opts);
   Result<json> create(const api::ResourceInfo& r, const std::string& ns, json obj,
                       bool dryRun = false);
   // A PUT: `obj` replaces the stored object (a main-resource PUT keeps the stored status; a
@@ -88,9 +100,18 @@ class Registry {
   const api::Scheme& scheme() const { return scheme_; }
 
  private:
+  struct ScanResult {
+    int64_t revision = 0;
+    std::string continueToken;
+  };
+  // Takes a key-value that passed the selectors (with its decoded object when the selectors
+  // needed one, else null); false when it could not be used (not counted against the limit).
+  using ScanVisitor = std::function<bool(storage::KeyValue&&, json* decoded)>;
+  Result<ScanResult> scanList(const api::ResourceInfo& r, const std::string& ns,
+                              const ListOptions& opts, const ScanVisitor& take);
   Result<json> writeUpdate(const api::ResourceInfo& r, const std::string& ns,
-                           const std::string& name, json obj, const json& old,
-                           int64_t oldRevision, const std::string& subresource, bool dryRun);
+                           const std::string& name, json obj, const json& old, int64_t oldRevision,
+                           const std::string& subresource, bool dryRun);
   Status checkNamespace(const api::ResourceInfo& r, const std::string& ns);
 
   bool allocatesFor(const api::ResourceInfo& r) const;

@@ -33,15 +33,22 @@ CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
   out.key = ev.kv.key;
   if (ev.type == storage::WatchEvent::Type::kDelete) {
     out.type = CachedEvent::Type::kDeleted;
-    out.object = decodeValue(ev.prevValue, ev.kv.modRevision);
-    out.prevObject = out.object;
+    out.text = out.prevText = std::make_shared<const std::string>(ev.prevValue);
   } else {
     out.type = ev.isCreate() || ev.prevValue.empty() ? CachedEvent::Type::kAdded
                                                      : CachedEvent::Type::kModified;
-    out.object = decodeValue(ev.kv.value, ev.kv.modRevision);
-    if (!ev.prevValue.empty()) out.prevObject = decodeValue(ev.prevValue, ev.kv.modRevision);
+    out.text = std::make_shared<const std::string>(ev.kv.value);
+    if (!ev.prevValue.empty()) out.prevText = std::make_shared<const std::string>(ev.prevValue);
   }
+  decodeCachedEvent(out);
   return out;
+}
+
+void decodeCachedEvent(CachedEvent& ev) {
+  if (!ev.object && ev.text) ev.object = decodeValue(*ev.text, ev.revision);
+  if (ev.prevObject || !ev.prevText) return;
+  ev.prevObject =
+      ev.type == CachedEvent::Type::kDeleted ? ev.object : decodeValue(*ev.prevText, ev.revision);
 }
 
 Watcher::~Watcher() { stop(); }
@@ -69,9 +76,16 @@ Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds ti
   }
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, timeout, [&] { return stopped_ || !queue_.empty() || !failure_.ok(); });
+  const size_t first = out.size();
   while (!queue_.empty()) {
     out.push_back(std::move(queue_.front()));
     queue_.pop_front();
+  }
+  if (out.size() > first) {
+    lock.unlock();
+    // Events from far back in the ring kept only their texts.
+    for (size_t i = first; i < out.size(); ++i) decodeCachedEvent(out[i]);
+    return Status::Ok();
   }
   if (!out.empty()) return Status::Ok();
   if (!failure_.ok()) return failure_;
@@ -176,6 +190,11 @@ void WatchCache::run() {
       // the ring's 20,000 events would otherwise hold a second copy of every object (the
       // watchers' queued copies keep theirs until sent).
       if (ring_.size() > kEncodedWindow) ring_[ring_.size() - 1 - kEncodedWindow].encoded.reset();
+      if (ring_.size() > kDecodedWindow) {
+        CachedEvent& old = ring_[ring_.size() - 1 - kDecodedWindow];
+        old.object.reset();
+        old.prevObject.reset();
+      }
       while (ring_.size() > capacity_) {
         horizon_ = ring_.front().revision;
         ring_.pop_front();

@@ -44,6 +44,11 @@ struct CachedEvent {
   std::shared_ptr<const json> object;      // with metadata.resourceVersion set
   std::shared_ptr<const json> prevObject;  // null for kAdded
   std::shared_ptr<EncodedObject> encoded;  // `object`'s text, shared by every watcher
+  // The stored texts `object` and `prevObject` decode from. Only the latest kDecodedWindow events
+  // of the ring keep their decoded objects (a tree is ~10x its text: 10,000 pods in the ring held
+  // ~120 MiB of trees); older ones keep these, and Watcher::next decodes them again for the
+  // watcher resuming that far back.
+  std::shared_ptr<const std::string> text, prevText;
 };
 
 // Decodes a store event; the object's resourceVersion is the event's revision.
@@ -54,6 +59,11 @@ class WatchCache;
 // How many of the latest events in the ring keep their shared encoding (older ones, sent only to
 // a watcher resuming from far back, are encoded by that watcher).
 inline constexpr size_t kEncodedWindow = 1024;
+// How many of the latest events in the ring keep their decoded objects.
+inline constexpr size_t kDecodedWindow = kEncodedWindow;
+
+// Decodes the objects of an event that kept only its texts (no-op when decoded).
+void decodeCachedEvent(CachedEvent& ev);
 
 class Watcher {
  public:

@@ -85,6 +85,40 @@ TEST(WatchCacheTest, ResumesFromARevisionInsideTheRing) {
   EXPECT_EQ(events[1].revision, 5);
 }
 
+// Events older than the decoded window keep only their texts in the ring; a watcher resuming
+// from there gets them decoded as the recent ones, objects and previous objects alike.
+TEST(WatchCacheTest, ResumesFromBeyondTheDecodedWindowWithDecodedObjects) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  const int total = static_cast<int>(kDecodedWindow) + 10;
+  ASSERT_TRUE(store.create("/registry/x/a", obj("a", 0)).ok());
+  for (int i = 1; i < total; ++i) {
+    ASSERT_TRUE(store.update("/registry/x/a", obj("a", i), 0).ok());
+  }
+  ASSERT_TRUE(store.remove("/registry/x/a", 0).ok());
+  while (cache.latestRevision() < total + 1) std::this_thread::sleep_for(10ms);
+  auto w = cache.watch("/registry/x/", 0);
+  ASSERT_TRUE(w.ok());
+  auto events = drain(**w, total + 1);
+  ASSERT_EQ(events.size(), static_cast<size_t>(total + 1));
+  EXPECT_EQ(events[0].type, CachedEvent::Type::kAdded);
+  EXPECT_EQ(events[0].prevObject, nullptr);
+  for (int i = 1; i < total; ++i) {
+    const CachedEvent& ev = events[i];
+    ASSERT_EQ(ev.type, CachedEvent::Type::kModified);
+    ASSERT_TRUE(ev.object && ev.prevObject) << i;
+    EXPECT_EQ((*ev.object)["v"], i);
+    EXPECT_EQ((*ev.prevObject)["v"], i - 1);
+    EXPECT_EQ((*ev.object)["metadata"]["resourceVersion"], std::to_string(i + 1));
+  }
+  const CachedEvent& gone = events.back();
+  EXPECT_EQ(gone.type, CachedEvent::Type::kDeleted);
+  ASSERT_TRUE(gone.object);
+  EXPECT_EQ((*gone.object)["v"], total - 1);
+  EXPECT_EQ((*gone.object)["metadata"]["resourceVersion"], std::to_string(total + 1));
+}
+
 TEST(WatchCacheTest, OlderRevisionsComeFromTheStoreUntilCompacted) {
   testing::FakeStore store;
   ASSERT_TRUE(store.create("/registry/x/a", obj("a", 1)).ok());

@@ -1,0 +1,205 @@
+// LIST answers written from the stored texts (stored_json.h, ApiServer::serveStoredList): the
+// same objects as decoding each one (GET too), with resourceVersion, pagination, selectors, Table
+// output and objects stored in another version or shape as before.
+#include <gtest/gtest.h>
+
+#include "apiserver/stored_json.h"
+#include "client/rest_client.h"
+#include "in_process_api_server.h"
+
+namespace minik8s::apiserver {
+namespace {
+
+// What decoding, setting the resourceVersion and labelling gives (the long way).
+std::string decodedText(const json& stored, int64_t rv) {
+  json obj = stored;
+  obj["metadata"]["resourceVersion"] = std::to_string(rv);
+  return obj.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string served(const std::string& stored, int64_t rv, const std::string& apiVersion = "v1",
+                   const std::string& kind = "Pod") {
+  std::string out = "prefix:";
+  if (!appendServedText(out, stored, rv, apiVersion, kind)) return "<refused>";
+  return out.substr(7);
+}
+
+TEST(StoredJsonTest, PatchedTextIsTheDecodedObjectEncodedAgain) {
+  const std::vector<json> objects = {
+      {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}},
+      {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", "a"}}}},
+      {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"uid", "u"}}}},
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata",
+        {{"name", "web"},
+         {"namespace", "default"},
+         {"labels", {{"a}b", "{\"x\":[1,2]}"}, {"quote\"d", "back\\slash"}}},
+         {"annotations", {{"k", "caf\u00e9 \u2603 \n\t"}}},
+         {"uid", "1234"},
+         {"selfLinkish", 1.5}}},
+       {"spec", {{"containers", {{{"name", "c"}, {"args", {"]", "}", "\"", "\\"}}}}}}},
+       {"status", {{"phase", "Running"}, {"n", -3}, {"ok", true}, {"none", nullptr}}}},
+      {{"metadata", {{"name", "first"}}}, {"apiVersion", "v1"}, {"kind", "Pod"}, {"zz", {1, 2}}},
+  };
+  for (const auto& obj : objects) {
+    EXPECT_EQ(served(obj.dump(), 42), decodedText(obj, 42)) << obj.dump();
+  }
+}
+
+TEST(StoredJsonTest, RefusesTextsItCannotPatch) {
+  // No apiVersion or kind (written by the server itself), another kind or version.
+  EXPECT_EQ(served(R"({"metadata":{"name":"a"}})", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","metadata":{"name":"a"}})", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{}})", 1, "v2"), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Node","metadata":{}})", 1), "<refused>");
+  // No metadata, metadata not an object, a resourceVersion already there.
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod"})", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":3})", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{"resourceVersion":"1"}})", 1),
+            "<refused>");
+  // Not compact or not JSON at all.
+  EXPECT_EQ(served(R"({"apiVersion": "v1","kind":"Pod","metadata":{}})", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{}}x)", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{"a":"b)", 1), "<refused>");
+  EXPECT_EQ(served("", 1), "<refused>");
+  EXPECT_EQ(served("not json", 1), "<refused>");
+}
+
+class StoredListTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.start().ok());
+    rest_ = std::make_unique<client::RestClient>(server_.url());
+    for (int i = 0; i < 7; ++i) {
+      json pod = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", "pod-" + std::to_string(i)},
+                    {"labels", {{"even", i % 2 == 0 ? "yes" : "no"}}}}},
+                  {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+      ASSERT_TRUE(rest_->request("POST", kPods, pod.dump()).ok());
+    }
+  }
+  void TearDown() override { server_.stop(); }
+
+  json get(const std::string& path, const std::string& accept = "*/*") {
+    auto r = rest_->requestText("GET", path, "", "application/json", accept);
+    EXPECT_TRUE(r.ok()) << path << ": " << r.status().toString();
+    return r.ok() ? json::parse(*r) : json();
+  }
+
+  static constexpr const char* kPods = "/api/v1/namespaces/default/pods";
+  testing::InProcessApiServer server_;
+  std::unique_ptr<client::RestClient> rest_;
+};
+
+TEST_F(StoredListTest, ListedItemsAreTheObjectsAGetAnswers) {
+  json list = get(kPods);
+  EXPECT_EQ(list["kind"], "PodList");
+  EXPECT_EQ(list["apiVersion"], "v1");
+  ASSERT_EQ(list["items"].size(), 7u);
+  int64_t newest = 0;
+  for (const auto& item : list["items"]) {
+    const std::string name = item["metadata"]["name"];
+    EXPECT_EQ(item, get(std::string(kPods) + "/" + name)) << name;
+    newest = std::max<int64_t>(newest,
+                               std::stoll(item["metadata"]["resourceVersion"].get<std::string>()));
+  }
+  EXPECT_GE(std::stoll(list["metadata"]["resourceVersion"].get<std::string>()), newest);
+  EXPECT_FALSE(list["metadata"].contains("continue"));
+
+  // A write is in the next list.
+  json changed = get(std::string(kPods) + "/pod-3");
+  changed["metadata"]["labels"]["changed"] = "yes";
+  ASSERT_TRUE(rest_->request("PUT", std::string(kPods) + "/pod-3", changed.dump()).ok());
+  json after = get(kPods);
+  EXPECT_EQ(after["items"][3]["metadata"]["labels"]["changed"], "yes");
+  EXPECT_EQ(after["items"][3], get(std::string(kPods) + "/pod-3"));
+}
+
+TEST_F(StoredListTest, PagesSelectorsAndTablesAsBefore) {
+  std::vector<std::string> names;
+  std::string cont;
+  int pages = 0;
+  do {
+    json page = get(std::string(kPods) + "?limit=3" + (cont.empty() ? "" : "&continue=" + cont));
+    for (const auto& item : page["items"]) names.push_back(item["metadata"]["name"]);
+    cont = page["metadata"].value("continue", "");
+    ++pages;
+  } while (!cont.empty() && pages < 10);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(names, (std::vector<std::string>{"pod-0", "pod-1", "pod-2", "pod-3", "pod-4", "pod-5",
+                                             "pod-6"}));
+
+  json even =
+      get(std::string(kPods) + "?labelSelector=even%3Dyes&fieldSelector=metadata.name!%3Dpod-0");
+  ASSERT_EQ(even["items"].size(), 3u);
+  EXPECT_EQ(even["items"][0]["metadata"]["name"], "pod-2");
+  EXPECT_EQ(even["items"][0], get(std::string(kPods) + "/pod-2"));
+
+  json table = get(kPods, "application/json;as=Table;v=v1;g=meta.k8s.io,application/json");
+  EXPECT_EQ(table["kind"], "Table");
+  EXPECT_EQ(table["rows"].size(), 7u);
+
+  auto missing = rest_->request("GET", std::string(kPods) + "/nope", "");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), 404);
+  EXPECT_EQ(missing.status().message(), "pods \"nope\" not found");
+  json podTable =
+      get(std::string(kPods) + "/pod-1", "application/json;as=Table;v=v1;g=meta.k8s.io");
+  EXPECT_EQ(podTable["kind"], "Table");
+  EXPECT_EQ(podTable["rows"].size(), 1u);
+
+  auto bad = rest_->request("GET", std::string(kPods) + "?continue=not-a-token", "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), 400);
+}
+
+TEST_F(StoredListTest, ObjectsStoredWithoutTheirKindAreServedTheLongWay) {
+  // As an object the server wrote itself without apiVersion and kind.
+  auto& store = server_.api().registry().store();
+  ASSERT_TRUE(store
+                  .create("/registry/core/pods/default/raw",
+                          R"({"metadata":{"name":"raw","namespace":"default"},"spec":{}})")
+                  .ok());
+  json list = get(kPods);
+  ASSERT_EQ(list["items"].size(), 8u);
+  const json& raw = list["items"][7];
+  EXPECT_EQ(raw["metadata"]["name"], "raw");
+  EXPECT_EQ(raw["apiVersion"], "v1");
+  EXPECT_EQ(raw["kind"], "Pod");
+  EXPECT_FALSE(raw["metadata"]["resourceVersion"].get<std::string>().empty());
+  EXPECT_EQ(raw, get(std::string(kPods) + "/raw"));
+}
+
+TEST_F(StoredListTest, ListsInAnotherVersionThanStoredAreConverted) {
+  const std::string v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+  const std::string v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+  json hpa = {
+      {"apiVersion", "autoscaling/v2"},
+      {"kind", "HorizontalPodAutoscaler"},
+      {"metadata", {{"name", "h"}}},
+      {"spec",
+       {{"scaleTargetRef", {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "web"}}},
+        {"minReplicas", 1},
+        {"maxReplicas", 3},
+        {"metrics",
+         {{{"type", "Resource"},
+           {"resource",
+            {{"name", "cpu"},
+             {"target", {{"type", "Utilization"}, {"averageUtilization", 50}}}}}}}}}}};
+  ASSERT_TRUE(rest_->request("POST", v2, hpa.dump()).ok());
+  json stored = get(v2);
+  ASSERT_EQ(stored["items"].size(), 1u);
+  EXPECT_EQ(stored["items"][0], get(v2 + "/h"));
+  json old = get(v1);
+  EXPECT_EQ(old["kind"], "HorizontalPodAutoscalerList");
+  ASSERT_EQ(old["items"].size(), 1u);
+  EXPECT_EQ(old["items"][0]["apiVersion"], "autoscaling/v1");
+  EXPECT_EQ(old["items"][0]["spec"]["targetCPUUtilizationPercentage"], 50);
+  EXPECT_EQ(old["items"][0], get(v1 + "/h"));
+}
+
+}  // namespace
+}  // namespace minik8s::apiserver
