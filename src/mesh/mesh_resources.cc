@@ -120,6 +120,30 @@ json peerAuthenticationCrd() {
             {"versions", versions}}}};
 }
 
+json meshProxyRole(bool readsRegistry) {
+  json rules = json::array();
+  if (readsRegistry) {
+    const json read = {"get", "list", "watch"};
+    rules.push_back(
+        {{"apiGroups", {""}}, {"resources", {"services", "endpoints", "pods"}}, {"verbs", read}});
+    rules.push_back({{"apiGroups", {"networking.istio.io"}},
+                     {"resources", {"virtualservices", "destinationrules"}},
+                     {"verbs", read}});
+    rules.push_back({{"apiGroups", {"security.istio.io"}},
+                     {"resources", {"peerauthentications"}},
+                     {"verbs", read}});
+  }
+  // The workload certificate: a CSR for signer minik8s.io/mesh-workload, read back for its
+  // status.certificate (controllers/mesh signs only the requester's own SPIFFE identity).
+  rules.push_back({{"apiGroups", {"certificates.k8s.io"}},
+                   {"resources", {"certificatesigningrequests"}},
+                   {"verbs", {"create", "get"}}});
+  return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+          {"kind", "ClusterRole"},
+          {"metadata", {{"name", "minik8s:mesh-proxy"}}},
+          {"rules", std::move(rules)}};
+}
+
 Status ensureMeshResources(client::RestClient& rest) {
   if (Status s = client::ensureCustomResourceDefinition(rest, virtualServiceCrd()); !s.ok()) {
     return s;
@@ -132,25 +156,9 @@ Status ensureMeshResources(client::RestClient& rest) {
   }
   const client::Resource clusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
   const client::Resource bindings{"rbac.authorization.k8s.io", "v1", "clusterrolebindings", false};
-  json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-               {"kind", "ClusterRole"},
-               {"metadata", {{"name", "minik8s:mesh-proxy"}}},
-               {"rules",
-                {{{"apiGroups", {""}},
-                  {"resources", {"services", "endpoints", "pods"}},
-                  {"verbs", {"get", "list", "watch"}}},
-                 {{"apiGroups", {"networking.istio.io"}},
-                  {"resources", {"virtualservices", "destinationrules"}},
-                  {"verbs", {"get", "list", "watch"}}},
-                 {{"apiGroups", {"security.istio.io"}},
-                  {"resources", {"peerauthentications"}},
-                  {"verbs", {"get", "list", "watch"}}},
-                 // The workload certificate: a CSR for signer minik8s.io/mesh-workload, read
-                 // back for its status.certificate (controllers/mesh signs only the requester's
-                 // own SPIFFE identity).
-                 {{"apiGroups", {"certificates.k8s.io"}},
-                  {"resources", {"certificatesigningrequests"}},
-                  {"verbs", {"create", "get"}}}}}};
+  // With istiod installed the sidecars read nothing from the API server but their certificate.
+  auto istiod = rest.get(client::resources::kDeployments, kMeshRootNamespace, "istiod");
+  json role = meshProxyRole(!istiod.ok());
   if (Status s = ensureObject(rest, clusterRoles, role); !s.ok()) return s;
   // The role is bound per meshed namespace (controllers/mesh); an older binding to every
   // service account goes.
@@ -281,7 +289,10 @@ Status installMeshDiscovery(client::RestClient& rest, const std::string& image,
     auto c = rest.create(r, ns, obj);
     if (!c.ok() && c.status().code() != 409) return c.status();
   }
-  return Status::Ok();
+  // The sidecars stream from istiod now: their role keeps only their certificate.
+  return ensureObject(rest,
+                      client::Resource{"rbac.authorization.k8s.io", "v1", "clusterroles", false},
+                      meshProxyRole(false));
 }
 
 }  // namespace minik8s::mesh

@@ -18,7 +18,13 @@ json virtualServiceCrd();
 json destinationRuleCrd();
 json peerAuthenticationCrd();  // security.istio.io/v1 (and v1beta1) PeerAuthentication
 
-// Creates or updates the three CRDs and the proxies' ClusterRole.
+// The sidecars' ClusterRole minik8s:mesh-proxy: create and get their workload certificate's CSR,
+// and, with `readsRegistry` (no istiod: each sidecar watches the API server), read services,
+// endpoints, pods and the three rule kinds.
+json meshProxyRole(bool readsRegistry);
+
+// Creates or updates the three CRDs and the proxies' ClusterRole (without the registry's read
+// access once istiod is installed).
 Status ensureMeshResources(client::RestClient& rest);
 
 // The mesh discovery server in the cluster (`minik8s mesh install-discovery`), as istiod is:
@@ -27,7 +33,8 @@ Status ensureMeshResources(client::RestClient& rest);
 // istiod-tls (a serving certificate for the Service's names signed by the cluster CA, so sidecars
 // check it with their service account's ca.crt), Service istiod (port 15012) and Deployment istiod
 // (`minik8s mesh-discovery` in `image`, one replica, TCP readiness). Sidecars started
-// afterwards find it by its name (kDiscoveryHost) and stop watching the API server.
+// afterwards find it by its name (kDiscoveryHost) and stop watching the API server, and the
+// sidecars' ClusterRole loses its read access (meshProxyRole(false)).
 inline constexpr char kDiscoveryHost[] = "istiod.istio-system.svc.cluster.local";
 std::vector<json> meshDiscoveryObjects(const std::string& image, const std::string& caCertPem,
                                        const std::string& caKeyPem, Status* error);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The mesh control plane end to end: `minik8s mesh install-discovery` runs istiod (one
 # `minik8s mesh-discovery` in istio-system); the sidecars of a meshed namespace get their
-# configuration streamed from it and hold no watch on the API server (the server's watch gauge
+# configuration streamed from it and hold no watch on the API server (nor may they read the
+# cluster's pods any more) (the server's watch gauge
 # for virtualservices does not grow with them); istiod's registry answers a pod's service-account
 # token and refuses a request without one; after a scale-down no request reaches a removed pod
 # once it is gone; with istiod down the traffic keeps flowing.
@@ -91,6 +92,10 @@ connected() {
   (( $(kubectl -n istio-system logs deploy/istiod 2>&1 | grep -c "shop/.* connected from") >= 4 ))
 }
 wait_for 30 connected || fail "istiod streams to the 4 sidecars ($(kubectl -n istio-system logs deploy/istiod | tail -5))"
+expect_eq "$(kubectl auth can-i list pods --as=system:serviceaccount:shop:default 2>/dev/null)" "no" \
+  "with istiod the sidecars' service accounts may not read the cluster's pods"
+expect_eq "$(kubectl auth can-i create certificatesigningrequests --as=system:serviceaccount:shop:default 2>/dev/null)" \
+  "yes" "... but may still ask for their workload certificate"
 after=$(vs_watches)
 expect_eq "$after" "$before" "no new watch on virtualservices with 4 sidecars (before $before)"
 

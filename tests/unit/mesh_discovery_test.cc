@@ -8,7 +8,9 @@
 #include <mutex>
 
 #include "client/rest_client.h"
+#include "common/base64.h"
 #include "common/http_client.h"
+#include "common/pki.h"
 #include "common/yaml_json.h"
 #include "in_process_api_server.h"
 #include "mesh/config_watcher.h"
@@ -403,6 +405,50 @@ TEST_F(MeshDiscoveryTest, StrangersAreRefusedAndUsersMayReadTheRegistryOnly) {
   auto health = c.request("GET", "/healthz");
   ASSERT_TRUE(health.ok());
   EXPECT_EQ(health->status, 200);
+}
+
+TEST_F(MeshDiscoveryTest, InstallDiscoveryCreatesIstiodAndNarrowsTheSidecarsRole) {
+  const client::Resource roles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
+  auto rules = [&] {
+    auto role = rest_->get(roles, "", "minik8s:mesh-proxy");
+    EXPECT_TRUE(role.ok());
+    return role.ok() ? (*role)["rules"].size() : 0u;
+  };
+  EXPECT_EQ(rules(), 4u);  // without istiod each sidecar reads the registry itself
+
+  auto ca = pki::createCA("test-ca");
+  ASSERT_TRUE(ca.ok());
+  ASSERT_TRUE(
+      installMeshDiscovery(*rest_, "minik8s/mesh-proxy:latest", ca->certPem, ca->keyPem).ok());
+  EXPECT_EQ(rules(), 1u);  // the certificate's CSR only
+  auto role = rest_->get(roles, "", "minik8s:mesh-proxy");
+  ASSERT_TRUE(role.ok());
+  EXPECT_EQ((*role)["rules"][0]["resources"][0], "certificatesigningrequests");
+
+  auto deployment = rest_->get(res::kDeployments, "istio-system", "istiod");
+  ASSERT_TRUE(deployment.ok()) << deployment.status().message();
+  const json& container = (*deployment)["spec"]["template"]["spec"]["containers"][0];
+  EXPECT_EQ(container["args"][0], "mesh-discovery");
+  EXPECT_EQ((*deployment)["spec"]["template"]["metadata"]["annotations"]["sidecar.istio.io/inject"],
+            "false");
+  auto secret = rest_->get(res::kSecrets, "istio-system", "istiod-tls");
+  ASSERT_TRUE(secret.ok());
+  auto cert = base64::decode((*secret)["data"]["tls.crt"].get<std::string>());
+  ASSERT_TRUE(cert.ok());
+  EXPECT_TRUE(pki::verifyCertificate(ca->certPem, *cert).ok());
+  auto info = pki::parseCertificate(*cert);
+  ASSERT_TRUE(info.ok());
+  EXPECT_NE(std::find(info->dnsNames.begin(), info->dnsNames.end(), kDiscoveryHost),
+            info->dnsNames.end());
+  EXPECT_TRUE(rest_->get(res::kServices, "istio-system", "istiod").ok());
+
+  // The controller manager's next start keeps the role narrow while istiod is there.
+  ASSERT_TRUE(ensureMeshResources(*rest_).ok());
+  EXPECT_EQ(rules(), 1u);
+  // A CA that cannot sign is a clear error.
+  Status bad = installMeshDiscovery(*rest_, "x", ca->certPem, "not a key");
+  EXPECT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("cannot sign"), std::string::npos) << bad.message();
 }
 
 }  // namespace
