@@ -13,6 +13,7 @@
 // also when it fails or is interrupted (SIGINT, SIGTERM, SIGHUP), and never fails on a time.
 //
 //   (from the source root) build/bin/kubelet_pod_start_bench [--pods N] [--recipes images]
+//   [--pod-workers N]
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -296,8 +297,10 @@ void report(const char* what, const std::vector<double>& ms, const Summary* base
 int main(int argc, char** argv) {
   int pods = 30;
   std::string recipes = "images";  // the image recipes of the source tree (run from its root)
+  std::string podWorkers;          // the agent's --pod-workers; its default when empty
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--pods") pods = std::atoi(argv[++i]);
+    if (std::string(argv[i]) == "--pod-workers") podWorkers = argv[++i];
     if (std::string(argv[i]) == "--recipes") recipes = argv[++i];
   }
   recipes = std::filesystem::absolute(recipes).string();
@@ -409,31 +412,32 @@ int main(int argc, char** argv) {
        waitFor(30s, [&] { return api.get(client::resources::kNamespaces, "", "default").ok(); });
   if (ok) {
     std::ofstream(dir + "/node.yaml") << "address: 127.0.0.1\n";
-    agent = spawn({bin,
-                   "agent",
-                   "--server",
-                   url,
-                   "--token",
-                   joinToken,
-                   "--ca-file",
-                   dir + "/server/pki/ca.crt",
-                   "--node-name",
-                   kNode,
-                   "--data-dir",
-                   agentDir,
-                   "--config",
-                   dir + "/node.yaml",
-                   "--registry",
-                   "127.0.0.1:" + std::to_string(registryPort),
-                   "--listen",
-                   "127.0.0.1:" + std::to_string(agentPort),
-                   "--log-level",
-                   "warn",
-                   "--network-backend",
-                   "none",
-                   "--disable-proxy",
-                   "--disable-dns"},
-                  dir + "/agent.log");
+    std::vector<std::string> agentArgs = {bin,
+                                          "agent",
+                                          "--server",
+                                          url,
+                                          "--token",
+                                          joinToken,
+                                          "--ca-file",
+                                          dir + "/server/pki/ca.crt",
+                                          "--node-name",
+                                          kNode,
+                                          "--data-dir",
+                                          agentDir,
+                                          "--config",
+                                          dir + "/node.yaml",
+                                          "--registry",
+                                          "127.0.0.1:" + std::to_string(registryPort),
+                                          "--listen",
+                                          "127.0.0.1:" + std::to_string(agentPort),
+                                          "--log-level",
+                                          "warn",
+                                          "--network-backend",
+                                          "none",
+                                          "--disable-proxy",
+                                          "--disable-dns"};
+    if (!podWorkers.empty()) agentArgs.insert(agentArgs.end(), {"--pod-workers", podWorkers});
+    agent = spawn(agentArgs, dir + "/agent.log");
     ok = waitFor(60s, [&] { return api.get(client::resources::kNodes, "", kNode).ok(); });
   }
   if (!ok) {

@@ -70,6 +70,7 @@ struct AgentFlags {
   std::string localVolumesDir;
   bool disableLocalStorage = false;
   std::vector<std::string> allowedUnsafeSysctls;  // names or prefix* patterns
+  int podWorkers = kubelet::KubeletOptions{}.workers;
 };
 
 // The node-local storage of this node (StorageClass local-path), as Kubernetes' CSI distributed
@@ -349,6 +350,7 @@ int runAgent(AgentFlags f) {
     return 1;
   }
   opts.allowedUnsafeSysctls = f.allowedUnsafeSysctls;
+  opts.workers = f.podWorkers;
   opts.nodeName = f.nodeName;
   opts.dataDir = f.dataDir.empty() ? "/var/lib/minik8s/agent-" + f.nodeName : f.dataDir;
   if (opts.hostIP.empty()) opts.hostIP = detectHostIP();
@@ -618,6 +620,10 @@ void addAgentCommand(CLI::App& app) {
                   "Sysctls (or prefix* patterns) pods may set beyond the safe ones, comma "
                   "separated, e.g. 'kernel.msg*,net.core.somaxconn'; namespaced ones only")
       ->delimiter(',');
+  cmd->add_option("--pod-workers", flags->podWorkers,
+                  "Pods synced at once (a pod's start holds a worker until its containers run)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_option("--listen", flags->listen, "Address of the agent's HTTP API")
       ->capture_default_str();
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
