@@ -179,6 +179,9 @@ void WatchCache::run() {
       stream_ = std::move(again.value());
       continue;
     }
+    // Objects the ring no longer keeps decoded, freed after the batch is delivered and outside
+    // the lock.
+    std::vector<std::shared_ptr<const json>> released;
     for (const auto& ev : batch) {
       CachedEvent ce = toCachedEvent(ev);
       std::lock_guard lock(mu_);
@@ -192,8 +195,8 @@ void WatchCache::run() {
       if (ring_.size() > kEncodedWindow) ring_[ring_.size() - 1 - kEncodedWindow].encoded.reset();
       if (ring_.size() > kDecodedWindow) {
         CachedEvent& old = ring_[ring_.size() - 1 - kDecodedWindow];
-        old.object.reset();
-        old.prevObject.reset();
+        released.push_back(std::move(old.object));
+        released.push_back(std::move(old.prevObject));
       }
       while (ring_.size() > capacity_) {
         horizon_ = ring_.front().revision;
