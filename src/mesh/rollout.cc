@@ -231,7 +231,12 @@ void Rollout::rollBack(RolloutState& s, const std::string& reason) {
   report_("rolling back: " + reason);
   s.reason = reason;
   s.stage = RolloutStage::kDone;
-  Status st = target_.rollBack(std::max(s.totalReplicas, 1));
+  if (s.totalReplicas <= 0) {
+    // Stopped before its first step was recorded: the old version still has all its replicas.
+    auto old = target_.oldReplicas();
+    s.totalReplicas = old.ok() ? std::max(*old, 1) : 1;
+  }
+  Status st = target_.rollBack(s.totalReplicas);
   if (!st.ok()) {
     s.phase = RolloutPhase::kFailed;
     s.reason += "; the rollback failed too: " + st.message();
@@ -285,6 +290,9 @@ std::chrono::milliseconds Rollout::advance(RolloutState& s) {
     return milliseconds(0);
   }
   const std::vector<int> weights = rolloutWeights(options_.stepPercent);
+  // stepPercent may have changed since the state was written (a MeshRollout's spec): the
+  // rollout goes on from the nearest step there is.
+  s.step = std::clamp(s.step, 0, static_cast<int>(weights.size()) - 1);
   const auto now = clock_.now();
   switch (s.stage) {
     case RolloutStage::kStart: {
@@ -312,10 +320,6 @@ std::chrono::milliseconds Rollout::advance(RolloutState& s) {
       return enterScaling(s, 0);
     }
     case RolloutStage::kScaling: {
-      if (s.step < 0 || static_cast<size_t>(s.step) >= weights.size()) {
-        rollBack(s, fmt::format("step {} is past the last step", s.step));
-        return milliseconds(0);
-      }
       const int want =
           replicasAt(s.totalReplicas, weights[static_cast<size_t>(s.step)]).newReplicas;
       auto got = target_.readyNewEndpoints();

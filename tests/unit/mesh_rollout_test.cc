@@ -349,6 +349,36 @@ TEST(MeshRolloutTest, ResumesFromItsPersistedStateAfterEveryStep) {
             "status.stage: unknown stage \"Dancing\"");
 }
 
+// A MeshRollout's stepPercent changed mid-way (25 -> 50) while at the third step: the rollout
+// goes on from the last step there is instead of reading past the new list of weights; a
+// rollout stopped before its first step was recorded rolls back to the replicas the old
+// version has.
+TEST(MeshRolloutTest, ChangedStepsAndEarlyAbortsAreSafe) {
+  FakeClock clock;
+  FakeTarget target(clock);
+  FakeMetrics metrics(clock, target);
+  RolloutState state;
+  while (state.step < 2 || state.stage != RolloutStage::kAnalysing) {
+    Rollout r(fastOptions(), target, metrics, clock);
+    clock.sleepFor(r.advance(state));
+    ASSERT_EQ(state.phase, RolloutPhase::kProgressing);
+  }
+  RolloutOptions fewer = fastOptions();
+  fewer.stepPercent = 50;  // weights {50, 100}: step 2 is no more
+  Rollout changed(fewer, target, metrics, clock);
+  while (state.phase == RolloutPhase::kProgressing) clock.sleepFor(changed.advance(state));
+  EXPECT_EQ(state.phase, RolloutPhase::kPromoted) << state.reason;
+  EXPECT_EQ(target.log.back(), "promote");
+
+  FakeTarget fresh(clock);
+  fresh.old = 3;
+  RolloutState early;
+  Rollout r(fastOptions(), fresh, metrics, clock);
+  r.abort(early, "the MeshRollout was deleted");
+  EXPECT_EQ(early.phase, RolloutPhase::kRolledBack);
+  EXPECT_EQ(fresh.log, std::vector<std::string>{"rollback old=3"});
+}
+
 TEST(MeshRolloutTest, OptionsAreChecked) {
   RolloutOptions o;
   o.stepPercent = 0;

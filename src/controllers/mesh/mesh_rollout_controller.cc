@@ -194,7 +194,8 @@ Result<std::optional<milliseconds>> MeshRolloutController::syncRollout(const std
   if (names.newDeployment.empty()) {
     // The first sync: which Deployment is the old version, what the new one is called.
     if (Status s = target.resolve(); !s.ok()) {
-      if (!permanentRolloutError(s)) return s;
+      // resolve() only reads: a 409 is its "the new Deployment exists already", final too.
+      if (!permanentRolloutError(s) && s.code() != 409) return s;
       return fail(s.message());
     }
     names = {target.oldDeployment(), target.newDeployment(), target.oldVersion(),
