@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
@@ -25,12 +28,27 @@ class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(apiServer.start().ok());
-    rest =
-        std::make_unique<client::RestClient>(apiServer.url());
+    rest = std::make_unique<client::RestClient>(apiServer.url());
   }
   void TearDown() override {
     if (sched) sched->stop();
+    if (front) front->stop();
     apiServer.stop();
+  }
+
+  // Puts a server in front of the API server for the scheduler's client: `hook` sees each request
+  // first and answers it itself by returning true (a failing or slow binding).
+  void interpose(std::function<bool(const http::Request&, http::ResponseWriter&)> hook) {
+    front = std::make_unique<http::Server>(
+        [this, hook](const http::Request& req, http::ResponseWriter& w) {
+          if (!hook(req, w)) apiServer.api().handle(req, w);
+        });
+    ASSERT_TRUE(front->start("127.0.0.1:0").ok());
+    rest =
+        std::make_unique<client::RestClient>("http://127.0.0.1:" + std::to_string(front->port()));
+  }
+  static bool isBinding(const http::Request& req) {
+    return req.method == "POST" && req.path.ends_with("/binding");
   }
 
   void startScheduler(Policy policy = Policy::kDefault) {
@@ -95,6 +113,7 @@ class SchedulerTest : public ::testing::Test {
   }
 
   testing::InProcessApiServer apiServer;
+  std::unique_ptr<http::Server> front;
   std::unique_ptr<client::RestClient> rest;
   std::unique_ptr<Scheduler> sched;
 };
@@ -196,6 +215,67 @@ TEST_F(SchedulerTest, CordonedNodesAreSkippedAndDeletedPodsFreeRoom) {
             "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) were unschedulable.");
   ASSERT_TRUE(rest->remove(kPods, "default", "a", {{"gracePeriodSeconds", 0}}).ok());
   ASSERT_TRUE(eventually([&] { return nodeOf("b") == "n1"; }));
+}
+
+// Bindings run on workers while the next pods are scheduled: a binding that fails undoes the
+// pod's assumed place (else the retry would find the 1-cpu node full of the pod itself) and puts
+// the pod back in the queue, to be bound on the next try.
+TEST_F(SchedulerTest, AFailedBindingForgetsTheAssumedPodAndRetriesIt) {
+  std::atomic<int> bindings{0};
+  interpose([&](const http::Request& req, http::ResponseWriter& w) {
+    if (!isBinding(req) || bindings++ > 0) return false;
+    w.send(http::Response::error(Status::Internal("etcd is away")));
+    return true;
+  });
+  createNode("n1", "1");
+  startScheduler();
+  createPod("a", "600m");
+  ASSERT_TRUE(eventually([&] { return nodeOf("a") == "n1"; }));
+  EXPECT_EQ(bindings.load(), 2);
+  // The pod shows its node before the worker counts the binding.
+  ASSERT_TRUE(eventually([&] { return sched->stats().bound == 1; }));
+  auto st = sched->stats();
+  EXPECT_EQ(st.bindErrors, 1u);
+  EXPECT_GE(st.attempts, 2u);
+  ASSERT_TRUE(eventually([&] { return eventsFor("a", "Scheduled").size() == 1; }));
+  // Counted once now: a second pod of 600m does not fit.
+  createPod("b", "600m");
+  ASSERT_TRUE(eventually([&] { return !eventsFor("b", "FailedScheduling").empty(); }));
+  EXPECT_EQ(eventsFor("b", "FailedScheduling")[0]["message"],
+            "0/1 nodes are available: 1 Insufficient cpu.");
+  EXPECT_EQ(nodeOf("b"), "");
+}
+
+// With every binding slow, many are in flight at once: the pods already placed count against
+// the nodes (assumed), so no node gets more than it holds and no pod is bound twice.
+TEST_F(SchedulerTest, CapacityHoldsWhileBindingsAreInFlight) {
+  std::mutex mu;
+  std::map<std::string, int> bindsPerPod;
+  interpose([&](const http::Request& req, http::ResponseWriter&) {
+    if (!isBinding(req)) return false;
+    {
+      std::lock_guard l(mu);
+      ++bindsPerPod[req.path];
+    }
+    std::this_thread::sleep_for(300ms);
+    return false;
+  });
+  createNode("n1", "2");
+  createNode("n2", "1");
+  startScheduler();
+  for (int i = 0; i < 8; ++i) createPod("p" + std::to_string(i), "500m");
+  // 4 fit on n1 and 2 on n2; the other 2 stay pending.
+  ASSERT_TRUE(eventually([&] { return sched->stats().bound == 6; }));
+  ASSERT_TRUE(eventually([&] { return sched->stats().unschedulable >= 2; }));
+  std::map<std::string, int> perNode;
+  for (int i = 0; i < 8; ++i) ++perNode[nodeOf("p" + std::to_string(i))];
+  EXPECT_EQ(perNode["n1"], 4);
+  EXPECT_EQ(perNode["n2"], 2);
+  EXPECT_EQ(perNode[""], 2);
+  std::lock_guard l(mu);
+  EXPECT_EQ(bindsPerPod.size(), 6u);
+  for (const auto& [path, n] : bindsPerPod) EXPECT_EQ(n, 1) << path;
+  EXPECT_EQ(sched->stats().bindErrors, 0u);
 }
 
 }  // namespace
