@@ -74,6 +74,23 @@ time_until_running() {
   done
   echo "timeout timeout"
 }
+# breakdown APP T0_MS: when the pods were created, scheduled and started, relative to the apply
+# (server timestamps, whole seconds): the last pod created, scheduled (PodScheduled=True) and
+# Running (its container's startedAt), and how many pods were created in each second (the
+# ReplicaSet controller's slow-start batches show as 1, 2, 4, 8...).
+breakdown() {
+  kubectl get pods -l "app=$1" -o json | jq -r --argjson t0 "$(($2 / 1000))" '
+    def ts: sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601 - $t0;
+    [.items[] | {
+      c: (.metadata.creationTimestamp | ts),
+      s: ([.status.conditions[]? | select(.type == "PodScheduled" and .status == "True")
+           | .lastTransitionTime | ts] | max),
+      r: ([.status.containerStatuses[]?.state.running.startedAt // empty | ts] | max)}] as $p
+    | "  last created +\($p | map(.c) | max) s, last scheduled +\($p | map(.s) | max) s, " +
+      "last container started +\($p | map(.r) | max) s (server clock, whole seconds)",
+      "  created per second: " +
+      ([$p | group_by(.c)[] | "+\(.[0].c)s:\(length)"] | join(" "))'
+}
 clean() {  # app
   kubectl delete deployment "$1" --ignore-not-found --wait=false >/dev/null 2>&1
   kubectl delete pods -l "app=$1" --grace-period=0 --wait=false >/dev/null 2>&1
@@ -92,6 +109,7 @@ deployment_yaml scale "$N" | kubectl apply -f - >/dev/null
 read -r dep_running dep_ready < <(time_until_running scale "$t0")
 echo "Deployment: all $N Running after $dep_running s, Ready after $dep_ready s"
 kubectl get pods -l app=scale -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' | sort | uniq -c
+breakdown scale "$t0"
 clean scale
 
 step "the same $N pods created directly (one kubectl apply of $N documents)"
@@ -101,6 +119,7 @@ kubectl apply -f "$E2E_DIR/pods.yaml" >/dev/null || fail "creating the pods"
 created=$((($(now_ms) - t0)))
 read -r pod_running pod_ready < <(time_until_running direct "$t0")
 echo "direct pods: created in ${created} ms; all $N Running after $pod_running s, Ready after $pod_ready s  [baseline]"
+breakdown direct "$t0"
 clean direct
 
 echo
