@@ -5,6 +5,7 @@
 // mid-way that rolls back, and the schema's 422s with field paths.
 #include <gtest/gtest.h>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "controllers/mesh/mesh_rollout_controller.h"
 #include "in_process_api_server.h"
@@ -112,6 +113,7 @@ class MeshRolloutControllerTest : public ::testing::Test {
     informer = std::make_unique<client::Informer>(*rest, mesh::kMeshRollouts);
     MeshRolloutControllerOptions o;
     o.clock = &clock;
+    o.events = &events;
     o.metrics = [this](const std::string&, const std::string&) {
       return std::make_unique<SharedMetrics>(traffic);
     };
@@ -198,6 +200,7 @@ class MeshRolloutControllerTest : public ::testing::Test {
   std::unique_ptr<MeshRolloutController> controller;
   FakeRolloutClock clock;
   FakeTraffic traffic;
+  client::FakeEventRecorder events;
 };
 
 const json kSpec = {
@@ -220,6 +223,8 @@ TEST_F(MeshRolloutControllerTest, AHealthyRolloutIsPromoted) {
   EXPECT_EQ(reviewsDeployments(), std::vector<std::string>{"reviews-v2"});
   EXPECT_EQ(replicasOf("reviews-v2"), 4);
   EXPECT_EQ(routes(), "v2=100");
+  EXPECT_EQ(events.reasons(),
+            (std::vector<std::string>{"Started", "Advanced", "Advanced", "Promoted"}));
   // The finalizer went with the end; the object deletes at once.
   auto obj = rest->get(mesh::kMeshRollouts, "shop", "reviews-v2");
   EXPECT_FALSE(obj->contains("/metadata/finalizers/0"_json_pointer)) << obj->dump();
@@ -237,6 +242,10 @@ TEST_F(MeshRolloutControllerTest, FiveHundredsRollBack) {
   EXPECT_EQ(reviewsDeployments(), std::vector<std::string>{"reviews-v1"});
   EXPECT_EQ(replicasOf("reviews-v1"), 4);
   EXPECT_EQ(routes(), "v1=100");
+  auto warning = events.find("RolledBack");
+  ASSERT_TRUE(warning);
+  EXPECT_EQ(warning->type, "Warning");
+  EXPECT_EQ(warning->message, st["reason"]);
 }
 
 TEST_F(MeshRolloutControllerTest, ARestartedControllerResumesFromTheStatus) {

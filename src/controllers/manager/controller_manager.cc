@@ -417,6 +417,7 @@ const std::vector<Registration>& registrations() {
            return nullptr;
          }
          MeshRolloutControllerOptions o;
+         o.events = c.recorder("meshrollout-controller");
          client::RestClient* rest = &c.rest;
          o.metrics = [rest, config = c.options.apiConfig](const std::string& ns,
                                                           const std::string& service) {

@@ -115,6 +115,11 @@ Status MeshRolloutController::writeStatus(json& obj, const mesh::RolloutState& s
   return Status::Ok();
 }
 
+void MeshRolloutController::event(const json& obj, const std::string& type,
+                                  const std::string& reason, const std::string& message) {
+  if (options_.events) options_.events->record(obj, type, reason, message);
+}
+
 Status MeshRolloutController::dropFinalizer(json& obj) {
   if (!hasRolloutFinalizer(obj)) return Status::Ok();
   json updated = obj;
@@ -149,6 +154,7 @@ Result<std::optional<milliseconds>> MeshRolloutController::syncRollout(const std
     state.reason = reason;
     report("failed: " + reason);
     if (Status s = writeStatus(obj, state, names.toJson()); !s.ok()) return s;
+    event(obj, "Warning", "Failed", reason);
     if (Status s = dropFinalizer(obj); !s.ok()) return s;
     return Next();
   };
@@ -170,6 +176,7 @@ Result<std::optional<milliseconds>> MeshRolloutController::syncRollout(const std
         rollout.abort(*state, "the MeshRollout was deleted");
         if (state->phase == mesh::RolloutPhase::kFailed) return Status::Unavailable(state->reason);
         if (Status s = writeStatus(obj, *state, names.toJson()); !s.ok()) return s;
+        event(obj, "Warning", "RolledBack", state->reason);
       }
     }
     if (Status s = dropFinalizer(obj); !s.ok()) return s;
@@ -205,6 +212,7 @@ Result<std::optional<milliseconds>> MeshRolloutController::syncRollout(const std
                                names.newDeployment, names.newVersion, spec->image);
     report("started: " + state.reason);
     if (Status s = writeStatus(obj, state, names.toJson()); !s.ok()) return s;
+    event(obj, "Normal", "Started", state.reason);
     return Next(milliseconds(0));
   }
   auto state = mesh::rolloutStateFromJson(status);
@@ -216,8 +224,18 @@ Result<std::optional<milliseconds>> MeshRolloutController::syncRollout(const std
   o.settle = options_.settle;
   auto metrics = options_.metrics(ns, spec->service);
   mesh::Rollout rollout(o, target, *metrics, *options_.clock, report);
+  const int weightBefore = state->weight;
   const milliseconds wait = rollout.advance(*state);
   if (Status s = writeStatus(obj, *state, names.toJson()); !s.ok()) return s;
+  if (state->phase == mesh::RolloutPhase::kProgressing && state->weight != weightBefore) {
+    event(obj, "Normal", "Advanced", state->reason);
+  } else if (state->phase == mesh::RolloutPhase::kPromoted) {
+    event(obj, "Normal", "Promoted", state->reason);
+  } else if (state->phase == mesh::RolloutPhase::kRolledBack) {
+    event(obj, "Warning", "RolledBack", state->reason);
+  } else if (state->phase == mesh::RolloutPhase::kFailed) {
+    event(obj, "Warning", "Failed", state->reason);
+  }
   if (state->phase != mesh::RolloutPhase::kProgressing) {
     if (Status s = dropFinalizer(obj); !s.ok()) return s;
     return Next();

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
 #include "client/work_queue.h"
@@ -40,6 +41,9 @@ struct MeshRolloutControllerOptions {
   const client::Clock* queueClock = nullptr;        // nullptr: the real one
   std::chrono::milliseconds readyTimeout{120'000};  // for one step's new pods
   std::chrono::milliseconds settle{1'000};          // after they are ready endpoints
+  // Events on the MeshRollout (kubectl describe): Started, Advanced (each weight), Promoted;
+  // Warnings RolledBack and Failed. Null: none.
+  client::EventRecorder* events = nullptr;
 };
 
 class MeshRolloutController {
@@ -62,6 +66,8 @@ class MeshRolloutController {
   // lastTransitionTime) written when it differs; `obj` becomes what the server returned.
   Status writeStatus(json& obj, const mesh::RolloutState& state, const json& names);
   Status dropFinalizer(json& obj);
+  void event(const json& obj, const std::string& type, const std::string& reason,
+             const std::string& message);
 
   client::RestClient& rest_;
   client::Informer& meshRollouts_;
