@@ -6,6 +6,43 @@ namespace minik8s::scheduler {
 
 using namespace std::chrono_literals;
 
+void TimedKeys::set(const std::string& key, TimePoint t) {
+  auto [it, added] = byKey_.try_emplace(key, t);
+  if (!added) {
+    if (it->second == t) return;
+    byTime_.erase({it->second, key});
+    it->second = t;
+  }
+  byTime_.emplace(t, key);
+}
+
+bool TimedKeys::erase(const std::string& key) {
+  auto it = byKey_.find(key);
+  if (it == byKey_.end()) return false;
+  byTime_.erase({it->second, key});
+  byKey_.erase(it);
+  return true;
+}
+
+std::vector<std::string> TimedKeys::takeUntil(TimePoint until) {
+  std::vector<std::string> due;
+  while (!byTime_.empty() && byTime_.begin()->first <= until) {
+    auto node = byTime_.extract(byTime_.begin());
+    byKey_.erase(node.value().second);
+    due.push_back(std::move(node.value().second));
+  }
+  return due;
+}
+
+std::vector<std::pair<std::string, TimedKeys::TimePoint>> TimedKeys::takeAll() {
+  std::vector<std::pair<std::string, TimePoint>> all;
+  all.reserve(byTime_.size());
+  for (auto& [t, key] : byTime_) all.emplace_back(key, t);
+  byTime_.clear();
+  byKey_.clear();
+  return all;
+}
+
 SchedulingQueue::SchedulingQueue(const client::Clock& clock, QueueOptions options)
     : clock_(clock), options_(options) {}
 
@@ -18,7 +55,7 @@ void SchedulingQueue::pushActiveLocked(const std::string& key) {
 
 void SchedulingQueue::add(const std::string& key) {
   std::lock_guard l(mu_);
-  if (closed_ || activeSet_.count(key) || backoff_.count(key) || unschedulable_.count(key)) {
+  if (closed_ || activeSet_.count(key) || backoff_.contains(key) || unschedulable_.contains(key)) {
     return;
   }
   pushActiveLocked(key);
@@ -34,22 +71,9 @@ std::chrono::steady_clock::time_point SchedulingQueue::backoffExpiry(const std::
 
 void SchedulingQueue::flushLocked() {
   const auto now = clock_.now();
-  for (auto it = backoff_.begin(); it != backoff_.end();) {
-    if (it->second <= now) {
-      pushActiveLocked(it->first);
-      it = backoff_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-  for (auto it = unschedulable_.begin(); it != unschedulable_.end();) {
-    if (now - it->second >= options_.unschedulableTimeout) {
-      pushActiveLocked(it->first);
-      it = unschedulable_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  for (const std::string& key : backoff_.takeUntil(now)) pushActiveLocked(key);
+  for (const std::string& key : unschedulable_.takeUntil(now - options_.unschedulableTimeout))
+    pushActiveLocked(key);
 }
 
 void SchedulingQueue::flush() {
@@ -84,9 +108,9 @@ void SchedulingQueue::addUnschedulable(const std::string& key, int64_t cycle) {
   lastFailure_[key] = clock_.now();
   if (activeSet_.count(key)) return;  // re-added by an update meanwhile: try again soon
   if (moveRequestCycle_ >= cycle) {
-    backoff_[key] = backoffExpiry(key);
+    backoff_.set(key, backoffExpiry(key));
   } else {
-    unschedulable_[key] = clock_.now();
+    unschedulable_.set(key, clock_.now());
   }
 }
 
@@ -96,21 +120,20 @@ void SchedulingQueue::addBackoff(const std::string& key) {
   ++attempts_[key];
   lastFailure_[key] = clock_.now();
   unschedulable_.erase(key);
-  backoff_[key] = backoffExpiry(key);
+  backoff_.set(key, backoffExpiry(key));
 }
 
 void SchedulingQueue::moveAllToActiveOrBackoff() {
   std::lock_guard l(mu_);
   const auto now = clock_.now();
-  for (const auto& [key, since] : unschedulable_) {
+  for (const auto& [key, since] : unschedulable_.takeAll()) {
     auto expiry = backoffExpiry(key);
     if (expiry > now) {
-      backoff_[key] = expiry;
+      backoff_.set(key, expiry);
     } else {
       pushActiveLocked(key);
     }
   }
-  unschedulable_.clear();
   moveRequestCycle_ = cycle_;
 }
 

@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include "fake_clock.h"
-
 #include "scheduler/scheduling_queue.h"
 
 namespace minik8s::scheduler {
@@ -79,6 +78,57 @@ TEST_F(SchedulingQueueTest, UnschedulablePodsAreRetriedAfterTheTimeout) {
   EXPECT_FALSE(q.pop(1ms).has_value());
   clock.t += 1s;
   EXPECT_EQ(*q.pop(1ms), "ns/a");
+}
+
+TEST_F(SchedulingQueueTest, DueBackoffsComeOutEarliestFirstAndOnlyWhenDue) {
+  // Three pods failing at different times (names in the reverse order of their expiries): each
+  // comes back exactly when its own back-off ends, the earliest first.
+  for (const char* key : {"ns/c", "ns/b", "ns/a"}) {
+    q.add(key);
+    ASSERT_TRUE(q.pop(1ms));
+    q.addBackoff(key);  // 1 s from now
+    clock.t += 100ms;
+  }
+  EXPECT_EQ(q.backoffLength(), 3u);
+  clock.t += 700ms;  // c's back-off ends at +1000 ms: now is +1000 ms
+  EXPECT_EQ(*q.pop(1ms), "ns/c");
+  EXPECT_FALSE(q.pop(1ms).has_value());
+  clock.t += 200ms;
+  EXPECT_EQ(*q.pop(1ms), "ns/b");
+  EXPECT_EQ(*q.pop(1ms), "ns/a");
+  EXPECT_EQ(q.backoffLength(), 0u);
+  // A pod backing off again moves to its new expiry (its third failure: 4 s, the maximum), not
+  // a copy.
+  q.addBackoff("ns/a");
+  q.addBackoff("ns/a");
+  EXPECT_EQ(q.backoffLength(), 1u);
+  clock.t += 3999ms;
+  EXPECT_FALSE(q.pop(1ms).has_value());
+  clock.t += 1ms;
+  EXPECT_EQ(*q.pop(1ms), "ns/a");
+}
+
+TEST(TimedKeysTest, OrderedByTimeWithOneEntryPerKey) {
+  TimedKeys k;
+  const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
+  k.set("z", t0 + 3s);
+  k.set("y", t0 + 1s);
+  k.set("x", t0 + 2s);
+  k.set("z", t0);  // moved, not added
+  EXPECT_EQ(k.size(), 3u);
+  EXPECT_TRUE(k.contains("x"));
+  EXPECT_EQ(k.takeUntil(t0 + 1s), (std::vector<std::string>{"z", "y"}));
+  EXPECT_FALSE(k.contains("z"));
+  EXPECT_TRUE(k.erase("x"));
+  EXPECT_FALSE(k.erase("x"));
+  EXPECT_TRUE(k.takeUntil(t0 + 1h).empty());
+  k.set("b", t0 + 2s);
+  k.set("a", t0 + 5s);
+  auto all = k.takeAll();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].first, "b");
+  EXPECT_EQ(all[1].first, "a");
+  EXPECT_EQ(k.size(), 0u);
 }
 
 TEST_F(SchedulingQueueTest, RemoveForgetsAPodEverywhereAndCloseWakesPop) {
