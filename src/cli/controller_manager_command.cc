@@ -46,6 +46,9 @@ int runControllerManager(const ControllerManagerFlags& f) {
     }
     opts.signingCa = {*key, *cert};
   }
+  // The meshrollout controller's pods/exec goes with the same TLS and credentials as `rest`
+  // (a bad configuration is reported by runComponent below).
+  if (auto config = f.api.clientConfig(); config.ok()) opts.apiConfig = *config;
   controllers::ControllerDurationFlags durations = f.durations;
   if (f.disableGc) durations.controllers.push_back("-garbagecollector");
   if (Status ds = durations.applyTo(opts); !ds.ok()) {

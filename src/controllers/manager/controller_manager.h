@@ -76,7 +76,8 @@ class ControllerManager {
     // sidecars of every namespace read the registry).
     bool meshAllNamespaces = false;
     // How the controllers reach the API server (TLS and credentials of `rest`): the
-    // meshrollout controller's pods/exec uses it. Unset: plain HTTP to rest's server.
+    // meshrollout controller's pods/exec uses it (`minik8s server` and `controller-manager`
+    // set it). Unset: plain HTTP to rest's server.
     client::ClientConfig apiConfig;
   };
 
