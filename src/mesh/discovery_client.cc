@@ -36,18 +36,30 @@ bool DiscoveryClient::waitForConfig(std::chrono::milliseconds timeout) {
   return cv_.wait_for(lock, timeout, [this] { return haveConfig_; });
 }
 
-void DiscoveryClient::onLine(std::string_view line, http::Client& ackClient) {
+bool DiscoveryClient::onLine(std::string_view line, http::Client& ackClient) {
   json msg = json::parse(line, nullptr, false);
-  if (!msg.is_object()) return;
+  if (!msg.is_object()) return true;
   const std::string type = msg.value("type", "");
-  if (type != "CONFIG") return;  // HEARTBEAT, or a line of an error answer
-  auto config = meshConfigFromWire(msg.value("config", json()));
+  Result<std::shared_ptr<const MeshConfig>> config = Status::Internal("no config in the line");
+  if (type == "CONFIG") {
+    config = meshConfigFromWire(msg.value("config", json()));
+  } else if (type == "DELTA") {
+    if (!config_) return false;
+    config = applyMeshConfigDelta(*config_, msg.value("delta", json()));
+    if (!config.ok() && config.status().code() == 409) {
+      LOG_INFO("mesh discovery: {}: asking for the whole config", config.status().message());
+      return false;
+    }
+  } else {
+    return true;  // HEARTBEAT, or a line of an error answer
+  }
   if (!config.ok()) {
     LOG_WARN("mesh discovery: a config the proxy cannot read (kept the last one): {}",
              config.status().message());
-    return;
+    return true;
   }
   const int64_t version = (*config)->version;
+  config_ = *config;
   onConfig_(std::move(config).value());
   version_ = version;
   {
@@ -63,6 +75,7 @@ void DiscoveryClient::onLine(std::string_view line, http::Client& ackClient) {
     auto r = ackClient.request("POST", kDiscoveryAckPath, ack.dump(), headers);
     if (!r.ok()) LOG_DEBUG("mesh discovery: ack of {} failed: {}", version, r.status().message());
   }
+  return true;
 }
 
 Status DiscoveryClient::streamOnce(http::Client& client) {

@@ -2,7 +2,8 @@
 // connects at start, hands every CONFIG it receives to a callback and acknowledges it; when the
 // server is down or the stream breaks it KEEPS the last config (traffic keeps flowing, only
 // changes stop arriving) and reconnects with exponential backoff and jitter; the first config of
-// the new stream replaces the old one.
+// the new stream replaces the old one. A DELTA is applied to the config it was made from; one
+// that does not apply (another base) ends the stream, and the reconnect brings the whole config.
 //
 // One thread of its own; the callback runs on it. start()/stop() from one thread; the getters
 // from any.
@@ -56,7 +57,8 @@ class DiscoveryClient {
   void run();
   // One stream until it ends; OK when it ended by stop().
   Status streamOnce(http::Client& client);
-  void onLine(std::string_view line, http::Client& ackClient);
+  // False when the stream must start again (a delta this client cannot apply).
+  bool onLine(std::string_view line, http::Client& ackClient);
 
   DiscoveryClientOptions options_;
   Callback onConfig_;
@@ -65,7 +67,8 @@ class DiscoveryClient {
   std::condition_variable cv_;
   bool stopping_ = false;
   bool haveConfig_ = false;
-  http::Client* current_ = nullptr;  // the stream's connection, closed by stop()
+  http::Client* current_ = nullptr;           // the stream's connection, closed by stop()
+  std::shared_ptr<const MeshConfig> config_;  // the last applied (the stream's thread only)
   std::atomic<int64_t> version_{0};
   std::atomic<bool> connected_{false};
   std::atomic<int> reconnects_{0};

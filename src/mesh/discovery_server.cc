@@ -97,6 +97,20 @@ void DiscoveryServer::setConfig(std::shared_ptr<const MeshConfig> config) {
   json line = {{"type", "CONFIG"}, {"version", config->version}};
   line["config"] = meshConfigToWire(*config);
   snap->line = line.dump() + "\n";
+  std::shared_ptr<const Snapshot> previous;
+  {
+    std::lock_guard lock(mu_);
+    previous = snapshot_;
+  }
+  if (previous && previous->config->version < config->version) {
+    json delta = {{"type", "DELTA"}, {"version", config->version}, {"base", previous->version}};
+    delta["delta"] = meshConfigDeltaToWire(*previous->config, *config);
+    std::string text = delta.dump() + "\n";
+    if (text.size() < snap->line.size()) {
+      snap->base = previous->version;
+      snap->deltaLine = std::move(text);
+    }
+  }
   snap->config = std::move(config);
   {
     std::lock_guard lock(mu_);
@@ -218,7 +232,9 @@ void DiscoveryServer::serveStream(const http::Request& req, http::ResponseWriter
     while (true) {
       bool ok = true;
       if (snap->version != sent) {
-        ok = w.write(snap->line);
+        const bool delta = snap->base == sent && !snap->deltaLine.empty();
+        ok = w.write(delta ? snap->deltaLine : snap->line);
+        ++(delta ? deltasSent_ : configsSent_);
         sent = snap->version;
         std::lock_guard g(mu_);
         connections_[id].sent = sent;

@@ -6,6 +6,8 @@
 //       200, chunked application/x-ndjson, one JSON object a line:
 //         {"type":"CONFIG","version":V,"config":<meshConfigToWire()>}   at connect, then each
 //                                                                       new version
+//         {"type":"DELTA","version":V,"base":B,"delta":<meshConfigDeltaToWire()>}
+//                                 instead, when the proxy was sent B, the version before V
 //         {"type":"HEARTBEAT","version":V}                             when quiet (heartbeat)
 //       without watch=1: the current CONFIG line alone. 503 until the first config is there.
 //   POST /v1/mesh/ack  {"pod":"NS/NAME","version":V}   the proxy applied V (as an xDS ACK)
@@ -22,6 +24,7 @@
 // and written by every stream's thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -103,12 +106,17 @@ class DiscoveryServer {
   void handle(const http::Request& req, http::ResponseWriter& w);
 
   std::vector<DiscoveryConnection> connections() const;
+  // Lines written so far, by kind (CONFIG, DELTA).
+  uint64_t configsSent() const { return configsSent_.load(); }
+  uint64_t deltasSent() const { return deltasSent_.load(); }
 
  private:
   struct Snapshot {
     int64_t version = 0;
     std::shared_ptr<const MeshConfig> config;
-    std::string line;  // the CONFIG line, serialised once
+    std::string line;       // the CONFIG line, serialised once
+    int64_t base = -1;      // the version deltaLine applies to (the previous one)
+    std::string deltaLine;  // DELTA from `base`; "" when none or not smaller
   };
   Result<DiscoveryPeer> authenticate(const http::Request& req, bool sidecarOnly);
   void serveStream(const http::Request& req, http::ResponseWriter& w, const DiscoveryPeer& peer);
@@ -123,6 +131,7 @@ class DiscoveryServer {
   bool stopping_ = false;
   uint64_t nextConnection_ = 0;
   std::map<uint64_t, DiscoveryConnection> connections_;
+  std::atomic<uint64_t> configsSent_{0}, deltasSent_{0};
 };
 
 }  // namespace minik8s::mesh

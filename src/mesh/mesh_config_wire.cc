@@ -369,4 +369,131 @@ Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire) {
   }
 }
 
+namespace wire_detail {
+
+json podToWire(const MeshPod& p) {
+  return {{"namespace", p.ns},  {"name", p.name},
+          {"ip", p.ip},         {"serviceAccount", p.serviceAccount},
+          {"labels", p.labels}, {"sidecar", p.sidecar}};
+}
+
+MeshPod podFromWire(const json& j, const std::string& path) {
+  MeshPod p;
+  p.ns = str(j, path, "namespace");
+  p.name = str(j, path, "name");
+  p.ip = str(j, path, "ip");
+  p.serviceAccount = str(j, path, "serviceAccount");
+  p.labels = stringMap(j, path, "labels");
+  p.sidecar = boolean(j, path, "sidecar");
+  return p;
+}
+
+}  // namespace wire_detail
+
+json meshConfigDeltaToWire(const MeshConfig& from, const MeshConfig& to) {
+  using namespace wire_detail;
+  json services = json::array(), removedServices = json::array();
+  for (const auto& [key, svc] : to.services) {
+    auto old = from.services.find(key);
+    json now = serviceToWire(svc);
+    if (old == from.services.end() || serviceToWire(old->second) != now)
+      services.push_back(std::move(now));
+  }
+  for (const auto& [key, svc] : from.services)
+    if (!to.services.count(key)) removedServices.push_back(key);
+  json pods = json::array(), removedPods = json::array();
+  for (const auto& [key, p] : to.pods) {
+    auto old = from.pods.find(key);
+    json now = podToWire(p);
+    if (old == from.pods.end() || podToWire(old->second) != now) pods.push_back(std::move(now));
+  }
+  for (const auto& [key, p] : from.pods)
+    if (!to.pods.count(key)) removedPods.push_back(key);
+  json podByIp = json::object();  // changed entries; null = gone
+  for (const auto& [ip, key] : to.podByIp) {
+    auto old = from.podByIp.find(ip);
+    if (old == from.podByIp.end() || old->second != key) podByIp[ip] = key;
+  }
+  for (const auto& [ip, key] : from.podByIp)
+    if (!to.podByIp.count(ip)) podByIp[ip] = nullptr;
+  json byVip = json::object();
+  for (const auto& [vip, key] : to.byVip) {
+    auto old = from.byVip.find(vip);
+    if (old == from.byVip.end() || old->second != key) byVip[vip] = key;
+  }
+  for (const auto& [vip, key] : from.byVip)
+    if (!to.byVip.count(vip)) byVip[vip] = nullptr;
+  json policies = json::array();
+  for (const auto& p : to.peerAuthentications) policies.push_back(peerAuthenticationToWire(p));
+  return {{"version", to.version},
+          {"base", from.version},
+          {"services", std::move(services)},
+          {"removedServices", std::move(removedServices)},
+          {"pods", std::move(pods)},
+          {"removedPods", std::move(removedPods)},
+          {"podByIp", std::move(podByIp)},
+          {"byVip", std::move(byVip)},
+          {"peerAuthentications", std::move(policies)}};
+}
+
+Result<std::shared_ptr<const MeshConfig>> applyMeshConfigDelta(const MeshConfig& base,
+                                                               const json& delta) {
+  using namespace wire_detail;
+  const std::string path = "delta";
+  try {
+    if (integer(delta, path, "base") != base.version) {
+      return Status::ConflictMessage("the delta applies to version " +
+                                     std::to_string(integer(delta, path, "base")) +
+                                     ", this config is version " + std::to_string(base.version));
+    }
+    auto config = std::make_shared<MeshConfig>(base);
+    config->version = integer(delta, path, "version");
+    const json& services = array(delta, path, "services");
+    for (size_t i = 0; i < services.size(); ++i) {
+      MeshService svc = serviceFromWire(services[i], at(path + ".services", i));
+      std::string key = svc.key();
+      config->services.insert_or_assign(std::move(key), std::move(svc));
+    }
+    const json& removedServices = array(delta, path, "removedServices");
+    for (size_t i = 0; i < removedServices.size(); ++i) {
+      if (!removedServices[i].is_string()) fail(at(path + ".removedServices", i), "want a string");
+      config->services.erase(removedServices[i].get<std::string>());
+    }
+    const json& pods = array(delta, path, "pods");
+    for (size_t i = 0; i < pods.size(); ++i) {
+      MeshPod p = podFromWire(pods[i], at(path + ".pods", i));
+      std::string key = p.ns + "/" + p.name;
+      config->pods.insert_or_assign(std::move(key), std::move(p));
+    }
+    const json& removedPods = array(delta, path, "removedPods");
+    for (size_t i = 0; i < removedPods.size(); ++i) {
+      if (!removedPods[i].is_string()) fail(at(path + ".removedPods", i), "want a string");
+      config->pods.erase(removedPods[i].get<std::string>());
+    }
+    for (const char* name : {"podByIp", "byVip"}) {
+      const json& changes = field(delta, path, name);
+      if (!changes.is_object()) fail(path + "." + name, "want an object");
+      auto& target = std::string(name) == "podByIp" ? config->podByIp : config->byVip;
+      for (const auto& [k, v] : changes.items()) {
+        if (v.is_null()) {
+          target.erase(k);
+        } else if (v.is_string()) {
+          target[k] = v.get<std::string>();
+        } else {
+          fail(path + "." + name + "." + k, "want a string or null");
+        }
+      }
+    }
+    config->peerAuthentications.clear();
+    const json& policies = array(delta, path, "peerAuthentications");
+    for (size_t i = 0; i < policies.size(); ++i) {
+      config->peerAuthentications.push_back(
+          peerAuthenticationFromWire(policies[i], at(path + ".peerAuthentications", i)));
+    }
+    return std::shared_ptr<const MeshConfig>(std::move(config));
+  } catch (const WireError& e) {
+    return Status::BadRequest(e.what());
+  }
+}
+
 }  // namespace minik8s::mesh

@@ -21,4 +21,12 @@ json meshConfigToWire(const MeshConfig& config);
 // `wire` is not what meshConfigToWire() writes; regexes are compiled again.
 Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire);
 
+// What changed from `from` to `to`: the services and pods added or changed (whole), the keys of
+// those removed, the changed entries of the two indexes (null: removed), the PeerAuthentications
+// (whole). applyMeshConfigDelta(from, delta) gives a config whose wire form equals `to`'s;
+// Conflict when `base` is not the version the delta was made from.
+json meshConfigDeltaToWire(const MeshConfig& from, const MeshConfig& to);
+Result<std::shared_ptr<const MeshConfig>> applyMeshConfigDelta(const MeshConfig& base,
+                                                               const json& delta);
+
 }  // namespace minik8s::mesh

@@ -168,6 +168,44 @@ TEST(MeshConfigWireTest, BadInputNamesTheField) {
   EXPECT_FALSE(meshConfigFromWire(json::array()).ok());
 }
 
+TEST(MeshConfigWireTest, ADeltaCarriesOnlyTheChangesAndAppliesToItsBase) {
+  auto base = richConfig();
+  json wire = meshConfigToWire(*base);
+  // Version 43: db goes, web loses an endpoint, web-v1's pod goes, one PeerAuthentication goes.
+  wire["version"] = 43;
+  wire["services"].erase(0);  // shop/db (sorted by key)
+  wire["services"][0]["ports"][0]["endpoints"].erase(1);
+  wire["pods"].erase(0);  // shop/web-v1
+  wire["podByIp"]["10.244.9.9"] = "shop/web-v2";
+  wire["byVip"].erase("10.96.0.20:9000");
+  wire["peerAuthentications"].erase(1);
+  auto to = meshConfigFromWire(wire);
+  ASSERT_TRUE(to.ok()) << to.status().message();
+
+  json delta = meshConfigDeltaToWire(*base, **to);
+  EXPECT_EQ(delta["removedServices"], json::array({"shop/db"}));
+  EXPECT_EQ(delta["services"].size(), 1u);
+  EXPECT_EQ(delta["removedPods"], json::array({"shop/web-v1"}));
+  EXPECT_TRUE(delta["pods"].empty());
+  auto applied = applyMeshConfigDelta(*base, json::parse(delta.dump()));
+  ASSERT_TRUE(applied.ok()) << applied.status().message();
+  EXPECT_EQ(meshConfigToWire(**applied), meshConfigToWire(**to));
+
+  // Nothing changed but the version: an empty delta.
+  json same = meshConfigDeltaToWire(**to, **to);
+  EXPECT_TRUE(same["services"].empty() && same["pods"].empty() && same["byVip"].empty());
+
+  // Only onto the version it was made from.
+  auto wrong = applyMeshConfigDelta(**to, delta);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().code(), 409);
+  delta["services"][0]["ports"] = "x";
+  auto bad = applyMeshConfigDelta(*base, delta);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("delta.services[0].ports"), std::string::npos)
+      << bad.status().message();
+}
+
 // ---- the stream ----
 
 // Tokens of this test: two sidecars' service accounts and a user.
@@ -320,6 +358,7 @@ TEST_F(MeshDiscoveryTest, SnapshotAtConnectThenAPodDeletedReachesEveryProxyWithi
         1s));
   }
   EXPECT_GT(proxies[0]->client->version(), before);
+  EXPECT_GT(server_->deltasSent(), 0u);  // the change went as a delta
 
   // Every proxy acknowledged what it was sent.
   auto acked = [&] {
