@@ -137,8 +137,8 @@ TEST(CoalescedSyncTest, InformerEventsBecomeSyncsThatSeeTheChange) {
   json secret = {{"metadata", {{"name", "s"}}}, {"data", {{"k", "dg=="}}}};
   ASSERT_TRUE(rest.create(resources::kSecrets, "default", secret).ok());
   ASSERT_TRUE(eventually([&] { return syncs().back() == 2; }));
+  const size_t before = syncs().size();  // read first: the requested sync may run at once
   sync.requestSync();
-  const size_t before = syncs().size();
   EXPECT_TRUE(eventually([&] { return syncs().size() > before; }));
   sync.stop();
   const size_t stopped = syncs().size();
