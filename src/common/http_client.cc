@@ -11,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cerrno>
+#include <limits>
 #include <mutex>
 #include <utility>
 
@@ -341,7 +342,11 @@ Result<Response> Client::stream(const std::string& method, const std::string& ta
     return Status::Unavailable("cannot send " + what + ": " + ec.message());
   }
   bhttp::response_parser<bhttp::buffer_body> parser;
-  parser.body_limit(boost::none);
+  // No limit. Not boost::none: Boost 1.74's parser compares a Content-Length with the optional
+  // limit as `len > limit`, which is true for any length when the limit is none, so every
+  // answer with a Content-Length (an error Status, for instance) failed with "body limit
+  // exceeded".
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
   bhttp::read_header(socket, impl_->buffer, parser, ec);
   if (ec) {
     impl_->disconnect();

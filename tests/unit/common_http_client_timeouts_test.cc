@@ -226,6 +226,35 @@ TEST(HttpClientTimeoutsTest, AStreamCutBeforeItsEndIsUnavailable) {
   EXPECT_NE(r.status().message().find("broke"), std::string::npos) << r.status().toString();
 }
 
+TEST(HttpClientTimeoutsTest, AStreamAnsweredWithAContentLengthBodyGivesItsStatusAndBody) {
+  // A watch refused with a Status (403, 410 ...) is a plain answer with a Content-Length.
+  SilentListener listener;
+  const std::string body = R"({"kind":"Status","code":403,"reason":"Forbidden"})";
+  std::thread server([&] {
+    int fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    char buf[4096];
+    (void)::recv(fd, buf, sizeof buf, 0);
+    const std::string answer =
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
+    ::send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    char rest[16];
+    (void)::recv(fd, rest, sizeof rest, 0);  // until the client closes
+    ::close(fd);
+  });
+  Client client(listener.url(), {}, quick());
+  std::string received;
+  auto r = client.stream("GET", "/watch", [&](std::string_view d) {
+    received.append(d);
+    return true;
+  });
+  server.join();
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  EXPECT_EQ(r->status, 403);
+  EXPECT_EQ(received, body);
+}
+
 struct ServerPki {
   pki::KeyAndCert ca, server;
 };
