@@ -60,8 +60,10 @@ bool DiscoveryClient::onLine(std::string_view line, http::Client& ackClient) {
   }
   const int64_t version = (*config)->version;
   config_ = *config;
-  onConfig_(std::move(config).value());
+  // version() is the config's before the proxy applies it: whoever sees the new config (through
+  // onConfig) also sees its version.
   version_ = version;
+  onConfig_(std::move(config).value());
   {
     std::lock_guard lock(mu_);
     haveConfig_ = true;
