@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "apiserver/admission/sidecar_injection.h"
 #include "cli/addons.h"
 #include "cli/api_balancer.h"
 #include "cli/gluster_volume.h"
@@ -25,6 +26,8 @@
 #include "dns/dns_endpoint.h"
 #include "dns/node_resolver.h"
 #include "kubelet/cri/grpc_runtime.h"
+#include "mesh/mesh_resources.h"
+#include "mesh/peer_authentication.h"
 #include "network/node_namespace.h"
 
 namespace minik8s::cli {
@@ -735,6 +738,41 @@ bool startMonitoring(const Layout& l, const json& state) {
   return true;
 }
 
+// ---- the mesh control plane (up --mesh) -----------------------------------------------------
+
+// A cluster meshed with --mesh gets its mesh control plane too (istiod in istio-system, what `mesh
+// install-discovery` installs), so sidecars have their configuration streamed from it instead of
+// each watching the API server. Waits until it is ready: a sidecar started before istiod answers
+// would have no routes until it does.
+bool startMeshDiscovery(const Layout& l) {
+  if (!l.flags.mesh) return true;
+  client::RestClient rest(adminClientConfig(l));
+  const std::string caCert = readFile(l.pkiDir() + "/ca.crt");
+  const std::string caKey = readFile(l.pkiDir() + "/ca.key");
+  Status s =
+      caCert.empty() || caKey.empty()
+          ? Status::Internal("no ca.crt and ca.key in " + l.pkiDir())
+          : mesh::installMeshDiscovery(rest, apiserver::admission::kMeshProxyImage, caCert, caKey);
+  const auto deadline = Clock::now() + std::chrono::seconds(l.flags.timeoutSeconds);
+  while (s.ok()) {
+    auto d = rest.get(client::resources::kDeployments, mesh::kMeshRootNamespace, "istiod");
+    if (d.ok() && d->value("status", json::object()).value("readyReplicas", 0) >= 1) break;
+    if (Clock::now() > deadline) {
+      s = Status::Timeout(
+          "istiod is not ready (kubectl -n istio-system describe pod -l "
+          "app=istiod)");
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  if (!s.ok()) {
+    std::cerr << "mesh control plane: " << s.message() << "\n";
+    return false;
+  }
+  std::cout << fmt::format("  mesh control plane: istiod in {}, ready\n", mesh::kMeshRootNamespace);
+  return true;
+}
+
 // Stops every pod sandbox of a node through its containerd, so no container outlives the node.
 void removeContainers(const std::string& nodeDir) {
   const std::string sock = nodeDir + "/containerd/containerd.sock";
@@ -1076,6 +1114,7 @@ int up(const Layout& l) {
               << " s; see the logs in " << l.logDir() << "\n";
     return 1;
   }
+  if (!startMeshDiscovery(l)) return 1;
   if (!startMonitoring(l, state)) return 1;
   std::cout << fmt::format(
       "minik8s is up: {} nodes Ready in {:.1f} s.\n  export KUBECONFIG={}\n  kubectl get nodes -o "
