@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/api_client_flags.h"
+#include "cli/exit_error.h"
 #include "cli/mesh_rollout_command.h"
 #include "cli/stop_signals.h"
 #include "client/kubeconfig.h"
@@ -33,31 +34,15 @@ namespace minik8s::cli::mesh_cmd {
 
 namespace {
 
-[[noreturn]] void fatal(const Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  std::exit(1);
-}
-
 // In a pod: the service account; elsewhere --kubeconfig, --server, $KUBECONFIG or the server's.
-client::ClientConfig configFor(ApiClientFlags& flags, bool inCluster) {
-  if (inCluster) {
-    auto config = flags.clientConfigOrInCluster();
-    if (!config.ok()) fatal(config.status());
-    return *config;
-  }
-  if (flags.kubeconfig.empty() && flags.server.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    flags.kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
-  }
-  auto config = flags.clientConfig();
-  if (!config.ok()) fatal(config.status());
-  return *config;
+client::ClientConfig configFor(const ApiClientFlags& flags, bool inCluster) {
+  return valueOrExit(inCluster ? flags.clientConfigOrInCluster() : flags.clientConfigOrLocal());
 }
 
 std::vector<json> listAll(client::RestClient& rest, const client::Resource& r, bool required) {
   auto list = rest.list(r, "");
   if (!list.ok()) {
-    if (required) fatal(list.status());
+    if (required) exitWithError(list.status());
     return {};  // the rules' CRDs are not installed yet
   }
   return list->value("items", json::array()).get<std::vector<json>>();
@@ -77,10 +62,11 @@ std::shared_ptr<const mesh::MeshConfig> registryFromDiscovery(ServicesFlags& f, 
   if (!config.bearerToken.empty())
     headers.emplace_back("Authorization", "Bearer " + config.bearerToken);
   auto res = client.request("GET", "/debug/registryz", "", headers);
-  if (!res.ok()) fatal(res.status());
-  if (res->status != 200) fatal(client::statusFromResponse(res->status, res->body));
+  if (!res.ok()) exitWithError(res.status());
+  if (res->status != 200) exitWithError(client::statusFromResponse(res->status, res->body));
   *raw = json::parse(res->body, nullptr, false);
-  if (!raw->is_object()) fatal(Status::Internal("the discovery server answered no JSON object"));
+  if (!raw->is_object())
+    exitWithError(Status::Internal("the discovery server answered no JSON object"));
   // The user's view carries what printServices() shows.
   auto out = std::make_shared<mesh::MeshConfig>();
   for (const auto& s : raw->value("services", json::array())) {
@@ -191,8 +177,9 @@ void addInstallDiscoveryCommand(CLI::App& mesh) {
     std::string caCert = readWholeFile(f->pkiDir + "/ca.crt");
     std::string caKey = readWholeFile(f->pkiDir + "/ca.key");
     if (caCert.empty() || caKey.empty())
-      fatal(Status::BadRequest("--pki-dir: no readable ca.crt and ca.key in " + f->pkiDir));
-    if (Status s = mesh::installMeshDiscovery(rest, f->image, caCert, caKey); !s.ok()) fatal(s);
+      exitWithError(Status::BadRequest("--pki-dir: no readable ca.crt and ca.key in " + f->pkiDir));
+    if (Status s = mesh::installMeshDiscovery(rest, f->image, caCert, caKey); !s.ok())
+      exitWithError(s);
     std::cout << "mesh discovery: deployment.apps/istiod and service/istiod in "
               << mesh::kMeshRootNamespace << "\n";
     if (!f->wait) return;
@@ -205,7 +192,7 @@ void addInstallDiscoveryCommand(CLI::App& mesh) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
-    fatal(
+    exitWithError(
         Status::Timeout("istiod did not become ready within 120 s (kubectl -n istio-system "
                         "describe pod -l app=istiod)"));
   });
@@ -220,9 +207,9 @@ void addProxyMetricsCommand(CLI::App& app) {
   cmd->callback([port] {
     http::Client client("http://127.0.0.1:" + std::to_string(*port));
     auto res = client.get("/metrics");
-    if (!res.ok()) fatal(res.status());
+    if (!res.ok()) exitWithError(res.status());
     if (res->status != 200)
-      fatal(Status::Unavailable("metrics answered " + std::to_string(res->status)));
+      exitWithError(Status::Unavailable("metrics answered " + std::to_string(res->status)));
     std::cout << res->body;
   });
 }
@@ -329,7 +316,8 @@ void addProxyCommand(CLI::App& app) {
   cmd->callback([f] {
     initLogging("info", "mesh-proxy");
     auto drain = parseGoDuration(f->drain);
-    if (!drain) fatal(Status::BadRequest("--drain-duration: \"" + f->drain + "\" is no duration"));
+    if (!drain)
+      exitWithError(Status::BadRequest("--drain-duration: \"" + f->drain + "\" is no duration"));
     sigset_t signals = blockStopSignals();
     client::ClientConfig apiConfig = configFor(f->api, true);
     client::RestClient rest(apiConfig);
@@ -369,7 +357,7 @@ void addProxyCommand(CLI::App& app) {
       o.pod = f->options.podNamespace + "/" + f->options.podName;
       discovery = std::make_unique<mesh::DiscoveryClient>(o, apply);
     }
-    if (Status s = proxy.start(); !s.ok()) fatal(s);
+    if (Status s = proxy.start(); !s.ok()) exitWithError(s);
     if (watcher) watcher->start();
     if (discovery) discovery->start();
     auto identity = startIdentity(*f, rest, proxy);
@@ -416,7 +404,7 @@ void addDiscoveryCommand(CLI::App& app) {
       tls.certPem = readWholeFile(f->certFile);
       tls.keyPem = readWholeFile(f->keyFile);
       if (tls.certPem.empty() || tls.keyPem.empty())
-        fatal(
+        exitWithError(
             Status::BadRequest("--tls-cert-file and --tls-private-key-file: both must name "
                                "readable PEM files"));
       o.tls = tls;
@@ -428,7 +416,7 @@ void addDiscoveryCommand(CLI::App& app) {
       server.setConfig(std::move(c));
     });
     watcher.start();
-    if (Status s = server.start(f->listen); !s.ok()) fatal(s);
+    if (Status s = server.start(f->listen); !s.ok()) exitWithError(s);
     LOG_INFO("mesh discovery serving on {} (port {})", f->listen, server.port());
     int sig = waitForStopSignal(signals);
     LOG_INFO("signal {}: stopping mesh discovery", sig);
@@ -462,7 +450,7 @@ void addInitCommand(CLI::App& app) {
       return;
     }
     auto r = runChecked({f->iptablesRestore, "--noflush"}, rules);
-    if (!r.ok()) fatal(r.status());
+    if (!r.ok()) exitWithError(r.status());
     std::cout << "mesh-init: outbound to :" << f->options.outboundPort
               << ", inbound to :" << f->options.inboundPort << ", UID " << f->options.proxyUid
               << " excluded\n";

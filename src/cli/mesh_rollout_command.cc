@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cli/api_client_flags.h"
+#include "cli/exit_error.h"
 #include "cli/stop_signals.h"
 #include "common/time_util.h"
 #include "mesh/rollout_cluster.h"
@@ -18,11 +19,6 @@ namespace minik8s::cli::mesh_rollout_cmd {
 
 namespace {
 
-[[noreturn]] void fatal(const Status& s) {
-  std::cerr << "error: " << s.message() << "\n";
-  std::exit(1);
-}
-
 struct RolloutFlags {
   ApiClientFlags api;
   std::string ns = "default", service, image, version, container;
@@ -30,16 +26,6 @@ struct RolloutFlags {
   mesh::RolloutOptions options;
   bool noWait = false;
 };
-
-client::ClientConfig configFor(ApiClientFlags& flags) {
-  if (flags.kubeconfig.empty() && flags.server.empty()) {
-    const char* env = std::getenv("KUBECONFIG");
-    flags.kubeconfig = env ? env : "/var/lib/minik8s/server/kubeconfig";
-  }
-  auto config = flags.clientConfig();
-  if (!config.ok()) fatal(config.status());
-  return *config;
-}
 
 std::string field(const json& status, const char* key) {
   if (!status.contains(key)) return "";
@@ -54,29 +40,29 @@ void createRollout(client::RestClient& rest, const json& obj, const std::string&
     if (created.ok()) return;
     const int code = created.status().code();
     if (code == 404) {
-      fatal(
+      exitWithError(
           Status::NotFoundMessage("the MeshRollout kind is not installed: is the control plane's "
                                   "meshrollout controller running? (" +
                                   created.status().message() + ")"));
     }
-    if (code != 409) fatal(created.status());
+    if (code != 409) exitWithError(created.status());
     auto existing = rest.get(mesh::kMeshRollouts, ns, name);
     if (!existing.ok()) continue;  // gone meanwhile
     const std::string phase = field(existing->value("status", json::object()), "phase");
     if (phase != "Promoted" && phase != "RolledBack" && phase != "Failed") {
-      fatal(Status::ConflictMessage("meshrollout " + ns + "/" + name +
-                                    " is under way (kubectl get meshrollout " + name + " -n " + ns +
-                                    "); `kubectl delete` it to roll it back"));
+      exitWithError(Status::ConflictMessage(
+          "meshrollout " + ns + "/" + name + " is under way (kubectl get meshrollout " + name +
+          " -n " + ns + "); `kubectl delete` it to roll it back"));
     }
     if (attempt == 0) {
       auto gone = rest.remove(mesh::kMeshRollouts, ns, name);
-      if (!gone.ok() && gone.status().code() != 404) fatal(gone.status());
+      if (!gone.ok() && gone.status().code() != 404) exitWithError(gone.status());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  fatal(Status::Unavailable("meshrollout " + ns + "/" + name +
-                            " of an earlier rollout is still "
-                            "being deleted"));
+  exitWithError(Status::Unavailable("meshrollout " + ns + "/" + name +
+                                    " of an earlier rollout is still "
+                                    "being deleted"));
 }
 
 void addRolloutCommand(CLI::App& mesh) {
@@ -110,18 +96,19 @@ void addRolloutCommand(CLI::App& mesh) {
   cmd->callback([f] {
     auto d = parseGoDuration(f->interval);
     if (!d || d->count() <= 0) {
-      fatal(Status::BadRequest("invalid value \"" + f->interval +
-                               "\" for --interval: want a duration such as 10s, 1m or 500ms"));
+      exitWithError(
+          Status::BadRequest("invalid value \"" + f->interval +
+                             "\" for --interval: want a duration such as 10s, 1m or 500ms"));
     }
     f->options.interval = *d;
-    if (Status s = mesh::validateRolloutOptions(f->options); !s.ok()) fatal(s);
+    if (Status s = mesh::validateRolloutOptions(f->options); !s.ok()) exitWithError(s);
     const std::string version = f->version.empty() ? mesh::versionOfImage(f->image) : f->version;
     if (version.empty()) {
-      fatal(Status::BadRequest("--image " + f->image +
-                               ": no tag to name the new version by; give --version"));
+      exitWithError(Status::BadRequest("--image " + f->image +
+                                       ": no tag to name the new version by; give --version"));
     }
     sigset_t signals = blockStopSignals();
-    client::RestClient rest(configFor(f->api));
+    client::RestClient rest(valueOrExit(f->api.clientConfigOrLocal()));
     const std::string name = f->service + "-" + version;
     mesh::MeshRolloutSpec spec{f->service, f->image, f->version, f->container, f->options};
     createRollout(rest, mesh::meshRolloutObject(f->ns, name, spec, f->interval), f->ns, name);
@@ -144,7 +131,7 @@ void addRolloutCommand(CLI::App& mesh) {
       auto got = rest.get(mesh::kMeshRollouts, f->ns, name);
       if (!got.ok()) {
         if (got.status().code() == 404)
-          fatal(Status::NotFoundMessage("meshrollout " + name + " was deleted"));
+          exitWithError(Status::NotFoundMessage("meshrollout " + name + " was deleted"));
       } else {
         const json st = got->value("status", json::object());
         const std::string phase = field(st, "phase");
