@@ -384,9 +384,8 @@ void addFunctionCommand(CLI::App& app) {
   logsCmd->add_flag("--prefix", lf->prefix, "Prefix each line with its pod (default with >1)");
   lf->api.addTo(logsCmd);
   logsCmd->callback([lf] {
-    client::RestClient rest(valueOrExit(lf->api.clientConfigOrLocal()));
-    auto config = lf->api.clientConfig();
-    if (!config.ok()) exitWithError(config.status());
+    const client::ClientConfig config = valueOrExit(lf->api.clientConfigOrLocal());
+    client::RestClient rest(config);
     if (auto fnObj = rest.get(sl::kFunctions, lf->ns, lf->name); !fnObj.ok())
       exitWithError(fnObj.status());
     std::vector<json> pods = functionPods(rest, lf->ns, lf->name);
@@ -397,7 +396,7 @@ void addFunctionCommand(CLI::App& app) {
         std::cerr << "function " << lf->name << " has no instance (scaled to zero)\n";
         return;
       }
-      for (const auto& pod : pods) printPodLog(*config, *lf, api::nameOf(pod), out);
+      for (const auto& pod : pods) printPodLog(config, *lf, api::nameOf(pod), out);
       return;
     }
     // Follow every instance, and the ones the autoscaler starts later (a Function at zero has
@@ -414,7 +413,7 @@ void addFunctionCommand(CLI::App& app) {
           continue;
         }
         followed.insert(name);
-        threads.emplace_back([config = *config, flags = *lf, name, &out] {
+        threads.emplace_back([config, flags = *lf, name, &out] {
           std::mutex& m = out;
           printPodLog(config, flags, name, m);
         });
