@@ -11,13 +11,25 @@ mkdir -p "$HOME"
 E2E_PIDS=()
 FAILURES=0
 
+# our_children PID...: those of the PIDs that are still children of this shell (running, or
+# exited and not yet reaped). A PID recorded long ago may name another test's process by now
+# (pid_max is 32768 here and every thread takes a PID: the space wraps within minutes under a
+# full test run), so nothing is signalled by a bare recorded PID.
+our_children() {
+  local pid
+  for pid in "$@"; do
+    [[ "$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')" == "$$" ]] && echo "$pid"
+  done
+  return 0
+}
+
 cleanup() {
   local rc=$?
   # TERM first so our processes stop what they started (a registry, a containerd), then KILL;
   # then anything still running from this run's private directory (grandchildren).
-  for pid in "${E2E_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in $(our_children "${E2E_PIDS[@]}"); do kill "$pid" 2>/dev/null || true; done
   sleep 0.5
-  for pid in "${E2E_PIDS[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  for pid in $(our_children "${E2E_PIDS[@]}"); do kill -9 "$pid" 2>/dev/null || true; done
   for pid in "${E2E_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   for pid in $(pgrep -f "$E2E_DIR" 2>/dev/null); do
     [[ "$pid" != "$$" ]] && kill -9 "$pid" 2>/dev/null || true
@@ -174,6 +186,10 @@ cluster_down_quiet() {
   if [[ -n "${CL_DIR:-}" ]]; then
     if ((FAILURES > 0)); then
       for f in "$CL_DIR"/logs/*.log; do echo "--- $f (tail)"; tail -n 15 "$f"; done 2>/dev/null
+      # E2E_KEEP_LOGS=DIR keeps the whole logs of a failed run (the tails above are often cut).
+      if [[ -n "${E2E_KEEP_LOGS:-}" ]]; then
+        mkdir -p "$E2E_KEEP_LOGS" && cp -r "$CL_DIR/logs" "$E2E_KEEP_LOGS/$CL_PREFIX-$$" 2>/dev/null
+      fi
     fi
     "$MINIK8S_BIN" cluster down --purge "${CL_ARGS[@]}" >/dev/null 2>&1 || true
   fi

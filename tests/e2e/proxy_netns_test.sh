@@ -28,7 +28,7 @@ remove_namespaces() {  # $1: a name prefix; kills what still runs inside, then d
 }
 teardown() {
   local rc=$?
-  for pid in "${E2E_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in $(our_children "${E2E_PIDS[@]}"); do kill "$pid" 2>/dev/null || true; done
   for pid in "${E2E_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   remove_namespaces "$P-"
   (exit $rc)

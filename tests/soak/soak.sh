@@ -267,12 +267,12 @@ fault_seconds=$((SECONDS - t_faults))
 
 # ---- stop the workload, check ------------------------------------------------------------------
 step "faults over: settle, stop the clients"
-kill "$WORKLOAD_PID" 2>/dev/null; wait "$WORKLOAD_PID" 2>/dev/null
+for p in $(our_children "$WORKLOAD_PID"); do kill "$p" 2>/dev/null; done; wait "$WORKLOAD_PID" 2>/dev/null
 wait_healthy 120 >/dev/null || violation "not healthy after the last fault"
 sleep 3
-for p in "${CLIENTS[@]}"; do kill -TERM "$p" 2>/dev/null; done
+for p in $(our_children "${CLIENTS[@]}"); do kill -TERM "$p" 2>/dev/null; done
 for p in "${CLIENTS[@]}"; do wait "$p" 2>/dev/null; done
-kill "$MONITOR_PID" 2>/dev/null; wait "$MONITOR_PID" 2>/dev/null
+for p in $(our_children "$MONITOR_PID"); do kill "$p" 2>/dev/null; done; wait "$MONITOR_PID" 2>/dev/null
 for f in "$SOAK_DIR"/probe-*.log; do  # the probers: by the PIDs in E2E_PIDS (lib's cleanup)
   pid=$(pgrep -f "prober.py .* $f" | head -1); [[ -n $pid ]] && kill "$pid" 2>/dev/null
 done
