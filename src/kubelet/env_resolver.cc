@@ -214,9 +214,8 @@ Result<EnvList> resolveEnv(const json& pod, const json& container, const PodRunt
       std::string name = ref.value("name", "");
       auto data = isSecret ? objects.secretData(ns, name) : objects.configMapData(ns, name);
       if (!data.ok()) {
-        if (ref.value("optional", false)) continue;
-        return Status::NotFoundMessage(std::string(isSecret ? "secret" : "configmap") + " \"" +
-                                       name + "\" not found");
+        if (ref.value("optional", false) && isMissing(data.status())) continue;
+        return unreadableObject(isSecret ? "secret" : "configmap", name, data.status());
       }
       for (const auto& [k, v] : *data) set(prefix + k, v);
     }
@@ -245,8 +244,8 @@ Result<EnvList> resolveEnv(const json& pod, const json& container, const PodRunt
       const char* kind = isSecret ? "secret" : "configmap";
       auto data = isSecret ? objects.secretData(ns, objName) : objects.configMapData(ns, objName);
       if (!data.ok()) {
-        if (optional) continue;
-        return Status::NotFoundMessage(std::string(kind) + " \"" + objName + "\" not found");
+        if (optional && isMissing(data.status())) continue;
+        return unreadableObject(kind, objName, data.status());
       }
       auto it = data->find(key);
       if (it == data->end()) {

@@ -14,6 +14,13 @@ void putDecoded(KeyBytes& out, const std::string& key, const std::string& text) 
 
 }  // namespace
 
+Status unreadableObject(const char* kind, const std::string& name, const Status& cause) {
+  if (isMissing(cause))
+    return Status::NotFoundMessage(std::string(kind) + " \"" + name + "\" not found");
+  return Status(cause.code(), cause.reason(),
+                std::string(kind) + " \"" + name + "\" could not be read: " + cause.message());
+}
+
 KeyBytes configMapDataOf(const json& configMap) {
   KeyBytes out;
   if (configMap.contains("data") && configMap["data"].is_object())

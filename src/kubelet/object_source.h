@@ -30,6 +30,13 @@ class ObjectSource {
   virtual Result<json> persistentVolume(const std::string& name) = 0;
 };
 
+// Whether a failed configMapData/secretData means the object does not exist: only then may an
+// optional source be skipped (with the API server unreachable, the pod waits instead).
+inline bool isMissing(const Status& s) { return s.code() == 404; }
+// The error for a ConfigMap or Secret (`kind` "configmap" or "secret") that could not be read:
+// `configmap "x" not found` as the kubelet words it, or what else went wrong.
+Status unreadableObject(const char* kind, const std::string& name, const Status& cause);
+
 // Decodes the data (and binaryData) of a ConfigMap or Secret object.
 KeyBytes configMapDataOf(const json& configMap);
 KeyBytes secretDataOf(const json& secret);

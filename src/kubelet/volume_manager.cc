@@ -303,9 +303,8 @@ Status VolumeManager::addProjectedSource(const json& pod, const json& source, in
     const std::string name = src.value("name", "");
     auto data = isSecret ? objects_.secretData(ns, name) : objects_.configMapData(ns, name);
     if (!data.ok()) {
-      if (src.value("optional", false)) return Status::Ok();
-      return Status::NotFoundMessage(std::string(isSecret ? "secret" : "configmap") + " \"" + name +
-                                     "\" not found");
+      if (src.value("optional", false) && isMissing(data.status())) return Status::Ok();
+      return unreadableObject(isSecret ? "secret" : "configmap", name, data.status());
     }
     return addKeyFiles(*data, src, defaultMode, isSecret, files);
   }
@@ -433,9 +432,8 @@ Result<VolumeManager::VolumePaths> VolumeManager::setUpPod(const json& pod) {
       if (!s.ok()) return s;
       auto data = isSecret ? objects_.secretData(ns, objName) : objects_.configMapData(ns, objName);
       if (!data.ok()) {
-        if (!src.value("optional", false))
-          return Status::NotFoundMessage(std::string(isSecret ? "secret" : "configmap") + " \"" +
-                                         objName + "\" not found");
+        if (!src.value("optional", false) || !isMissing(data.status()))
+          return unreadableObject(isSecret ? "secret" : "configmap", objName, data.status());
         data = KeyBytes{};
       }
       FileMap files;

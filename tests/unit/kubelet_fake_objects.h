@@ -14,11 +14,13 @@ namespace minik8s::testing {
 class MapObjects : public kubelet::ObjectSource {
  public:
   Result<kubelet::KeyBytes> configMapData(const std::string& ns, const std::string& name) override {
+    if (failReads) return Status::Unavailable("cannot connect to the API server");
     auto it = configMaps.find(ns + "/" + name);
     if (it == configMaps.end()) return Status::NotFound("configmaps", name);
     return it->second;
   }
   Result<kubelet::KeyBytes> secretData(const std::string& ns, const std::string& name) override {
+    if (failReads) return Status::Unavailable("cannot connect to the API server");
     auto it = secrets.find(ns + "/" + name);
     if (it == secrets.end()) return Status::NotFound("secrets", name);
     return it->second;
@@ -43,6 +45,7 @@ class MapObjects : public kubelet::ObjectSource {
   std::map<std::string, json> volumes;                      // by name
   std::map<std::string, std::vector<json>> serviceObjects;  // by namespace
   bool failServices = false;
+  bool failReads = false;  // ConfigMaps and Secrets cannot be read (the API server is down)
 };
 
 }  // namespace minik8s::testing

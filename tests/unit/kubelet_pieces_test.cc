@@ -102,6 +102,30 @@ TEST(EnvResolverTest, MissingKeyOrObjectIsAConfigError) {
   EXPECT_EQ(env.status().message(), "configmap \"cfg\" not found");
 }
 
+// An optional source is skipped only when it does not exist: with the API server unreachable the
+// container waits (and the error says why) instead of starting without it.
+TEST(EnvResolverTest, AnUnreadableObjectIsNotTakenForAMissingOne) {
+  MapObjects objects;
+  objects.configMaps["prod/cfg"] = {{"k", "from-cm"}};
+  objects.secrets["prod/s"] = {{"password", "hunter2"}};
+  objects.failReads = true;
+  json pod = envPod();
+  auto env = resolveEnv(pod, pod["spec"]["containers"][0], {}, objects);
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), 503);
+  EXPECT_EQ(env.status().message(),
+            "configmap \"cfg\" could not be read: cannot connect to the API server");
+  json c = {{"name", "c"},
+            {"envFrom", {{{"configMapRef", {{"name", "none"}, {"optional", true}}}}}}};
+  env = resolveEnv(pod, c, {}, objects);
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().message(),
+            "configmap \"none\" could not be read: cannot connect to the API server");
+  objects.failReads = false;
+  env = resolveEnv(pod, c, {}, objects);
+  EXPECT_TRUE(env.ok()) << env.status().toString();
+}
+
 TEST(EnvResolverTest, EnvFromWithPrefixIsOverriddenByEnv) {
   MapObjects objects;
   objects.configMaps["default/cfg"] = {{"A", "1"}, {"B", "2"}};

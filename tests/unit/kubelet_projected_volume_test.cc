@@ -157,6 +157,20 @@ TEST_F(ProjectedVolumeTest, TokenRequestBodyIsBoundToThePod) {
             json::array());
 }
 
+TEST_F(ProjectedVolumeTest, AnOptionalSourceThatCannotBeReadKeepsThePodWaiting) {
+  objects.failReads = true;
+  json pod = admittedPod();
+  pod["spec"]["volumes"] = json::parse(R"J([{"name": "all", "projected": {"sources": [
+      {"configMap": {"name": "cfg", "optional": true}}]}}])J");
+  VolumeManager vm(root, objects, clock, 60s, &tokens);
+  auto paths = vm.setUpPod(pod);
+  ASSERT_FALSE(paths.ok());
+  EXPECT_EQ(paths.status().message(),
+            "configmap \"cfg\" could not be read: cannot connect to the API server");
+  objects.failReads = false;
+  EXPECT_TRUE(vm.setUpPod(pod).ok());
+}
+
 TEST_F(ProjectedVolumeTest, SourcesWithItemsModesAndDownwardApiFields) {
   objects.secrets["team/creds"] = {{"user", "admin"}, {"pass", "s3cret"}};
   objects.configMaps["team/cfg"] = {{"a", "1"}, {"b", "2"}};
