@@ -3,12 +3,18 @@
 // skipped when not root):
 //   BM_GenerateRules      building the documents (no iptables)
 //   BM_FullSync           a full sync as the proxy does it: copies of the informer caches,
-//                         generation, one iptables-restore of every chain
+//                         generation of every service (ServiceRulesCache::prepareFull), one
+//                         iptables-restore of every chain
 //   BM_RestoreFullDocument           baseline: iptables-restore of that same document alone
 //   BM_RestorePreviousOrderDocument  baseline: iptables-restore of the same rules in the order
 //                                    the proxy wrote them before (as kube-proxy does)
-//   BM_PartialSyncOneEndpointChange  one endpoint of one service changes: copies, generation,
-//                                    diff against the applied rules, iptables-restore of the diff
+//   BM_PartialSyncOneEndpointChange  one endpoint of one service changes, back and forth; the
+//                                    iterations alternate between the partial sync the proxy did
+//                                    before (copies of both caches, generation of every service,
+//                                    diff against the applied rules: before_*) and the one it does
+//                                    now (read and regenerate the changed service only, reuse the
+//                                    others' rules from ServiceRulesCache: after_*), each followed
+//                                    by iptables-restore of its (identical) document
 // Every benchmark reports the 1-minute load average (load1) at its end.
 #include <benchmark/benchmark.h>
 #include <sched.h>
@@ -16,6 +22,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <string_view>
@@ -25,11 +32,14 @@
 #include "proxy/iptables.h"
 #include "proxy/proxy_rules.h"
 #include "proxy/service_proxy.h"
+#include "proxy/service_rules_cache.h"
 
 namespace {
 
 using minik8s::json;
 namespace proxy = minik8s::proxy;
+using Clock = std::chrono::steady_clock;
+using Millis = std::chrono::duration<double, std::milli>;
 
 bool enterPrivateNetns() {
   ::signal(SIGPIPE, SIG_IGN);
@@ -137,31 +147,43 @@ std::string previousOrderDocument(const proxy::ProxyRules& rules) {
   return text;
 }
 
-// A full sync as the proxy does it: copies of the informer caches (Informer::list), generation,
-// one iptables-restore --noflush that rewrites every chain and deletes the stale ones of the
-// previous generation.
+// A full sync as the proxy does it: copies of the informer caches (Informer::list), generation of
+// every service, one iptables-restore --noflush that rewrites every chain and deletes the stale
+// ones of the previous generation.
 void BM_FullSync(benchmark::State& state) {
   if (!requireNetns(state)) return;
   proxy::ExecIptables iptables;
   const int n = static_cast<int>(state.range(0));
-  std::set<std::string> existing;
+  proxy::ServiceRulesCache cache(proxy::RuleOptions{"10.244.0.0/16"});
   int generation = 0;
   int rulesWritten = 0;
+  Millis copyTime{0}, generateTime{0}, restoreTime{0};
   for (auto _ : state) {
     state.PauseTiming();
     Cluster c = makeCluster(n, ++generation);
     state.ResumeTiming();
+    auto t0 = Clock::now();
     std::vector<json> services = c.services, slices = c.slices;
-    auto rules = proxy::buildProxyRules(services, slices, {"10.244.0.0/16"}, existing);
+    auto t1 = Clock::now();
+    auto rules = cache.prepareFull(services, slices, cache.chainNames());
+    auto t2 = Clock::now();
     auto s = iptables.restore(rules.restoreText);
+    auto t3 = Clock::now();
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       break;
     }
-    existing = rules.natChains;
+    cache.commit();
+    copyTime += t1 - t0;
+    generateTime += t2 - t1;
+    restoreTime += t3 - t2;
     rulesWritten = rules.servicePorts + rules.endpoints;
   }
   state.counters["service_ports+endpoints"] = rulesWritten;
+  double iterations = static_cast<double>(state.iterations());
+  state.counters["copy_ms"] = copyTime.count() / iterations;
+  state.counters["generate_ms"] = generateTime.count() / iterations;
+  state.counters["restore_ms"] = restoreTime.count() / iterations;
   (void)proxy::cleanupProxyRules(iptables);
   reportLoad(state);
 }
@@ -200,57 +222,139 @@ void BM_RestorePreviousOrderDocument(benchmark::State& state) { restoreDocumentA
 BENCHMARK(BM_RestoreFullDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_RestorePreviousOrderDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 
-// One endpoint of one service changes (back and forth) with n services in the kernel: a partial
-// sync as the proxy does it.
+// What the proxy's informers hold, by object key, and the slices of each service (its handlers'
+// index): a partial sync reads one service and its slices from these.
+struct Caches {
+  std::map<std::string, json> services, slices;
+  std::map<std::string, std::vector<std::string>> slicesByService;
+};
+
+Caches cachesOf(const Cluster& c) {
+  Caches out;
+  for (const json& s : c.services) out.services[proxy::serviceKey(s)] = s;
+  for (const json& s : c.slices) {
+    std::string key = s["metadata"]["namespace"].get<std::string>() + "/" +
+                      s["metadata"]["name"].get<std::string>();
+    out.slices[key] = s;
+    out.slicesByService[proxy::sliceServiceKey(s)].push_back(key);
+  }
+  return out;
+}
+
+// Partial syncs of one endpoint change (back and forth) with n services in the kernel, before and
+// after per-service caching, alternately, so both see the same load. Each also brings the other
+// method's applied state along (untimed) and checks both write the same document.
 void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
   if (!requireNetns(state)) return;
   proxy::ExecIptables iptables;
   const int n = static_cast<int>(state.range(0));
+  const proxy::RuleOptions options{"10.244.0.0/16"};
   Cluster c = makeCluster(n, 0);
-  proxy::ProxyRules applied = proxy::buildProxyRules(c.services, c.slices, {"10.244.0.0/16"}, {});
+  Caches caches = cachesOf(c);
+  proxy::ProxyRules applied = proxy::buildProxyRules(c.services, c.slices, options, {});
+  proxy::ServiceRulesCache cache(options);
+  (void)cache.prepareFull(c.services, c.slices, {});
+  cache.commit();
   if (auto s = iptables.restore(applied.restoreText); !s.ok()) {
     state.SkipWithError(s.message().c_str());
     return;
   }
-  const std::string original = c.slices[n / 2]["endpoints"][0]["addresses"][0];
+  const int changedIndex = n / 2;
+  const std::string changedKey = proxy::serviceKey(c.services[changedIndex]);
+  const std::string sliceKey = caches.slicesByService.at(changedKey).front();
+  const std::string original = c.slices[changedIndex]["endpoints"][0]["addresses"][0];
+  auto toggle = [&, i = int64_t{0}]() mutable {
+    std::string address = ++i % 2 ? "10.245.0.1" : original;
+    c.slices[changedIndex]["endpoints"][0]["addresses"][0] = address;
+    caches.slices[sliceKey]["endpoints"][0]["addresses"][0] = address;
+  };
+  // What a partial sync reads now: the changed service and its slices (Informer::get).
+  auto readChanged = [&] {
+    std::map<std::string, proxy::ServiceInput> inputs;
+    proxy::ServiceInput& input = inputs[changedKey];
+    input.service = caches.services.at(changedKey);
+    for (const std::string& k : caches.slicesByService.at(changedKey)) {
+      input.slices.push_back(caches.slices.at(k));
+    }
+    return inputs;
+  };
+  // Before: copies of every object (Informer::list), every service generated, then the diff.
+  auto copyAll = [&] {
+    std::vector<json> services, slices;
+    for (const auto& [k, v] : caches.services) services.push_back(v);
+    for (const auto& [k, v] : caches.slices) slices.push_back(v);
+    return std::pair{std::move(services), std::move(slices)};
+  };
   size_t bytes = 0;
-  std::chrono::duration<double, std::milli> copyTime{0}, generateTime{0}, restoreTime{0};
-  int64_t i = 0;
+  Millis copy[2]{}, generate[2]{}, restore[2]{};
+  int64_t runs[2]{};
+  bool same = true;
+  int64_t iteration = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    c.slices[n / 2]["endpoints"][0]["addresses"][0] = ++i % 2 ? "10.245.0.1" : original;
+    toggle();
     state.ResumeTiming();
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<json> services = c.services, slices = c.slices;
-    auto t1 = std::chrono::steady_clock::now();
-    auto rules = proxy::buildProxyRules(services, slices, {"10.244.0.0/16"}, applied.natChains);
-    std::string text = proxy::changedRulesText(rules, applied);
-    auto t2 = std::chrono::steady_clock::now();
+    const int method = static_cast<int>(iteration++ % 2);  // 0: before, 1: after
+    std::string text;
+    proxy::ProxyRules rules;
+    auto t0 = Clock::now();
+    if (method == 0) {
+      auto [services, slices] = copyAll();
+      auto t1 = Clock::now();
+      rules = proxy::buildProxyRules(services, slices, options, applied.natChains);
+      text = proxy::changedRulesText(rules, applied);
+      copy[0] += t1 - t0;
+      generate[0] += Clock::now() - t1;
+    } else {
+      auto inputs = readChanged();
+      auto t1 = Clock::now();
+      text = cache.preparePartial(inputs);
+      copy[1] += t1 - t0;
+      generate[1] += Clock::now() - t1;
+    }
+    auto t2 = Clock::now();
     auto s = iptables.restore(text);
-    auto t3 = std::chrono::steady_clock::now();
-    copyTime += t1 - t0;
-    generateTime += t2 - t1;
-    restoreTime += t3 - t2;
+    restore[method] += Clock::now() - t2;
+    ++runs[method];
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       break;
     }
     bytes = text.size();
-    applied = std::move(rules);
+    state.PauseTiming();
+    // The other method's view of the kernel follows, and both must have written the same.
+    if (method == 0) {
+      same &= cache.preparePartial(readChanged()) == text;
+      cache.commit();
+      applied = std::move(rules);
+    } else {
+      cache.commit();
+      proxy::ProxyRules now = proxy::buildProxyRules(c.services, c.slices, options, {});
+      same &= proxy::changedRulesText(now, applied) == text;
+      applied = std::move(now);
+    }
+    state.ResumeTiming();
   }
+  if (!same) state.SkipWithError("the partial documents before and after differ");
   state.counters["doc_bytes"] = static_cast<double>(bytes);
-  // Where the time goes, in ms per sync: copying the caches, generation + diff, the restore.
-  double iterations = static_cast<double>(state.iterations());
-  state.counters["copy_ms"] = copyTime.count() / iterations;
-  state.counters["generate_ms"] = generateTime.count() / iterations;
-  state.counters["restore_ms"] = restoreTime.count() / iterations;
+  // Where the time goes, in ms per sync: reading the caches, generation + diff, the restore.
+  for (int m = 0; m < 2; ++m) {
+    std::string prefix = m == 0 ? "before_" : "after_";
+    double k = static_cast<double>(std::max<int64_t>(runs[m], 1));
+    state.counters[prefix + "copy_ms"] = copy[m].count() / k;
+    state.counters[prefix + "generate_ms"] = generate[m].count() / k;
+    state.counters[prefix + "restore_ms"] = restore[m].count() / k;
+    state.counters[prefix + "ms"] = (copy[m] + generate[m] + restore[m]).count() / k;
+  }
+  double after = state.counters["after_ms"];
+  if (after > 0) state.counters["before/after"] = state.counters["before_ms"] / after;
   (void)proxy::cleanupProxyRules(iptables);
   reportLoad(state);
 }
 BENCHMARK(BM_PartialSyncOneEndpointChange)
     ->Arg(1000)
     ->Unit(benchmark::kMillisecond)
-    ->Iterations(20);
+    ->Iterations(40);
 
 }  // namespace
 

@@ -80,9 +80,10 @@ struct ServicePort {
 // Ready endpoints per "ns/service", per "portName/PROTOCOL".
 using EndpointIndex = std::map<std::string, std::map<std::string, std::set<std::string>>>;
 
-EndpointIndex indexEndpoints(const std::vector<json>& slices) {
+EndpointIndex indexEndpoints(const std::vector<const json*>& slices) {
   EndpointIndex index;
-  for (const json& slice : slices) {
+  for (const json* slicePtr : slices) {
+    const json& slice = *slicePtr;
     if (str(slice, "addressType") != "IPv4") continue;
     const json& meta = objectOrEmpty(slice, "metadata");
     std::string service = str(objectOrEmpty(meta, "labels"), "kubernetes.io/service-name");
@@ -106,46 +107,44 @@ EndpointIndex indexEndpoints(const std::vector<json>& slices) {
   return index;
 }
 
-std::vector<ServicePort> servicePorts(const std::vector<json>& services,
-                                      const EndpointIndex& endpoints) {
+// The ports of one service that get rules, by (name, protocol), duplicates in spec order.
+std::vector<ServicePort> servicePorts(const json& svc, const EndpointIndex& endpoints) {
   std::vector<ServicePort> out;
-  for (const json& svc : services) {
-    const json& meta = objectOrEmpty(svc, "metadata");
-    const json& spec = objectOrEmpty(svc, "spec");
-    std::string ns = str(meta, "namespace"), name = str(meta, "name");
-    std::string type = str(spec, "type", "ClusterIP");
-    if (type == "ExternalName") continue;
-    std::string clusterIP = str(spec, "clusterIP");
-    if (clusterIP == "None") clusterIP.clear();  // headless: DNS only
-    bool nodePorts = type == "NodePort" || type == "LoadBalancer";
-    int64_t affinity = 0;
-    if (str(spec, "sessionAffinity") == "ClientIP") {
-      affinity = num(objectOrEmpty(objectOrEmpty(spec, "sessionAffinityConfig"), "clientIP"),
-                     "timeoutSeconds", 10800);
-      if (affinity <= 0) affinity = 10800;
-    }
-    auto svcEndpoints = endpoints.find(ns + "/" + name);
-    for (const json& port : arrayOrEmpty(spec, "ports")) {
-      ServicePort sp;
-      std::string portName = str(port, "name");
-      std::string protocol = str(port, "protocol", "TCP");
-      sp.name = servicePortName(ns, name, portName);
-      sp.protocol = asciiLower(protocol);
-      sp.clusterIP = clusterIP;
-      sp.port = num(port, "port");
-      sp.nodePort = nodePorts ? num(port, "nodePort") : 0;
-      sp.affinitySeconds = affinity;
-      if ((sp.clusterIP.empty() || sp.port <= 0) && sp.nodePort <= 0) continue;
-      if (svcEndpoints != endpoints.end()) {
-        auto eps = svcEndpoints->second.find(portName + "/" + protocol);
-        if (eps != svcEndpoints->second.end()) {
-          sp.endpoints.assign(eps->second.begin(), eps->second.end());
-        }
-      }
-      out.push_back(std::move(sp));
-    }
+  const json& meta = objectOrEmpty(svc, "metadata");
+  const json& spec = objectOrEmpty(svc, "spec");
+  std::string ns = str(meta, "namespace"), name = str(meta, "name");
+  std::string type = str(spec, "type", "ClusterIP");
+  if (type == "ExternalName") return out;
+  std::string clusterIP = str(spec, "clusterIP");
+  if (clusterIP == "None") clusterIP.clear();  // headless: DNS only
+  bool nodePorts = type == "NodePort" || type == "LoadBalancer";
+  int64_t affinity = 0;
+  if (str(spec, "sessionAffinity") == "ClientIP") {
+    affinity = num(objectOrEmpty(objectOrEmpty(spec, "sessionAffinityConfig"), "clientIP"),
+                   "timeoutSeconds", 10800);
+    if (affinity <= 0) affinity = 10800;
   }
-  std::sort(out.begin(), out.end(), [](const ServicePort& a, const ServicePort& b) {
+  auto svcEndpoints = endpoints.find(ns + "/" + name);
+  for (const json& port : arrayOrEmpty(spec, "ports")) {
+    ServicePort sp;
+    std::string portName = str(port, "name");
+    std::string protocol = str(port, "protocol", "TCP");
+    sp.name = servicePortName(ns, name, portName);
+    sp.protocol = asciiLower(protocol);
+    sp.clusterIP = clusterIP;
+    sp.port = num(port, "port");
+    sp.nodePort = nodePorts ? num(port, "nodePort") : 0;
+    sp.affinitySeconds = affinity;
+    if ((sp.clusterIP.empty() || sp.port <= 0) && sp.nodePort <= 0) continue;
+    if (svcEndpoints != endpoints.end()) {
+      auto eps = svcEndpoints->second.find(portName + "/" + protocol);
+      if (eps != svcEndpoints->second.end()) {
+        sp.endpoints.assign(eps->second.begin(), eps->second.end());
+      }
+    }
+    out.push_back(std::move(sp));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ServicePort& a, const ServicePort& b) {
     return std::tie(a.name, a.protocol) < std::tie(b.name, b.protocol);
   });
   return out;
@@ -207,130 +206,174 @@ void appendFilter(std::string& text, const std::string& filterRules) {
   text += "COMMIT\n";
 }
 
-}  // namespace
-
-ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
-                           const RuleOptions& options,
-                           const std::set<std::string>& existingNatChains) {
-  ProxyRules result;
-  std::vector<ServicePort> ports = servicePorts(services, indexEndpoints(slices));
-
-  std::string& filterRules = result.filterRules;
-  Out filter(filterRules), nodePorts(result.nodePortsRules), servicesOut(result.servicesRules);
-  std::vector<ChainRules>& chains = result.chains;
-  chains.reserve(ports.size() * 4);
-
-  for (const ServicePort& sp : ports) {
-    ++result.servicePorts;
-    const std::string& proto = sp.protocol;
-    if (sp.endpoints.empty()) {
-      ++result.servicePortsWithoutEndpoints;
-      if (!sp.clusterIP.empty()) {
-        fmt::format_to(filter,
-                       "-A KUBE-SERVICES -m comment --comment \"{} has no endpoints\" -d {}/32 "
-                       "-p {} -m {} --dport {} -j REJECT --reject-with icmp-port-unreachable\n",
-                       sp.name, sp.clusterIP, proto, proto, sp.port);
-      }
-      if (sp.nodePort > 0) {
-        fmt::format_to(filter,
-                       "-A KUBE-EXTERNAL-SERVICES -m comment --comment \"{} has no endpoints\" "
-                       "-m addrtype --dst-type LOCAL -p {} -m {} --dport {} -j REJECT "
-                       "--reject-with icmp-port-unreachable\n",
-                       sp.name, proto, proto, sp.nodePort);
-      }
-      continue;
-    }
-    ChainRules svc{serviceChainName(sp.name, proto), {}};
-    Out svcOut(svc.rules);
+// Writes the rules of one service port: its lines of the shared chains into `port`, its own
+// chains (KUBE-EXT, KUBE-SEPs, then KUBE-SVC) onto `chains`.
+void buildPortRules(const ServicePort& sp, const RuleOptions& options, PortRules& port,
+                    std::vector<ChainRules>& chains) {
+  port.name = sp.name;
+  port.protocol = sp.protocol;
+  const std::string& proto = sp.protocol;
+  if (sp.endpoints.empty()) {
+    Out filter(port.filterRules);
     if (!sp.clusterIP.empty()) {
-      fmt::format_to(servicesOut,
-                     "-A KUBE-SERVICES -m comment --comment \"{} cluster IP\" -d {}/32 -p {} "
-                     "-m {} --dport {} -j {}\n",
-                     sp.name, sp.clusterIP, proto, proto, sp.port, svc.name);
-      if (!options.clusterCIDR.empty()) {
-        fmt::format_to(svcOut,
-                       "-A {} -m comment --comment \"{} cluster IP\" ! -s {} -d {}/32 -p {} "
-                       "-m {} --dport {} -j KUBE-MARK-MASQ\n",
-                       svc.name, sp.name, options.clusterCIDR, sp.clusterIP, proto, proto, sp.port);
-      }
+      fmt::format_to(filter,
+                     "-A KUBE-SERVICES -m comment --comment \"{} has no endpoints\" -d {}/32 "
+                     "-p {} -m {} --dport {} -j REJECT --reject-with icmp-port-unreachable\n",
+                     sp.name, sp.clusterIP, proto, proto, sp.port);
     }
     if (sp.nodePort > 0) {
-      ChainRules ext{externalChainName(sp.name, proto), {}};
-      fmt::format_to(nodePorts,
-                     "-A KUBE-NODEPORTS -m comment --comment {} -p {} -m {} --dport {} -j {}\n",
-                     sp.name, proto, proto, sp.nodePort, ext.name);
-      fmt::format_to(Out(ext.rules),
-                     "-A {} -m comment --comment \"masquerade traffic for {} external "
-                     "destinations\" -j KUBE-MARK-MASQ\n-A {} -j {}\n",
-                     ext.name, sp.name, ext.name, svc.name);
-      chains.push_back(std::move(ext));
+      fmt::format_to(filter,
+                     "-A KUBE-EXTERNAL-SERVICES -m comment --comment \"{} has no endpoints\" "
+                     "-m addrtype --dst-type LOCAL -p {} -m {} --dport {} -j REJECT "
+                     "--reject-with icmp-port-unreachable\n",
+                     sp.name, proto, proto, sp.nodePort);
     }
-    std::vector<std::string> sepChains;
-    sepChains.reserve(sp.endpoints.size());
-    for (const std::string& ep : sp.endpoints) {
-      sepChains.push_back(endpointChainName(sp.name, proto, ep));
-    }
-    if (sp.affinitySeconds > 0) {
-      // A client that used an endpoint recently goes back to it before any balancing.
-      for (size_t i = 0; i < sp.endpoints.size(); ++i) {
-        fmt::format_to(svcOut,
-                       "-A {} -m comment --comment \"{} -> {}\" -m recent --name {} --rcheck "
-                       "--seconds {} --reap -j {}\n",
-                       svc.name, sp.name, sp.endpoints[i], sepChains[i], sp.affinitySeconds,
-                       sepChains[i]);
-      }
-    }
-    // Endpoint i of n is taken with probability 1/(n-i) among those left: uniform overall.
-    size_t n = sp.endpoints.size();
-    for (size_t i = 0; i < n; ++i) {
-      if (i + 1 < n) {
-        fmt::format_to(svcOut,
-                       "-A {} -m comment --comment \"{} -> {}\" -m statistic --mode random "
-                       "--probability {:.10f} -j {}\n",
-                       svc.name, sp.name, sp.endpoints[i], 1.0 / static_cast<double>(n - i),
-                       sepChains[i]);
-      } else {
-        fmt::format_to(svcOut, "-A {} -m comment --comment \"{} -> {}\" -j {}\n", svc.name, sp.name,
-                       sp.endpoints[i], sepChains[i]);
-      }
-    }
-    for (size_t i = 0; i < n; ++i) {
-      const std::string& ep = sp.endpoints[i];
-      ChainRules sep{std::move(sepChains[i]), {}};
-      ++result.endpoints;
-      std::string_view ip(ep.data(), ep.rfind(':'));
-      // Hairpin: a pod reaching itself through its service must see the node as the source.
-      fmt::format_to(Out(sep.rules), "-A {} -m comment --comment {} -s {}/32 -j KUBE-MARK-MASQ\n",
-                     sep.name, sp.name, ip);
-      std::string_view recent = sp.affinitySeconds > 0 ? " -m recent --name " : "";
-      fmt::format_to(Out(sep.rules),
-                     "-A {} -m comment --comment {} -p {}{}{}{} -m {} -j DNAT --to-destination "
-                     "{}\n",
-                     sep.name, sp.name, proto, recent,
-                     sp.affinitySeconds > 0 ? std::string_view(sep.name) : "",
-                     sp.affinitySeconds > 0 ? " --set" : "", proto, ep);
-      chains.push_back(std::move(sep));
-    }
-    chains.push_back(std::move(svc));
+    return;
   }
-  result.servicesRules +=
-      "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
-      "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
-  // Two ports of one service cannot share a chain name, but tolerate it (the first one wins).
+  ChainRules svc{serviceChainName(sp.name, proto), {}};
+  Out svcOut(svc.rules);
+  if (!sp.clusterIP.empty()) {
+    fmt::format_to(Out(port.servicesRules),
+                   "-A KUBE-SERVICES -m comment --comment \"{} cluster IP\" -d {}/32 -p {} "
+                   "-m {} --dport {} -j {}\n",
+                   sp.name, sp.clusterIP, proto, proto, sp.port, svc.name);
+    if (!options.clusterCIDR.empty()) {
+      fmt::format_to(svcOut,
+                     "-A {} -m comment --comment \"{} cluster IP\" ! -s {} -d {}/32 -p {} "
+                     "-m {} --dport {} -j KUBE-MARK-MASQ\n",
+                     svc.name, sp.name, options.clusterCIDR, sp.clusterIP, proto, proto, sp.port);
+    }
+  }
+  if (sp.nodePort > 0) {
+    ChainRules ext{externalChainName(sp.name, proto), {}};
+    fmt::format_to(Out(port.nodePortsRules),
+                   "-A KUBE-NODEPORTS -m comment --comment {} -p {} -m {} --dport {} -j {}\n",
+                   sp.name, proto, proto, sp.nodePort, ext.name);
+    fmt::format_to(Out(ext.rules),
+                   "-A {} -m comment --comment \"masquerade traffic for {} external "
+                   "destinations\" -j KUBE-MARK-MASQ\n-A {} -j {}\n",
+                   ext.name, sp.name, ext.name, svc.name);
+    chains.push_back(std::move(ext));
+  }
+  std::vector<std::string> sepChains;
+  sepChains.reserve(sp.endpoints.size());
+  for (const std::string& ep : sp.endpoints) {
+    sepChains.push_back(endpointChainName(sp.name, proto, ep));
+  }
+  if (sp.affinitySeconds > 0) {
+    // A client that used an endpoint recently goes back to it before any balancing.
+    for (size_t i = 0; i < sp.endpoints.size(); ++i) {
+      fmt::format_to(svcOut,
+                     "-A {} -m comment --comment \"{} -> {}\" -m recent --name {} --rcheck "
+                     "--seconds {} --reap -j {}\n",
+                     svc.name, sp.name, sp.endpoints[i], sepChains[i], sp.affinitySeconds,
+                     sepChains[i]);
+    }
+  }
+  // Endpoint i of n is taken with probability 1/(n-i) among those left: uniform overall.
+  size_t n = sp.endpoints.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) {
+      fmt::format_to(svcOut,
+                     "-A {} -m comment --comment \"{} -> {}\" -m statistic --mode random "
+                     "--probability {:.10f} -j {}\n",
+                     svc.name, sp.name, sp.endpoints[i], 1.0 / static_cast<double>(n - i),
+                     sepChains[i]);
+    } else {
+      fmt::format_to(svcOut, "-A {} -m comment --comment \"{} -> {}\" -j {}\n", svc.name, sp.name,
+                     sp.endpoints[i], sepChains[i]);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& ep = sp.endpoints[i];
+    ChainRules sep{std::move(sepChains[i]), {}};
+    ++port.endpoints;
+    std::string_view ip(ep.data(), ep.rfind(':'));
+    // Hairpin: a pod reaching itself through its service must see the node as the source.
+    fmt::format_to(Out(sep.rules), "-A {} -m comment --comment {} -s {}/32 -j KUBE-MARK-MASQ\n",
+                   sep.name, sp.name, ip);
+    std::string_view recent = sp.affinitySeconds > 0 ? " -m recent --name " : "";
+    fmt::format_to(Out(sep.rules),
+                   "-A {} -m comment --comment {} -p {}{}{}{} -m {} -j DNAT --to-destination "
+                   "{}\n",
+                   sep.name, sp.name, proto, recent,
+                   sp.affinitySeconds > 0 ? std::string_view(sep.name) : "",
+                   sp.affinitySeconds > 0 ? " --set" : "", proto, ep);
+    chains.push_back(std::move(sep));
+  }
+  chains.push_back(std::move(svc));
+}
+
+// Sorts chains by name, keeping the first of a name: two ports of one service cannot share a
+// chain name, but tolerate it.
+void sortUniqueChains(std::vector<ChainRules>& chains) {
   std::stable_sort(chains.begin(), chains.end(),
                    [](const ChainRules& a, const ChainRules& b) { return a.name < b.name; });
   chains.erase(
       std::unique(chains.begin(), chains.end(),
                   [](const ChainRules& a, const ChainRules& b) { return a.name == b.name; }),
       chains.end());
+}
+
+}  // namespace
+
+std::string serviceKey(const json& service) {
+  const json& meta = objectOrEmpty(service, "metadata");
+  return str(meta, "namespace") + "/" + str(meta, "name");
+}
+
+std::string sliceServiceKey(const json& slice) {
+  const json& meta = objectOrEmpty(slice, "metadata");
+  std::string service = str(objectOrEmpty(meta, "labels"), "kubernetes.io/service-name");
+  return service.empty() ? service : str(meta, "namespace") + "/" + service;
+}
+
+ServiceRules buildServiceRules(const json& service, const std::vector<const json*>& slices,
+                               const RuleOptions& options) {
+  ServiceRules result;
+  std::vector<ServicePort> ports = servicePorts(service, indexEndpoints(slices));
+  result.ports.resize(ports.size());
+  for (size_t i = 0; i < ports.size(); ++i) {
+    buildPortRules(ports[i], options, result.ports[i], result.chains);
+  }
+  sortUniqueChains(result.chains);
+  return result;
+}
+
+ProxyRules assembleProxyRules(const std::vector<const ServiceRules*>& services,
+                              const std::set<std::string>& existingNatChains) {
+  ProxyRules result;
+  // Ports of different services never share a name (it starts with "ns/service"): a stable sort
+  // puts them in the same order whatever the order of the services.
+  std::vector<const PortRules*> ports;
+  std::vector<const ChainRules*> all;
+  for (const ServiceRules* s : services) {
+    for (const PortRules& p : s->ports) ports.push_back(&p);
+    for (const ChainRules& c : s->chains) all.push_back(&c);
+  }
+  std::stable_sort(ports.begin(), ports.end(), [](const PortRules* a, const PortRules* b) {
+    return std::tie(a->name, a->protocol) < std::tie(b->name, b->protocol);
+  });
+  std::stable_sort(all.begin(), all.end(),
+                   [](const ChainRules* a, const ChainRules* b) { return a->name < b->name; });
+  all.erase(
+      std::unique(all.begin(), all.end(),
+                  [](const ChainRules* a, const ChainRules* b) { return a->name == b->name; }),
+      all.end());
+  for (const PortRules* p : ports) {
+    ++result.servicePorts;
+    result.endpoints += p->endpoints;
+    if (p->endpoints == 0) ++result.servicePortsWithoutEndpoints;
+    result.filterRules += p->filterRules;
+    result.nodePortsRules += p->nodePortsRules;
+    result.servicesRules += p->servicesRules;
+  }
+  result.servicesRules += kNodePortsJumpRule;
 
   size_t ruleBytes = 0;
-  std::vector<const ChainRules*> all;
-  all.reserve(chains.size());
-  for (const ChainRules& c : chains) {
-    all.push_back(&c);
-    result.natChains.insert(result.natChains.end(), c.name);
-    ruleBytes += c.rules.size() + c.name.size() + 10;
+  for (const ChainRules* c : all) {
+    result.natChains.insert(result.natChains.end(), c->name);
+    ruleBytes += c->rules.size() + c->name.size() + 10;
   }
   std::vector<std::string_view> stale;
   for (const std::string& c : existingNatChains) {
@@ -338,9 +381,9 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
   }
 
   std::string& text = result.restoreText;
-  text.reserve(ruleBytes + filterRules.size() + result.nodePortsRules.size() +
+  text.reserve(ruleBytes + result.filterRules.size() + result.nodePortsRules.size() +
                result.servicesRules.size() + stale.size() * 60 + 1024);
-  appendFilter(text, filterRules);
+  appendFilter(text, result.filterRules);
   text += "*nat\n";
   text += kFixedNatChains;
   // Stale chains are declared (which flushes them) before any -X so references between them go.
@@ -360,6 +403,36 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
   return result;
 }
 
+ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
+                           const RuleOptions& options,
+                           const std::set<std::string>& existingNatChains) {
+  std::map<std::string, std::vector<const json*>> slicesByService;
+  for (const json& slice : slices) {
+    std::string key = sliceServiceKey(slice);
+    if (!key.empty()) slicesByService[key].push_back(&slice);
+  }
+  static const std::vector<const json*> kNoSlices;
+  std::vector<ServiceRules> built;
+  built.reserve(services.size());
+  for (const json& svc : services) {
+    auto it = slicesByService.find(serviceKey(svc));
+    built.push_back(
+        buildServiceRules(svc, it == slicesByService.end() ? kNoSlices : it->second, options));
+  }
+  std::vector<const ServiceRules*> pointers;
+  pointers.reserve(built.size());
+  for (const ServiceRules& s : built) pointers.push_back(&s);
+  ProxyRules result = assembleProxyRules(pointers, existingNatChains);
+  size_t chainCount = 0;
+  for (const ServiceRules& s : built) chainCount += s.chains.size();
+  result.chains.reserve(chainCount);
+  for (ServiceRules& s : built) {
+    std::move(s.chains.begin(), s.chains.end(), std::back_inserter(result.chains));
+  }
+  sortUniqueChains(result.chains);
+  return result;
+}
+
 std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied) {
   // Both chain lists are sorted by name: one merge finds the new, changed and gone chains.
   std::vector<const ChainRules*> changed;
@@ -375,19 +448,28 @@ std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied)
     }
   }
   for (; a != applied.chains.end(); ++a) gone.push_back(a->name);
-  bool servicesChanged = rules.servicesRules != applied.servicesRules;
-  bool nodePortsChanged = rules.nodePortsRules != applied.nodePortsRules;
+  auto ifChanged = [](const std::string& now, const std::string& before) {
+    return now != before ? &now : nullptr;
+  };
+  return partialRulesText(changed, gone, ifChanged(rules.filterRules, applied.filterRules),
+                          ifChanged(rules.nodePortsRules, applied.nodePortsRules),
+                          ifChanged(rules.servicesRules, applied.servicesRules));
+}
 
+std::string partialRulesText(const std::vector<const ChainRules*>& changed,
+                             const std::vector<std::string_view>& gone,
+                             const std::string* filterRules, const std::string* nodePortsRules,
+                             const std::string* servicesRules) {
   std::string text;
-  if (rules.filterRules != applied.filterRules) appendFilter(text, rules.filterRules);
-  if (changed.empty() && gone.empty() && !servicesChanged && !nodePortsChanged) return text;
+  if (filterRules) appendFilter(text, *filterRules);
+  if (changed.empty() && gone.empty() && !servicesRules && !nodePortsRules) return text;
   text += "*nat\n";
-  if (servicesChanged) declareChain(text, kServicesChain);
-  if (nodePortsChanged) declareChain(text, kNodePortsChain);
+  if (servicesRules) declareChain(text, kServicesChain);
+  if (nodePortsRules) declareChain(text, kNodePortsChain);
   for (std::string_view c : gone) declareChain(text, c);
   appendChains(text, changed);
-  if (nodePortsChanged) text += rules.nodePortsRules;
-  if (servicesChanged) text += rules.servicesRules;
+  if (nodePortsRules) text += *nodePortsRules;
+  if (servicesRules) text += *servicesRules;
   for (std::string_view c : gone) fmt::format_to(Out(text), "-X {}\n", c);
   text += "COMMIT\n";
   return text;

@@ -16,6 +16,7 @@
 
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -30,6 +31,10 @@ inline constexpr const char* kPostroutingChain = "KUBE-POSTROUTING";
 inline constexpr const char* kMarkMasqChain = "KUBE-MARK-MASQ";
 inline constexpr const char* kExternalServicesChain = "KUBE-EXTERNAL-SERVICES";
 inline constexpr const char* kMasqueradeMark = "0x4000";
+// The last rule of nat KUBE-SERVICES, after every service port's: on to KUBE-NODEPORTS.
+inline constexpr std::string_view kNodePortsJumpRule =
+    "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
+    "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
 
 // "ns/name:port" (":port" left out when the port has no name), as kube-proxy prints it.
 std::string servicePortName(const std::string& ns, const std::string& name,
@@ -70,6 +75,38 @@ struct ProxyRules {
   int servicePortsWithoutEndpoints = 0;
 };
 
+// One service port's lines in the chains every service shares, and the key the document orders
+// ports by.
+struct PortRules {
+  std::string name;            // "ns/svc:port"
+  std::string protocol;        // lower-case
+  std::string servicesRules;   // its nat KUBE-SERVICES line (none without endpoints)
+  std::string nodePortsRules;  // its nat KUBE-NODEPORTS line
+  std::string filterRules;     // its filter REJECT lines (only without endpoints)
+  int endpoints = 0;           // KUBE-SEP chains written for it
+};
+
+// The rules of one Service, every port of it: what a partial sync regenerates when the Service or
+// one of its EndpointSlices changes.
+struct ServiceRules {
+  std::vector<PortRules> ports;    // by (name, protocol); a duplicate port after the first
+  std::vector<ChainRules> chains;  // its KUBE-SVC/EXT/SEP chains, by name, each once
+};
+
+// "ns/name" of a Service, or of the Service an EndpointSlice is labelled with ("" when it has no
+// kubernetes.io/service-name label): what ties a slice to its service.
+std::string serviceKey(const json& service);
+std::string sliceServiceKey(const json& slice);
+
+// The rules of `service`; `slices` may hold others (those of another service are ignored).
+ServiceRules buildServiceRules(const json& service, const std::vector<const json*>& slices,
+                               const RuleOptions& options);
+
+// The whole document (ProxyRules::restoreText and the shared chains' rules) from every service's
+// rules. `chains` is left empty: the caller holds them in `services`.
+ProxyRules assembleProxyRules(const std::vector<const ServiceRules*>& services,
+                              const std::set<std::string>& existingNatChains);
+
 // `existingNatChains`: per-service nat chains present in the kernel (from the last sync, or read
 // from iptables-save at start); those not in use any more are flushed and deleted by the same
 // document.
@@ -83,6 +120,12 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
 // only when they differ, and deleting the per-service chains `rules` no longer has. "" when
 // nothing differs. Every chain it keeps is unchanged, so everything they jump to still exists.
 std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied);
+// The same document from its parts: the per-service chains to write (sorted by name), those to
+// delete, and the shared chains' new rules where they changed (nullptr: unchanged).
+std::string partialRulesText(const std::vector<const ChainRules*>& changed,
+                             const std::vector<std::string_view>& gone,
+                             const std::string* filterRules, const std::string* nodePortsRules,
+                             const std::string* servicesRules);
 
 // base32 (RFC 4648 alphabet) of sha256(text), 16 characters: the hash in kube-proxy's chain names.
 std::string hash16(const std::string& text);

@@ -26,7 +26,17 @@ ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
       services_(client_, client::resources::kServices),
       slices_(client_, client::resources::kEndpointSlices),
       sync_({&services_, &slices_}, [this] { return syncRules(); },
-            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {}
+            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}),
+      rules_(RuleOptions{options_.clusterCIDR}) {
+  // After CoalescedSync's own handlers: each of these asks for a sync again once it has noted the
+  // change, so no sync can miss it.
+  services_.addHandlers({[this](const json& svc) { serviceChanged(serviceKey(svc)); },
+                         [this](const json&, const json& svc) { serviceChanged(serviceKey(svc)); },
+                         [this](const json& svc) { serviceChanged(serviceKey(svc)); }});
+  slices_.addHandlers({[this](const json& slice) { sliceChanged(nullptr, &slice); },
+                       [this](const json& old, const json& slice) { sliceChanged(&old, &slice); },
+                       [this](const json& slice) { sliceChanged(&slice, nullptr); }});
+}
 
 ServiceProxy::~ServiceProxy() { stop(); }
 
@@ -39,7 +49,7 @@ Status ServiceProxy::start() {
   if (Status s = ensureJumps(*iptables_, jumpRules()); !s.ok()) return s;
   auto nat = iptables_->save("nat");
   if (!nat.ok()) return nat.status();
-  existingChains_ = perServiceChains(*nat);
+  kernelChains_ = perServiceChains(*nat);
   if (!sync_.startInformers(options_.informerSyncTimeout)) {
     LOG_WARN("proxy: informers not synced after {} ms; rules follow once they are",
              options_.informerSyncTimeout.count());
@@ -57,22 +67,93 @@ void ServiceProxy::stop() {
   started_ = false;
 }
 
+void ServiceProxy::serviceChanged(const std::string& key) {
+  {
+    std::lock_guard lock(changesMu_);
+    changedServices_.insert(key);
+  }
+  sync_.requestSync();
+}
+
+void ServiceProxy::sliceChanged(const json* oldSlice, const json* newSlice) {
+  std::string sliceKey = client::objectKey(newSlice ? *newSlice : *oldSlice);
+  std::string before = oldSlice ? sliceServiceKey(*oldSlice) : "";
+  std::string after = newSlice ? sliceServiceKey(*newSlice) : "";
+  {
+    std::lock_guard lock(changesMu_);
+    if (!before.empty() && before != after) {
+      auto it = slicesByService_.find(before);
+      if (it != slicesByService_.end()) {
+        it->second.erase(sliceKey);
+        if (it->second.empty()) slicesByService_.erase(it);
+      }
+      changedServices_.insert(before);
+    }
+    if (!after.empty()) {
+      slicesByService_[after].insert(sliceKey);
+      changedServices_.insert(after);
+    }
+  }
+  sync_.requestSync();
+}
+
+std::map<std::string, ServiceInput> ServiceProxy::readServices(const std::set<std::string>& keys) {
+  std::map<std::string, std::vector<std::string>> sliceKeys;
+  {
+    std::lock_guard lock(changesMu_);
+    for (const std::string& key : keys) {
+      auto it = slicesByService_.find(key);
+      if (it != slicesByService_.end()) sliceKeys[key].assign(it->second.begin(), it->second.end());
+    }
+  }
+  std::map<std::string, ServiceInput> out;
+  for (const std::string& key : keys) {
+    ServiceInput& input = out[key];
+    input.service = services_.get(key);
+    for (const std::string& sliceKey : sliceKeys[key]) {
+      if (auto slice = slices_.get(sliceKey)) input.slices.push_back(std::move(*slice));
+    }
+  }
+  return out;
+}
+
 bool ServiceProxy::syncRules() {
   // Before both caches are filled, a sync would delete the rules of services not yet listed.
   if (!services_.hasSynced() || !slices_.hasSynced()) return false;
   auto t0 = std::chrono::steady_clock::now();
-  ProxyRules rules = buildProxyRules(services_.list(), slices_.list(),
-                                     RuleOptions{options_.clusterCIDR}, existingChains_);
   // A run maxSyncInterval after the last one is the periodic repair; half of it tells such a run
   // from one woken by an event.
   bool full = needFullSync_ || t0 - lastFullSync_ >= options_.maxSyncInterval / 2;
-  std::string partial = full ? std::string() : changedRulesText(rules, applied_);
-  auto t1 = std::chrono::steady_clock::now();
-  if (!full && partial.empty()) return true;  // nothing changed
-  Status s = iptables_->restore(full ? rules.restoreText : partial);
+  // Taken before the caches are read: a change noted after this is read by the next sync.
+  std::set<std::string> changed;
+  {
+    std::lock_guard lock(changesMu_);
+    changed.swap(changedServices_);
+  }
+  std::string text;
+  std::chrono::steady_clock::time_point t1;
+  if (full) {
+    std::vector<json> services = services_.list(), slices = slices_.list();
+    t1 = std::chrono::steady_clock::now();
+    // The chains to delete when unused: those read from the kernel, else those last written.
+    text =
+        rules_.prepareFull(services, slices, kernelChains_ ? *kernelChains_ : rules_.chainNames())
+            .restoreText;
+  } else {
+    std::map<std::string, ServiceInput> inputs = readServices(changed);
+    t1 = std::chrono::steady_clock::now();
+    text = rules_.preparePartial(inputs);
+  }
   auto t2 = std::chrono::steady_clock::now();
+  if (!full && text.empty()) {  // nothing changed
+    rules_.commit();
+    return true;
+  }
+  Status s = iptables_->restore(text);
+  auto t3 = std::chrono::steady_clock::now();
   std::lock_guard lock(statsMu_);
   if (!s.ok()) {
+    rules_.discard();
     ++stats_.failures;
     LOG_ERROR("proxy: {}", s.message());
     // The kernel's state is unknown now: the retry rewrites everything, after putting back jumps
@@ -80,26 +161,31 @@ bool ServiceProxy::syncRules() {
     needFullSync_ = true;
     if (auto chains =
             recoverAfterFailedRestore(*iptables_, jumpRules(), "nat", perServiceChains, "proxy")) {
-      existingChains_ = std::move(*chains);
+      kernelChains_ = std::move(*chains);
     }
     return false;
   }
-  existingChains_ = rules.natChains;
+  rules_.commit();
   if (full) {
+    kernelChains_.reset();
     needFullSync_ = false;
-    lastFullSync_ = t2;
+    lastFullSync_ = t3;
     ++stats_.fullSyncs;
   }
+  auto us = [](auto d) { return std::chrono::duration_cast<std::chrono::microseconds>(d); };
   ++stats_.syncs;
   stats_.lastFull = full;
-  stats_.lastGenerate = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0);
-  stats_.lastRestore = std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1);
-  stats_.servicePorts = rules.servicePorts;
-  stats_.endpoints = rules.endpoints;
-  LOG_DEBUG("proxy: {} sync of {} service ports, {} endpoints in {} us + {} us",
-            full ? "full" : "partial", rules.servicePorts, rules.endpoints,
-            stats_.lastGenerate.count(), stats_.lastRestore.count());
-  applied_ = std::move(rules);
+  stats_.lastRead = us(t1 - t0);
+  stats_.lastGenerate = us(t2 - t1);
+  stats_.lastRestore = us(t3 - t2);
+  stats_.lastRegenerated = rules_.lastRegenerated();
+  stats_.servicePorts = rules_.servicePorts();
+  stats_.endpoints = rules_.endpoints();
+  LOG_DEBUG(
+      "proxy: {} sync of {} service ports ({} services rebuilt), {} endpoints in {} us + {} us "
+      "+ {} us",
+      full ? "full" : "partial", stats_.servicePorts, stats_.lastRegenerated, stats_.endpoints,
+      stats_.lastRead.count(), stats_.lastGenerate.count(), stats_.lastRestore.count());
   return true;
 }
 
@@ -110,9 +196,9 @@ SyncStats ServiceProxy::stats() const {
 
 Status ServiceProxy::cleanup() {
   stop();
-  applied_ = ProxyRules{};
+  rules_ = ServiceRulesCache(RuleOptions{options_.clusterCIDR});
   needFullSync_ = true;
-  existingChains_.clear();
+  kernelChains_ = std::set<std::string>();
   return cleanupProxyRules(*iptables_);
 }
 

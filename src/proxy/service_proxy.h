@@ -5,7 +5,10 @@
 // repair rules someone else removed). As kube-proxy since 1.28, a sync woken by a change is
 // partial: it writes only the chains that differ from the last restore that succeeded
 // (changedRulesText); a full sync, every chain rewritten, runs at start, after a failed restore
-// and when maxSyncInterval / 2 has passed since the last full one (the periodic repair). On start
+// and when maxSyncInterval / 2 has passed since the last full one (the periodic repair). A partial
+// sync reads and regenerates only the services whose Service or EndpointSlices changed since the
+// last sync (the informers' handlers collect their keys) and reuses the rules of all others
+// (ServiceRulesCache): its cost does not grow with the number of services. On start
 // it reads which of its chains exist (a previous run left them) so the first sync rewrites them and
 // deletes the stale ones; cleanup() removes every chain and jump it adds (for `cluster down`).
 //
@@ -14,8 +17,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +30,7 @@
 #include "client/rest_client.h"
 #include "proxy/iptables.h"
 #include "proxy/proxy_rules.h"
+#include "proxy/service_rules_cache.h"
 
 namespace minik8s::proxy {
 
@@ -47,9 +53,11 @@ struct SyncStats {
   int64_t syncs = 0;      // successful iptables-restore runs
   int64_t fullSyncs = 0;  // of which wrote every chain
   int64_t failures = 0;
+  std::chrono::microseconds lastRead{0};      // reading the objects from the informers' caches
   std::chrono::microseconds lastGenerate{0};  // building the document
   std::chrono::microseconds lastRestore{0};   // running iptables-restore
   bool lastFull = false;                      // the last restore was a full sync
+  int lastRegenerated = 0;                    // services whose rules it built (all when full)
   int servicePorts = 0;
   int endpoints = 0;
 };
@@ -75,6 +83,11 @@ class ServiceProxy {
 
  private:
   bool syncRules();
+  // Informer handlers: note which services need their rules rebuilt, then ask for a sync.
+  void serviceChanged(const std::string& key);
+  void sliceChanged(const json* oldSlice, const json* newSlice);
+  // The Services and EndpointSlices of the changed service keys, from the informers' caches.
+  std::map<std::string, ServiceInput> readServices(const std::set<std::string>& keys);
 
   client::RestClient& client_;
   ProxyOptions options_;
@@ -84,11 +97,18 @@ class ServiceProxy {
   client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;
 
-  // Owned by the sync thread (runner), read by start() before the runner starts.
-  std::set<std::string> existingChains_;
-  ProxyRules applied_;  // what the last restore that succeeded wrote
+  // Owned by the sync thread (runner), set by start() before the runner starts.
+  // Per-service chains read from the kernel (at start, after a failure) for the next full sync to
+  // delete the stale ones; nullopt: those the last restore that succeeded left.
+  std::optional<std::set<std::string>> kernelChains_;
+  ServiceRulesCache rules_;  // what the last restore that succeeded wrote
   bool needFullSync_ = true;
   std::chrono::steady_clock::time_point lastFullSync_;
+
+  // Written by the informers' handlers, taken by the sync thread.
+  std::mutex changesMu_;
+  std::set<std::string> changedServices_;  // service keys since the last sync
+  std::map<std::string, std::set<std::string>> slicesByService_;  // service key -> slice keys
 
   mutable std::mutex statsMu_;
   SyncStats stats_;

@@ -16,6 +16,7 @@
 #include "proxy/iptables.h"
 #include "proxy/proxy_rules.h"
 #include "proxy/service_proxy.h"
+#include "proxy/service_rules_cache.h"
 #include "proxy_test_objects.h"
 
 namespace minik8s::proxy {
@@ -122,6 +123,10 @@ TEST(ProxyIptablesNetnsTest, APartialSyncLeavesTheKernelAsAFullSyncWould) {
   ProxyRules before =
       buildProxyRules({web, dns, gone}, {webSlice, dnsSlice, goneSlice}, options, {});
   ASSERT_TRUE(ipt.restore(before.restoreText).ok());
+  ServiceRulesCache cache(options);
+  EXPECT_EQ(cache.prepareFull({web, dns, gone}, {webSlice, dnsSlice, goneSlice}, {}).restoreText,
+            before.restoreText);
+  cache.commit();
 
   // web's endpoints move and its NodePort changes, dns loses its endpoints, gone goes.
   webSlice = sliceObject("ns", "web-1", "web", {{"10.244.1.2"}, {"10.244.3.2"}, {"10.244.3.3"}},
@@ -129,7 +134,12 @@ TEST(ProxyIptablesNetnsTest, APartialSyncLeavesTheKernelAsAFullSyncWould) {
   web["spec"]["ports"][0]["nodePort"] = 30081;
   dnsSlice = sliceObject("ns", "dns-1", "dns", {}, {{"dns", 53, "UDP"}});
   ProxyRules after = buildProxyRules({web, dns}, {webSlice, dnsSlice, goneSlice}, options, {});
-  auto partial = ipt.restore(changedRulesText(after, before));
+  // The proxy's own partial sync (only the changed services regenerated) writes the same.
+  std::string partialText = cache.preparePartial({{"ns/web", {web, {webSlice}}},
+                                                  {"ns/dns", {dns, {dnsSlice}}},
+                                                  {"ns/gone", {{}, {goneSlice}}}});
+  EXPECT_EQ(partialText, changedRulesText(after, before));
+  auto partial = ipt.restore(partialText);
   ASSERT_TRUE(partial.ok()) << partial.toString();
   std::string afterPartial = proxyState();
   EXPECT_TRUE(contains(afterPartial, "--to-destination 10.244.3.3:8080"));

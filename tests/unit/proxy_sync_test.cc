@@ -231,6 +231,53 @@ TEST_F(ProxySyncTest, AChangeIsWrittenByAPartialSyncOfOnlyTheChainsThatDiffer) {
   EXPECT_FALSE(proxy->stats().lastFull);
 }
 
+TEST_F(ProxySyncTest, AChangeRegeneratesOnlyItsServiceAndADeletionRemovesItsChains) {
+  const auto& svcs = client::resources::kServices;
+  const auto& slices = client::resources::kEndpointSlices;
+  for (int i = 1; i <= 3; ++i) {
+    std::string name = "s" + std::to_string(i), ip = "10.244.7." + std::to_string(i);
+    ASSERT_TRUE(
+        rest->create(svcs, "default",
+                     serviceObject("default", name, "10.96.7." + std::to_string(i), {{"", 80}}))
+            .ok());
+    ASSERT_TRUE(rest->create(slices, "default",
+                             sliceObject("default", name + "-1", name, {{ip}}, {{"", 80}}))
+                    .ok());
+  }
+  startProxy();
+  ASSERT_TRUE(eventually([&] { return proxy->stats().syncs >= 1; }));
+  // Every service (with the API server's own "kubernetes" one) at start.
+  const int servicePorts = proxy->stats().servicePorts;
+  EXPECT_GE(servicePorts, 3);
+  EXPECT_EQ(proxy->stats().lastRegenerated, servicePorts);
+
+  // One slice changes: only its service is read and rebuilt.
+  auto slice = rest->get(slices, "default", "s2-1");
+  ASSERT_TRUE(slice.ok());
+  (*slice)["endpoints"][0]["addresses"][0] = "10.244.7.22";
+  ASSERT_TRUE(rest->update(slices, *slice).ok());
+  ASSERT_TRUE(eventually([&] { return proxy->stats().syncs >= 2; }));
+  EXPECT_FALSE(proxy->stats().lastFull);
+  EXPECT_EQ(proxy->stats().lastRegenerated, 1);
+  EXPECT_NE(lastRestore().find("10.244.7.22:80"), std::string::npos);
+
+  // A Service goes (its slice stays): its chains and its KUBE-SERVICES rule go with it.
+  ASSERT_TRUE(rest->remove(svcs, "default", "s3").ok());
+  ASSERT_TRUE(eventually([&] { return proxy->stats().syncs >= 3; }));
+  EXPECT_EQ(proxy->stats().lastRegenerated, 1);
+  EXPECT_EQ(proxy->stats().servicePorts, servicePorts - 1);
+  std::string doc = lastRestore();
+  EXPECT_NE(doc.find("-X " + serviceChainName("default/s3", "tcp") + "\n"), std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find("-X " + endpointChainName("default/s3", "tcp", "10.244.7.3:80") + "\n"),
+            std::string::npos)
+      << doc;
+  EXPECT_NE(doc.find(":KUBE-SERVICES - [0:0]\n"), std::string::npos) << doc;
+  EXPECT_EQ(doc.find("10.96.7.3"), std::string::npos) << doc;
+  // s1's chains are reused, not written.
+  EXPECT_EQ(doc.find(":" + serviceChainName("default/s1", "tcp") + " "), std::string::npos) << doc;
+}
+
 TEST_F(ProxySyncTest, CleanupRemovesJumpsThenEveryOwnedChain) {
   state->natSave =
       "*nat\n:PREROUTING ACCEPT [0:0]\n:KUBE-SERVICES - [0:0]\n:KUBE-NODEPORTS - [0:0]\n"
