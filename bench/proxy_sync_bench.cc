@@ -14,12 +14,17 @@
 //                                    diff against the applied rules: before_*) and the one it does
 //                                    now (read and regenerate the changed service only, reuse the
 //                                    others' rules from ServiceRulesCache: after_*), each followed
-//                                    by iptables-restore of its (identical) document
+//                                    by iptables-restore of its (identical) document;
+//                                    again_fork_ms / again_spawn_ms: baseline, the same document
+//                                    restored again, started as the proxy does (fork + exec) or
+//                                    by posix_spawn (no copy of this process' page tables)
 // Every benchmark reports the 1-minute load average (load1) at its end.
 #include <benchmark/benchmark.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -222,6 +227,35 @@ void BM_RestorePreviousOrderDocument(benchmark::State& state) { restoreDocumentA
 BENCHMARK(BM_RestoreFullDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_RestorePreviousOrderDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 
+// Baseline for the restore: iptables-restore of `text` alone, started by posix_spawn (no copy of
+// this process' page tables, unlike fork()); -1 when it fails.
+double spawnRestoreMs(const std::string& text) {
+  auto t0 = Clock::now();
+  int in[2];
+  if (::pipe(in) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  ::posix_spawn_file_actions_init(&actions);
+  ::posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  ::posix_spawn_file_actions_addclose(&actions, in[1]);
+  const char* argv[] = {"iptables-restore", "-w", "5", "--noflush", nullptr};
+  pid_t pid = 0;
+  int rc = ::posix_spawnp(&pid, argv[0], &actions, nullptr, const_cast<char**>(argv), environ);
+  ::posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  for (size_t done = 0; rc == 0 && done < text.size();) {
+    ssize_t w = ::write(in[1], text.data() + done, text.size() - done);
+    if (w <= 0) break;
+    done += static_cast<size_t>(w);
+  }
+  ::close(in[1]);
+  int status = 0;
+  if (rc != 0 || ::waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+      WEXITSTATUS(status) != 0) {
+    return -1;
+  }
+  return Millis(Clock::now() - t0).count();
+}
+
 // What the proxy's informers hold, by object key, and the slices of each service (its handlers'
 // index): a partial sync reads one service and its slices from these.
 struct Caches {
@@ -288,6 +322,7 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
   size_t bytes = 0;
   Millis copy[2]{}, generate[2]{}, restore[2]{};
   int64_t runs[2]{};
+  Millis again[2]{};  // the same restore again: ExecIptables (fork), posix_spawn
   bool same = true;
   int64_t iteration = 0;
   for (auto _ : state) {
@@ -322,6 +357,21 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
     }
     bytes = text.size();
     state.PauseTiming();
+    // The same document twice more (a partial document can be: gone chains are declared, then
+    // deleted), by this process (fork) and by posix_spawn, in turns first: what the restore
+    // costs without copying this process.
+    for (int k = 0; k < 2; ++k) {
+      if ((k + iteration) % 2 == 0) {
+        auto t = Clock::now();
+        bool ok = iptables.restore(text).ok();
+        again[0] += Clock::now() - t;
+        if (!ok) state.SkipWithError("iptables-restore again failed");
+      } else {
+        double ms = spawnRestoreMs(text);
+        again[1] += Millis(ms);
+        if (ms < 0) state.SkipWithError("iptables-restore by posix_spawn failed");
+      }
+    }
     // The other method's view of the kernel follows, and both must have written the same.
     if (method == 0) {
       same &= cache.preparePartial(readChanged()) == text;
@@ -346,6 +396,9 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
     state.counters[prefix + "restore_ms"] = restore[m].count() / k;
     state.counters[prefix + "ms"] = (copy[m] + generate[m] + restore[m]).count() / k;
   }
+  double iterations = static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+  state.counters["again_fork_ms"] = again[0].count() / iterations;
+  state.counters["again_spawn_ms"] = again[1].count() / iterations;
   double after = state.counters["after_ms"];
   if (after > 0) state.counters["before/after"] = state.counters["before_ms"] / after;
   (void)proxy::cleanupProxyRules(iptables);
