@@ -7,6 +7,8 @@ namespace minik8s::mesh {
 const client::Resource kVirtualServices{"networking.istio.io", "v1", "virtualservices", true};
 const client::Resource kDestinationRules{"networking.istio.io", "v1", "destinationrules", true};
 const client::Resource kPeerAuthentications{"security.istio.io", "v1", "peerauthentications", true};
+const client::Resource kAuthorizationPolicies{"security.istio.io", "v1", "authorizationpolicies",
+                                              true};
 
 namespace {
 constexpr auto kCoalesce = std::chrono::milliseconds(50);
@@ -16,7 +18,7 @@ ConfigWatcher::ConfigWatcher(client::RestClient& rest, Callback onConfig)
     : onConfig_(std::move(onConfig)) {
   namespace res = client::resources;
   for (const auto& r : {res::kServices, res::kEndpoints, res::kPods, kVirtualServices,
-                        kDestinationRules, kPeerAuthentications}) {
+                        kDestinationRules, kPeerAuthentications, kAuthorizationPolicies}) {
     auto informer = std::make_unique<client::Informer>(rest, r);
     informer->addHandlers({[this](const json&) { changed(); },
                            [this](const json&, const json&) { changed(); },
@@ -73,9 +75,10 @@ void ConfigWatcher::run() {
     int64_t version = ++version_;
     lock.unlock();
     std::vector<std::string> errors;
-    auto config = buildMeshConfig(informers_[0]->list(), informers_[1]->list(),
-                                  informers_[2]->list(), informers_[3]->list(),
-                                  informers_[4]->list(), informers_[5]->list(), version, &errors);
+    MeshObjects objects{informers_[0]->list(), informers_[1]->list(), informers_[2]->list(),
+                        informers_[3]->list(), informers_[4]->list(), informers_[5]->list(),
+                        informers_[6]->list()};
+    auto config = buildMeshConfig(objects, version, &errors);
     for (const auto& e : errors) LOG_WARN("mesh config: {}", e);
     onConfig_(std::move(config));
     lock.lock();

@@ -23,9 +23,10 @@
 
 namespace minik8s::mesh {
 
-extern const client::Resource kVirtualServices;      // networking.istio.io/v1 virtualservices
-extern const client::Resource kDestinationRules;     // networking.istio.io/v1 destinationrules
-extern const client::Resource kPeerAuthentications;  // security.istio.io/v1 peerauthentications
+extern const client::Resource kVirtualServices;        // networking.istio.io/v1 virtualservices
+extern const client::Resource kDestinationRules;       // networking.istio.io/v1 destinationrules
+extern const client::Resource kPeerAuthentications;    // security.istio.io/v1 peerauthentications
+extern const client::Resource kAuthorizationPolicies;  // security.istio.io/v1
 
 class ConfigWatcher {
  public:

@@ -57,6 +57,13 @@ bool looksHttp(const std::string& name, const std::string& appProtocol) {
   return name.empty() || starts(name, "http");
 }
 
+std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
+    const std::vector<json>& services, const std::vector<json>& endpoints,
+    const std::vector<json>& pods, const std::vector<json>& virtualServices,
+    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
+    const std::vector<json>& authorizationPolicies, int64_t version,
+    std::vector<std::string>* errors);
+
 }  // namespace
 
 std::shared_ptr<const MeshConfig> buildMeshConfig(
@@ -72,6 +79,24 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
     const std::vector<json>& pods, const std::vector<json>& virtualServices,
     const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
     int64_t version, std::vector<std::string>* errors) {
+  return buildMeshConfigFrom(services, endpoints, pods, virtualServices, destinationRules,
+                             peerAuthentications, {}, version, errors);
+}
+
+std::shared_ptr<const MeshConfig> buildMeshConfig(const MeshObjects& o, int64_t version,
+                                                  std::vector<std::string>* errors) {
+  return buildMeshConfigFrom(o.services, o.endpoints, o.pods, o.virtualServices, o.destinationRules,
+                             o.peerAuthentications, o.authorizationPolicies, version, errors);
+}
+
+namespace {
+
+std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
+    const std::vector<json>& services, const std::vector<json>& endpoints,
+    const std::vector<json>& pods, const std::vector<json>& virtualServices,
+    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
+    const std::vector<json>& authorizationPolicies, int64_t version,
+    std::vector<std::string>* errors) {
   auto config = std::make_shared<MeshConfig>();
   config->version = version;
 
@@ -100,6 +125,15 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
       continue;
     }
     config->peerAuthentications.push_back(std::move(pa).value());
+  }
+  for (const auto& obj : authorizationPolicies) {
+    // One that does not parse fails closed (leaving it out could open its workloads).
+    std::string error;
+    config->authorizationPolicies.push_back(authorizationPolicyOrClosed(obj, &error));
+    if (!error.empty() && errors) {
+      errors->push_back("AuthorizationPolicy " + meta(obj, "namespace") + "/" + meta(obj, "name") +
+                        ": " + error + " (enforced as closed)");
+    }
   }
 
   for (const auto& s : services) {
@@ -189,6 +223,8 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
   return config;
 }
 
+}  // namespace
+
 std::vector<const MeshEndpoint*> subsetEndpoints(const MeshService& svc,
                                                  const MeshServicePort& port,
                                                  const std::string& subset) {
@@ -239,7 +275,19 @@ json meshConfigToJson(const MeshConfig& config) {
     if (p.hasSelector) item["selector"] = p.selector;
     policies.push_back(std::move(item));
   }
-  return {{"version", config.version}, {"services", services}, {"peerAuthentications", policies}};
+  json authz = json::array();
+  for (const auto& p : config.authorizationPolicies) {
+    json item = {{"namespace", p.ns},
+                 {"name", p.name},
+                 {"action", authzActionName(p.action)},
+                 {"rules", p.rules.size()}};
+    if (p.hasSelector) item["selector"] = p.selector;
+    authz.push_back(std::move(item));
+  }
+  return {{"version", config.version},
+          {"services", services},
+          {"peerAuthentications", policies},
+          {"authorizationPolicies", authz}};
 }
 
 }  // namespace minik8s::mesh

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "mesh/authorization_policy.h"
 #include "mesh/peer_authentication.h"
 #include "mesh/rules.h"
 
@@ -64,6 +65,7 @@ struct MeshConfig {
   std::map<std::string, MeshPod> pods;         // by "ns/name"
   std::map<std::string, std::string> podByIp;  // pod IP -> "ns/name" (running pods)
   std::vector<PeerAuthentication> peerAuthentications;
+  std::vector<AuthorizationPolicy> authorizationPolicies;
 
   const MeshService* serviceAt(const std::string& ip, int port) const;
   const MeshService* service(const std::string& key) const;
@@ -89,6 +91,15 @@ std::shared_ptr<const MeshConfig> buildMeshConfig(
     const std::vector<json>& pods, const std::vector<json>& virtualServices,
     const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
     int64_t version, std::vector<std::string>* errors = nullptr);
+
+// Every kind the mesh reads, as the API returns them.
+struct MeshObjects {
+  std::vector<json> services, endpoints, pods, virtualServices, destinationRules,
+      peerAuthentications, authorizationPolicies;
+};
+// The same from all of them (AuthorizationPolicies included).
+std::shared_ptr<const MeshConfig> buildMeshConfig(const MeshObjects& objects, int64_t version,
+                                                  std::vector<std::string>* errors = nullptr);
 
 // The endpoints of `port` of `svc` that belong to `subset` ("" = all); empty when the subset is
 // unknown.

@@ -309,6 +309,26 @@ PeerAuthentication peerAuthenticationFromWire(const json& j, const std::string& 
   return p;
 }
 
+// AuthorizationPolicies travel as written (metadata and spec) and are parsed again on arrival.
+json authorizationPoliciesToWire(const MeshConfig& config) {
+  json out = json::array();
+  for (const auto& p : config.authorizationPolicies) out.push_back(p.source);
+  return out;
+}
+
+// Absent (from an older istiod) is none.
+std::vector<AuthorizationPolicy> authorizationPoliciesFromWire(const json& j,
+                                                               const std::string& path) {
+  std::vector<AuthorizationPolicy> out;
+  if (!j.contains("authorizationPolicies")) return out;
+  const json& list = array(j, path, "authorizationPolicies");
+  for (size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_object()) fail(at(path + ".authorizationPolicies", i), "want an object");
+    out.push_back(authorizationPolicyOrClosed(list[i], nullptr));
+  }
+  return out;
+}
+
 }  // namespace wire_detail
 
 json meshConfigToWire(const MeshConfig& config) {
@@ -326,9 +346,13 @@ json meshConfigToWire(const MeshConfig& config) {
   }
   json policies = json::array();
   for (const auto& p : config.peerAuthentications) policies.push_back(peerAuthenticationToWire(p));
-  return {{"version", config.version}, {"services", std::move(services)},
-          {"byVip", config.byVip},     {"pods", std::move(pods)},
-          {"podByIp", config.podByIp}, {"peerAuthentications", std::move(policies)}};
+  return {{"version", config.version},
+          {"services", std::move(services)},
+          {"byVip", config.byVip},
+          {"pods", std::move(pods)},
+          {"podByIp", config.podByIp},
+          {"peerAuthentications", std::move(policies)},
+          {"authorizationPolicies", authorizationPoliciesToWire(config)}};
 }
 
 Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire) {
@@ -363,6 +387,7 @@ Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire) {
       config->peerAuthentications.push_back(
           peerAuthenticationFromWire(policies[i], at(path + ".peerAuthentications", i)));
     }
+    config->authorizationPolicies = authorizationPoliciesFromWire(wire, path);
     return std::shared_ptr<const MeshConfig>(std::move(config));
   } catch (const WireError& e) {
     return Status::BadRequest(e.what());
@@ -433,7 +458,8 @@ json meshConfigDeltaToWire(const MeshConfig& from, const MeshConfig& to) {
           {"removedPods", std::move(removedPods)},
           {"podByIp", std::move(podByIp)},
           {"byVip", std::move(byVip)},
-          {"peerAuthentications", std::move(policies)}};
+          {"peerAuthentications", std::move(policies)},
+          {"authorizationPolicies", authorizationPoliciesToWire(to)}};
 }
 
 Result<std::shared_ptr<const MeshConfig>> applyMeshConfigDelta(const MeshConfig& base,
@@ -490,6 +516,7 @@ Result<std::shared_ptr<const MeshConfig>> applyMeshConfigDelta(const MeshConfig&
       config->peerAuthentications.push_back(
           peerAuthenticationFromWire(policies[i], at(path + ".peerAuthentications", i)));
     }
+    config->authorizationPolicies = authorizationPoliciesFromWire(delta, path);
     return std::shared_ptr<const MeshConfig>(std::move(config));
   } catch (const WireError& e) {
     return Status::BadRequest(e.what());

@@ -1,5 +1,7 @@
 #include "mesh/mesh_resources.h"
 
+#include <cctype>
+
 #include "client/custom_resource_definitions.h"
 #include "common/base64.h"
 #include "common/pki.h"
@@ -79,6 +81,56 @@ json destinationRuleCrd() {
               {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}});
 }
 
+namespace {
+
+// A security.istio.io kind served as v1 (stored) and v1beta1 with `spec` as given.
+json securityCrd(const std::string& kind, const std::string& plural, const std::string& shortName,
+                 const json& spec, const json& columns) {
+  json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"spec", spec},
+        {"status", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
+  json versions = json::array();
+  for (const char* v : {"v1", "v1beta1"}) {
+    versions.push_back({{"name", v},
+                        {"served", true},
+                        {"storage", std::string(v) == "v1"},
+                        {"schema", {{"openAPIV3Schema", schema}}},
+                        {"additionalPrinterColumns", columns}});
+  }
+  std::string singular = kind;
+  for (char& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata", {{"name", plural + ".security.istio.io"}}},
+          {"spec",
+           {{"group", "security.istio.io"},
+            {"scope", "Namespaced"},
+            {"names",
+             {{"kind", kind},
+              {"listKind", kind + "List"},
+              {"plural", plural},
+              {"singular", singular},
+              {"shortNames", {shortName}},
+              {"categories", {"istio-io", "security-istio-io"}}}},
+            {"versions", versions}}}};
+}
+
+json stringList() { return {{"type", "array"}, {"items", {{"type", "string"}}}}; }
+
+// An object whose listed fields are lists of strings; other fields are kept (and refused by the
+// sidecars' parser, which then fails closed) rather than pruned, which could widen a policy.
+json stringListsObject(std::initializer_list<const char*> fields) {
+  json properties = json::object();
+  for (const char* f : fields) properties[f] = stringList();
+  return {{"type", "object"},
+          {"properties", properties},
+          {"x-kubernetes-preserve-unknown-fields", true}};
+}
+
+}  // namespace
+
 json peerAuthenticationCrd() {
   // spec.mtls.mode and spec.portLevelMtls.*.mode are checked by the schema (422 with the field
   // path); the rest of Istio's spec is kept as written.
@@ -89,35 +141,44 @@ json peerAuthenticationCrd() {
         {"portLevelMtls", {{"type", "object"}, {"additionalProperties", modeSchema()}}},
         {"selector", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}},
       {"x-kubernetes-preserve-unknown-fields", true}};
-  json schema = {
-      {"type", "object"},
-      {"properties",
-       {{"spec", spec},
-        {"status", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}};
   json columns = {{{"name", "Mode"}, {"type", "string"}, {"jsonPath", ".spec.mtls.mode"}},
                   {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}};
-  json versions = json::array();
-  for (const char* v : {"v1", "v1beta1"}) {
-    versions.push_back({{"name", v},
-                        {"served", true},
-                        {"storage", std::string(v) == "v1"},
-                        {"schema", {{"openAPIV3Schema", schema}}},
-                        {"additionalPrinterColumns", columns}});
-  }
-  return {{"apiVersion", "apiextensions.k8s.io/v1"},
-          {"kind", "CustomResourceDefinition"},
-          {"metadata", {{"name", "peerauthentications.security.istio.io"}}},
-          {"spec",
-           {{"group", "security.istio.io"},
-            {"scope", "Namespaced"},
-            {"names",
-             {{"kind", "PeerAuthentication"},
-              {"listKind", "PeerAuthenticationList"},
-              {"plural", "peerauthentications"},
-              {"singular", "peerauthentication"},
-              {"shortNames", {"pa"}},
-              {"categories", {"istio-io", "security-istio-io"}}}},
-            {"versions", versions}}}};
+  return securityCrd("PeerAuthentication", "peerauthentications", "pa", spec, columns);
+}
+
+json authorizationPolicyCrd() {
+  // The action and the shapes of rules are checked by the schema (422 with the field path);
+  // what the sidecars cannot enforce (CUSTOM, JWT fields) is refused there too, or by their
+  // parser, which then enforces the policy as closed.
+  json source =
+      stringListsObject({"principals", "notPrincipals", "namespaces", "notNamespaces", "ipBlocks",
+                         "notIpBlocks", "remoteIpBlocks", "notRemoteIpBlocks"});
+  json operation = stringListsObject(
+      {"hosts", "notHosts", "ports", "notPorts", "methods", "notMethods", "paths", "notPaths"});
+  json condition = {
+      {"type", "object"},
+      {"required", {"key"}},
+      {"properties",
+       {{"key", {{"type", "string"}}}, {"values", stringList()}, {"notValues", stringList()}}}};
+  json rule = {{"type", "object"},
+               {"properties",
+                {{"from",
+                  {{"type", "array"},
+                   {"items", {{"type", "object"}, {"properties", {{"source", source}}}}}}},
+                 {"to",
+                  {{"type", "array"},
+                   {"items", {{"type", "object"}, {"properties", {{"operation", operation}}}}}}},
+                 {"when", {{"type", "array"}, {"items", condition}}}}}};
+  json spec = {
+      {"type", "object"},
+      {"properties",
+       {{"action", {{"type", "string"}, {"enum", {"ALLOW", "DENY", "AUDIT"}}}},
+        {"rules", {{"type", "array"}, {"items", rule}}},
+        {"selector", {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}},
+      {"x-kubernetes-preserve-unknown-fields", true}};
+  json columns = {{{"name", "Action"}, {"type", "string"}, {"jsonPath", ".spec.action"}},
+                  {{"name", "Age"}, {"type", "date"}, {"jsonPath", ".metadata.creationTimestamp"}}};
+  return securityCrd("AuthorizationPolicy", "authorizationpolicies", "ap", spec, columns);
 }
 
 json meshProxyRole(bool readsRegistry) {
@@ -130,7 +191,7 @@ json meshProxyRole(bool readsRegistry) {
                      {"resources", {"virtualservices", "destinationrules"}},
                      {"verbs", read}});
     rules.push_back({{"apiGroups", {"security.istio.io"}},
-                     {"resources", {"peerauthentications"}},
+                     {"resources", {"peerauthentications", "authorizationpolicies"}},
                      {"verbs", read}});
   }
   // The workload certificate: a CSR for signer minik8s.io/mesh-workload, read back for its
@@ -152,6 +213,9 @@ Status ensureMeshResources(client::RestClient& rest) {
     return s;
   }
   if (Status s = client::ensureCustomResourceDefinition(rest, peerAuthenticationCrd()); !s.ok()) {
+    return s;
+  }
+  if (Status s = client::ensureCustomResourceDefinition(rest, authorizationPolicyCrd()); !s.ok()) {
     return s;
   }
   const client::Resource clusterRoles{"rbac.authorization.k8s.io", "v1", "clusterroles", false};
@@ -201,7 +265,7 @@ std::vector<json> meshDiscoveryObjects(const std::string& image, const std::stri
           {"resources", {"virtualservices", "destinationrules"}},
           {"verbs", read}},
          {{"apiGroups", {"security.istio.io"}},
-          {"resources", {"peerauthentications"}},
+          {"resources", {"peerauthentications", "authorizationpolicies"}},
           {"verbs", read}},
          {{"apiGroups", {"authentication.k8s.io"}},
           {"resources", {"tokenreviews"}},

@@ -16,7 +16,8 @@ namespace minik8s::mesh {
 
 json virtualServiceCrd();
 json destinationRuleCrd();
-json peerAuthenticationCrd();  // security.istio.io/v1 (and v1beta1) PeerAuthentication
+json peerAuthenticationCrd();   // security.istio.io/v1 (and v1beta1) PeerAuthentication
+json authorizationPolicyCrd();  // security.istio.io/v1 (and v1beta1) AuthorizationPolicy
 
 // The sidecars' ClusterRole minik8s:mesh-proxy: create and get their workload certificate's CSR,
 // and, with `readsRegistry` (no istiod: each sidecar watches the API server), read services,

@@ -22,6 +22,7 @@
 #include <map>
 
 #include "common/logging.h"
+#include "mesh/authorization_policy.h"
 #include "mesh/load_balancer.h"
 
 namespace minik8s::mesh {
@@ -209,6 +210,12 @@ struct SidecarProxy::Impl {
             "Connections the inbound listener closed: plaintext (under STRICT), handshake_failed, "
             "no_certificate (none yet), bad_identity (no SPIFFE ID of the trust domain).",
             {"reason"})),
+        authorizationDenied(registry.counterVec(
+            "mesh_authorization_denied_total",
+            "Connections (protocol tcp) and HTTP requests (http) the inbound listener denied by "
+            "the workload's AuthorizationPolicies, by the DENY policy that denied (\"\" when no "
+            "ALLOW policy matched).",
+            {"protocol", "policy"})),
         outboundConnections(registry.counterVec(
             "mesh_outbound_connections_total",
             "Connections the sidecar opened toward endpoints, by security: mutual_tls, plaintext, "
@@ -225,6 +232,7 @@ struct SidecarProxy::Impl {
   metrics::CounterVec& byVersion;
   metrics::CounterVec& inboundConnections;
   metrics::CounterVec& inboundRefused;
+  metrics::CounterVec& authorizationDenied;
   metrics::CounterVec& outboundConnections;
 
   asio::io_context io{1};
@@ -266,11 +274,20 @@ struct SidecarProxy::Impl {
     return mtlsPeer(cfg, ep.ns, ep.labels, ep.sidecar, ep.serviceAccount, ep.port);
   }
 
-  // The mode this sidecar's own pod has on `port`.
-  MtlsMode ownMode(const MeshConfig& cfg, int port) const {
+  const std::map<std::string, std::string>& ownLabels(const MeshConfig& cfg) const {
     static const std::map<std::string, std::string> kNoLabels;
     const MeshPod* pod = cfg.pod(options.podNamespace + "/" + options.podName);
-    return cfg.mtlsMode(options.podNamespace, pod ? pod->labels : kNoLabels, port);
+    return pod ? pod->labels : kNoLabels;
+  }
+
+  // The mode this sidecar's own pod has on `port`.
+  MtlsMode ownMode(const MeshConfig& cfg, int port) const {
+    return cfg.mtlsMode(options.podNamespace, ownLabels(cfg), port);
+  }
+
+  // The AuthorizationPolicies of this sidecar's own pod.
+  std::vector<const AuthorizationPolicy*> ownPolicies(const MeshConfig& cfg) const {
+    return applicablePolicies(cfg.authorizationPolicies, options.podNamespace, ownLabels(cfg));
   }
 
   // Connects `ch` to ip:port; with `peerId`, runs the TLS client handshake with this workload's
@@ -449,6 +466,14 @@ struct SidecarProxy::Impl {
     if (!dst) co_return;
     auto cfg = current();
     MtlsMode mode = ownMode(*cfg, dst->second);
+    AuthzRequest authz;
+    authz.destinationIp = dst->first;
+    authz.destinationPort = dst->second;
+    {
+      ErrorCode ec;
+      auto peer = socket.remote_endpoint(ec);
+      if (!ec) authz.sourceIp = peer.address().to_string();
+    }
     std::string principal = "unknown";
     bool mutualTls = false;
     std::unique_ptr<TlsStream> tlsStream;
@@ -495,12 +520,147 @@ struct SidecarProxy::Impl {
       }
       down->transport.expires_never();
       principal = spiffeId(*peer);
+      authz.principal = principal.substr(principal.rfind("spiffe://", 0) == 0 ? 9 : 0);
     }
     inboundConnections.with({mutualTls ? "mutual_tls" : "plaintext", principal}).inc();
     std::vector<Target> targets;  // (a braced list here trips GCC 12's coroutines)
     targets.push_back(Target{options.inboundTarget, dst->second, ""});
     targets.push_back(Target{dst->first, dst->second, ""});
+    // AuthorizationPolicies: per request on an HTTP port when a rule needs the request, else once
+    // for the connection.
+    auto policies = ownPolicies(*cfg);
+    if (!policies.empty()) {
+      if (needsHttp(policies) && inboundIsHttp(*cfg, *dst)) {
+        co_await serveInboundHttp(down, std::move(targets), std::move(authz));
+        co_return;
+      }
+      AuthzDecision decision = authorize(policies, authz);
+      if (!decision.allowed) {
+        authorizationDenied.with({"tcp", decision.policy}).inc();
+        LOG_INFO("mesh proxy: connection from {} ({}) to port {} denied: {}", authz.sourceIp,
+                 principal, authz.destinationPort, decision.reason);
+        refuse(down->transport.socket(), "rbac_denied");
+        co_return;
+      }
+    }
     co_await passThrough(down, std::move(targets));
+  }
+
+  // Whether the pod's own ip:port is an endpoint of an HTTP service port.
+  static bool inboundIsHttp(const MeshConfig& cfg, const std::pair<std::string, int>& dst) {
+    for (const auto& [key, svc] : cfg.services) {
+      for (const auto& port : svc.ports) {
+        if (port.appProtocol != "http") continue;
+        for (const auto& e : port.endpoints) {
+          if (e.ip == dst.first && e.port == dst.second) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  // HTTP/1.1 toward the application with each request authorized first: a denied one is
+  // answered 403 "RBAC: access denied" (the connection stays open), an allowed one goes to the
+  // application over one keep-alive connection; an upgrade answered 101 continues as TCP.
+  awaitable<void> serveInboundHttp(std::shared_ptr<Channel> down, std::vector<Target> targets,
+                                   AuthzRequest base) {
+    std::shared_ptr<Channel> up;
+    for (;;) {
+      ErrorCode ec;
+      bhttp::request_parser<bhttp::string_body> parser;
+      parser.body_limit(kMaxBodyBytes);
+      co_await onStream(*down, [&](auto& s) {
+        return bhttp::async_read(s, down->buffer, parser, asio::redirect_error(use_awaitable, ec));
+      });
+      if (ec) break;
+      Request req = parser.release();
+      const bool keepAlive = req.keep_alive();
+      const bool head = req.method() == bhttp::verb::head;
+      AuthzRequest r = base;
+      r.http = true;
+      r.method = std::string(req.method_string());
+      r.path = std::string(req.target());
+      r.host = std::string(req[bhttp::field::host]);
+      r.header = [&req](std::string_view name) -> std::optional<std::string> {
+        auto it = req.find(beast::string_view(name.data(), name.size()));
+        if (it == req.end()) return std::nullopt;
+        return std::string(it->value());
+      };
+      AuthzDecision decision = authorize(ownPolicies(*current()), r);
+      Response res;
+      bool switched = false;
+      if (!decision.allowed) {
+        authorizationDenied.with({"http", decision.policy}).inc();
+        res = plainResponse(bhttp::status::forbidden, req.version(), "RBAC: access denied");
+      } else {
+        const bool upgrade = isUpgrade(req);
+        if (!upgrade) req.keep_alive(true);
+        bool answered = false;
+        // A kept connection the application closed while idle fails at once: one fresh try.
+        for (int fresh = 0; fresh < 2; ++fresh) {
+          const bool reused = up != nullptr;
+          if (!up) {
+            for (const auto& t : targets) {
+              auto ch = std::make_shared<Channel>(io);
+              if (!co_await dial(*ch, t.ip, t.port, "")) {
+                up = std::move(ch);
+                break;
+              }
+            }
+            if (!up) break;
+          }
+          co_await bhttp::async_write(up->transport, req, asio::redirect_error(use_awaitable, ec));
+          bhttp::response_parser<bhttp::string_body> rp;
+          rp.body_limit(kMaxBodyBytes);
+          if (head) rp.skip(true);
+          if (!ec) {
+            co_await bhttp::async_read(up->transport, up->buffer, rp,
+                                       asio::redirect_error(use_awaitable, ec));
+          }
+          if (ec) {
+            up.reset();
+            if (reused) continue;
+            break;
+          }
+          res = rp.release();
+          answered = true;
+          switched = upgrade && res.result() == bhttp::status::switching_protocols;
+          if (!switched && !res.keep_alive()) up.reset();
+          break;
+        }
+        if (!answered) {
+          res = plainResponse(bhttp::status::service_unavailable, req.version(),
+                              "upstream connect error or disconnect/reset before headers");
+          switched = false;
+        }
+      }
+      if (!switched) {
+        if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
+        res.keep_alive(keepAlive);
+      }
+      co_await onStream(*down, [&](auto& s) {
+        return bhttp::async_write(s, res, asio::redirect_error(use_awaitable, ec));
+      });
+      if (switched && !ec) {
+        // From here on bytes both ways, starting with what either side sent after its HTTP part.
+        if (down->buffer.size() > 0) {
+          co_await asio::async_write(up->transport, down->buffer.data(),
+                                     asio::redirect_error(use_awaitable, ec));
+          down->buffer.consume(down->buffer.size());
+        }
+        if (!ec && up->buffer.size() > 0) {
+          co_await onStream(*down, [&](auto& s) {
+            return asio::async_write(s, up->buffer.data(), asio::redirect_error(use_awaitable, ec));
+          });
+          up->buffer.consume(up->buffer.size());
+        }
+        if (ec) co_return;
+        co_await relay(down, up);
+        co_return;
+      }
+      if (ec || !keepAlive) break;
+    }
+    down->shutdownSend();
   }
 
   // True when the client's first bytes look like an HTTP request; false when it sends nothing
