@@ -7,7 +7,9 @@
 # client without a sidecar while the meshed client still works; PERMISSIVE lets the plain client
 # in again. Also: a CSR for a mesh identity from a user who is not that service account is
 # denied, a bad mode is a 422 naming the field, and the latency through two sidecars with and
-# without mTLS is reported (DISABLE makes the client's sidecar send plain text).
+# without mTLS is reported (DISABLE makes the client's sidecar send plain text). AuthorizationPolicies
+# let only the client's identity GET web outside /admin, a DENY policy wins for /debug, plain text
+# gets 403, the kubelet's probes still pass.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
@@ -194,6 +196,54 @@ kubectl -n sec patch peerauthentication default --type merge \
   -p '{"spec":{"mtls":{"mode":"PERMISSIVE"}}}' >/dev/null || fail "patch to PERMISSIVE"
 let_in() { [[ $(plain_get http://web.sec/) == web ]]; }
 wait_for 10 let_in || fail "PERMISSIVE lets plain text in (got: $(plain_get http://web.sec/))"
+
+step "AuthorizationPolicy: web only for the client's identity and GET outside /admin; DENY /debug"
+cat >"$WORK/authz.yaml" <<'YAML'
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: web-viewers, namespace: sec}
+spec:
+  selector: {matchLabels: {app: web}}
+  action: ALLOW
+  rules:
+  - from: [{source: {principals: [cluster.local/ns/sec/sa/client]}}]
+    to: [{operation: {methods: [GET], notPaths: ["/admin*"]}}]
+---
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: no-debug, namespace: sec}
+spec:
+  selector: {matchLabels: {app: web}}
+  action: DENY
+  rules:
+  - to: [{operation: {paths: ["/debug*"]}}]
+YAML
+kubectl apply -f "$WORK/authz.yaml" >/dev/null || fail "apply the AuthorizationPolicies"
+expect_contains "$(kubectl get authorizationpolicies -n sec)" "web-viewers   ALLOW" \
+  "kubectl lists them with their action"
+plain_denied() { [[ $(plain_get http://web.sec/) == *"HTTP Error 403"* ]]; }
+wait_for 15 plain_denied || fail "a client without an identity gets 403 (got: $(plain_get http://web.sec/))"
+expect_eq "$(get http://web/)" "web" "the client's identity gets GET /"
+expect_contains "$(get http://web/admin)" "HTTP Error 403" "GET /admin is not allowed"
+expect_contains "$(get http://web/debug/vars)" "HTTP Error 403" "the DENY policy wins for /debug"
+expect_contains "$(plain_get http://web.sec/)" "HTTP Error 403" "plain text has no principal"
+kubectl -n sec wait --for=condition=Ready pod -l app=web --timeout=5s >/dev/null ||
+  fail "web stays Ready: the kubelet's probes are not subject to the policies"
+out=$(server_metrics)
+expect_contains "$out" 'mesh_authorization_denied_total{protocol="http",policy="sec/no-debug"} 1' \
+  "the server's sidecar counts the DENY policy's denial"
+expect_contains "$out" 'mesh_authorization_denied_total{protocol="http",policy=""}' \
+  "and the requests no ALLOW rule matched"
+out=$(kubectl apply -f - 2>&1 <<'YAML'
+apiVersion: security.istio.io/v1
+kind: AuthorizationPolicy
+metadata: {name: bad, namespace: sec}
+spec: {action: CUSTOM}
+YAML
+)
+expect_contains "$out" "spec.action" "an action the sidecars cannot enforce is refused naming the field"
+kubectl delete -f "$WORK/authz.yaml" >/dev/null || fail "delete the AuthorizationPolicies"
+wait_for 15 let_in || fail "without policies the plain client gets in again (got: $(plain_get http://web.sec/))"
 
 step "bad input and forged identities are refused"
 out=$(kubectl apply -f - 2>&1 <<'YAML'
