@@ -206,12 +206,10 @@ void appendFilter(std::string& text, const std::string& filterRules) {
   text += "COMMIT\n";
 }
 
-// Writes the rules of one service port: its lines of the shared chains into `port`, its own
-// chains (KUBE-EXT, KUBE-SEPs, then KUBE-SVC) onto `chains`.
+// Writes the rules of one service port: its lines of the shared chains into `port` (all but its
+// name and protocol), its own chains (KUBE-EXT, KUBE-SEPs, then KUBE-SVC) onto `chains`.
 void buildPortRules(const ServicePort& sp, const RuleOptions& options, PortRules& port,
                     std::vector<ChainRules>& chains) {
-  port.name = sp.name;
-  port.protocol = sp.protocol;
   const std::string& proto = sp.protocol;
   if (sp.endpoints.empty()) {
     Out filter(port.filterRules);
@@ -328,16 +326,40 @@ std::string sliceServiceKey(const json& slice) {
   return service.empty() ? service : str(meta, "namespace") + "/" + service;
 }
 
-ServiceRules buildServiceRules(const json& service, const std::vector<const json*>& slices,
+namespace {
+
+ServiceRules buildServiceRules(const json& service, const EndpointIndex& endpoints,
                                const RuleOptions& options) {
   ServiceRules result;
-  std::vector<ServicePort> ports = servicePorts(service, indexEndpoints(slices));
+  std::vector<ServicePort> ports = servicePorts(service, endpoints);
   result.ports.resize(ports.size());
   for (size_t i = 0; i < ports.size(); ++i) {
     buildPortRules(ports[i], options, result.ports[i], result.chains);
+    result.ports[i].name = std::move(ports[i].name);
+    result.ports[i].protocol = std::move(ports[i].protocol);
   }
   sortUniqueChains(result.chains);
   return result;
+}
+
+}  // namespace
+
+ServiceRules buildServiceRules(const json& service, const std::vector<const json*>& slices,
+                               const RuleOptions& options) {
+  return buildServiceRules(service, indexEndpoints(slices), options);
+}
+
+std::vector<ServiceRules> buildServiceRules(const std::vector<json>& services,
+                                            const std::vector<json>& slices,
+                                            const RuleOptions& options) {
+  std::vector<const json*> all;
+  all.reserve(slices.size());
+  for (const json& s : slices) all.push_back(&s);
+  EndpointIndex endpoints = indexEndpoints(all);
+  std::vector<ServiceRules> out;
+  out.reserve(services.size());
+  for (const json& svc : services) out.push_back(buildServiceRules(svc, endpoints, options));
+  return out;
 }
 
 ProxyRules assembleProxyRules(const std::vector<const ServiceRules*>& services,
@@ -406,19 +428,7 @@ ProxyRules assembleProxyRules(const std::vector<const ServiceRules*>& services,
 ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<json>& slices,
                            const RuleOptions& options,
                            const std::set<std::string>& existingNatChains) {
-  std::map<std::string, std::vector<const json*>> slicesByService;
-  for (const json& slice : slices) {
-    std::string key = sliceServiceKey(slice);
-    if (!key.empty()) slicesByService[key].push_back(&slice);
-  }
-  static const std::vector<const json*> kNoSlices;
-  std::vector<ServiceRules> built;
-  built.reserve(services.size());
-  for (const json& svc : services) {
-    auto it = slicesByService.find(serviceKey(svc));
-    built.push_back(
-        buildServiceRules(svc, it == slicesByService.end() ? kNoSlices : it->second, options));
-  }
+  std::vector<ServiceRules> built = buildServiceRules(services, slices, options);
   std::vector<const ServiceRules*> pointers;
   pointers.reserve(built.size());
   for (const ServiceRules& s : built) pointers.push_back(&s);

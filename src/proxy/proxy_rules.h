@@ -101,6 +101,10 @@ std::string sliceServiceKey(const json& slice);
 // The rules of `service`; `slices` may hold others (those of another service are ignored).
 ServiceRules buildServiceRules(const json& service, const std::vector<const json*>& slices,
                                const RuleOptions& options);
+// The rules of every service of `services`, in that order.
+std::vector<ServiceRules> buildServiceRules(const std::vector<json>& services,
+                                            const std::vector<json>& slices,
+                                            const RuleOptions& options);
 
 // The whole document (ProxyRules::restoreText and the shared chains' rules) from every service's
 // rules. `chains` is left empty: the caller holds them in `services`.

@@ -30,17 +30,9 @@ ProxyRules ServiceRulesCache::prepareFull(const std::vector<json>& services,
                                           const std::vector<json>& slices,
                                           const std::set<std::string>& existingNatChains) {
   discard();
-  std::map<std::string, std::vector<const json*>> slicesByService;
-  for (const json& slice : slices) {
-    std::string key = sliceServiceKey(slice);
-    if (!key.empty()) slicesByService[key].push_back(&slice);
-  }
-  static const std::vector<const json*> kNoSlices;
-  for (const json& svc : services) {
-    std::string key = serviceKey(svc);
-    auto it = slicesByService.find(key);
-    pending_[key] =
-        buildServiceRules(svc, it == slicesByService.end() ? kNoSlices : it->second, options_);
+  std::vector<ServiceRules> built = buildServiceRules(services, slices, options_);
+  for (size_t i = 0; i < services.size(); ++i) {
+    pending_[serviceKey(services[i])] = std::move(built[i]);
   }
   pendingFull_ = true;
   lastRegenerated_ = static_cast<int>(services.size());
