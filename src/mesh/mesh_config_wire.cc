@@ -155,6 +155,14 @@ std::map<std::string, std::string> stringMap(const json& obj, const std::string&
 
 std::string at(const std::string& path, size_t i) { return path + "[" + std::to_string(i) + "]"; }
 
+// Calls fn(element, its path) for each element of the array obj[name].
+template <class Fn>
+void forEachAt(const json& obj, const std::string& path, const char* name, Fn&& fn) {
+  const json& list = array(obj, path, name);
+  const std::string listPath = path + "." + name;
+  for (size_t i = 0; i < list.size(); ++i) fn(list[i], at(listPath, i));
+}
+
 StringMatch stringMatchFromWire(const json& j, const std::string& path) {
   if (!j.is_object() || j.size() != 1) fail(path, "want one of exact, prefix, regex");
   auto it = j.begin();
@@ -215,28 +223,24 @@ MtlsMode modeFromWire(const json& v, const std::string& path) {
 HttpRoute routeFromWire(const json& j, const std::string& path) {
   HttpRoute r;
   r.name = str(j, path, "name");
-  const json& match = array(j, path, "match");
-  for (size_t i = 0; i < match.size(); ++i) {
-    std::string mp = at(path + ".match", i);
+  forEachAt(j, path, "match", [&r](const json& match, const std::string& mp) {
     HttpMatch m;
-    if (match[i].is_object() && match[i].contains("uri"))
-      m.uri = stringMatchFromWire(match[i]["uri"], mp + ".uri");
-    const json& headers = field(match[i], mp, "headers");
+    if (match.is_object() && match.contains("uri"))
+      m.uri = stringMatchFromWire(match["uri"], mp + ".uri");
+    const json& headers = field(match, mp, "headers");
     if (!headers.is_object()) fail(mp + ".headers", "want an object");
     for (const auto& [name, h] : headers.items())
       m.headers[name] = stringMatchFromWire(h, mp + ".headers." + name);
     r.match.push_back(std::move(m));
-  }
-  const json& route = array(j, path, "route");
-  for (size_t i = 0; i < route.size(); ++i) {
-    std::string dp = at(path + ".route", i);
+  });
+  forEachAt(j, path, "route", [&r](const json& route, const std::string& dp) {
     RouteDestination d;
-    d.host = str(route[i], dp, "host");
-    d.subset = str(route[i], dp, "subset");
-    d.port = static_cast<int>(integer(route[i], dp, "port"));
-    d.weight = static_cast<int>(integer(route[i], dp, "weight"));
+    d.host = str(route, dp, "host");
+    d.subset = str(route, dp, "subset");
+    d.port = static_cast<int>(integer(route, dp, "port"));
+    d.weight = static_cast<int>(integer(route, dp, "weight"));
     r.route.push_back(std::move(d));
-  }
+  });
   r.timeout = std::chrono::milliseconds(integer(j, path, "timeoutMs"));
   r.retryAttempts = static_cast<int>(integer(j, path, "retryAttempts"));
   return r;
@@ -247,42 +251,36 @@ MeshService serviceFromWire(const json& j, const std::string& path) {
   svc.ns = str(j, path, "namespace");
   svc.name = str(j, path, "name");
   svc.clusterIP = str(j, path, "clusterIP");
-  const json& ports = array(j, path, "ports");
-  for (size_t i = 0; i < ports.size(); ++i) {
-    std::string pp = at(path + ".ports", i);
+  forEachAt(j, path, "ports", [&svc](const json& p, const std::string& pp) {
     MeshServicePort port;
-    port.name = str(ports[i], pp, "name");
-    port.port = static_cast<int>(integer(ports[i], pp, "port"));
-    port.protocol = str(ports[i], pp, "protocol");
-    port.appProtocol = str(ports[i], pp, "appProtocol");
-    const json& eps = array(ports[i], pp, "endpoints");
-    for (size_t k = 0; k < eps.size(); ++k) {
-      std::string ep = at(pp + ".endpoints", k);
+    port.name = str(p, pp, "name");
+    port.port = static_cast<int>(integer(p, pp, "port"));
+    port.protocol = str(p, pp, "protocol");
+    port.appProtocol = str(p, pp, "appProtocol");
+    forEachAt(p, pp, "endpoints", [&port](const json& ep, const std::string& epp) {
       MeshEndpoint e;
-      e.ip = str(eps[k], ep, "ip");
-      e.port = static_cast<int>(integer(eps[k], ep, "port"));
-      e.podName = str(eps[k], ep, "pod");
-      e.ns = str(eps[k], ep, "namespace");
-      e.labels = stringMap(eps[k], ep, "labels");
-      e.sidecar = boolean(eps[k], ep, "sidecar");
-      e.serviceAccount = str(eps[k], ep, "serviceAccount");
+      e.ip = str(ep, epp, "ip");
+      e.port = static_cast<int>(integer(ep, epp, "port"));
+      e.podName = str(ep, epp, "pod");
+      e.ns = str(ep, epp, "namespace");
+      e.labels = stringMap(ep, epp, "labels");
+      e.sidecar = boolean(ep, epp, "sidecar");
+      e.serviceAccount = str(ep, epp, "serviceAccount");
       port.endpoints.push_back(std::move(e));
-    }
+    });
     svc.ports.push_back(std::move(port));
-  }
-  const json& routes = array(j, path, "routes");
-  for (size_t i = 0; i < routes.size(); ++i)
-    svc.routes.push_back(routeFromWire(routes[i], at(path + ".routes", i)));
-  const json& subsets = array(j, path, "subsets");
-  for (size_t i = 0; i < subsets.size(); ++i) {
-    std::string sp = at(path + ".subsets", i);
+  });
+  forEachAt(j, path, "routes", [&svc](const json& route, const std::string& rp) {
+    svc.routes.push_back(routeFromWire(route, rp));
+  });
+  forEachAt(j, path, "subsets", [&svc](const json& subset, const std::string& sp) {
     Subset s;
-    s.name = str(subsets[i], sp, "name");
-    s.labels = stringMap(subsets[i], sp, "labels");
-    if (subsets[i].contains("trafficPolicy"))
-      s.trafficPolicy = policyFromWire(subsets[i]["trafficPolicy"], sp + ".trafficPolicy");
-    svc.subsets[str(subsets[i], sp, "key")] = std::move(s);
-  }
+    s.name = str(subset, sp, "name");
+    s.labels = stringMap(subset, sp, "labels");
+    if (subset.contains("trafficPolicy"))
+      s.trafficPolicy = policyFromWire(subset["trafficPolicy"], sp + ".trafficPolicy");
+    svc.subsets[str(subset, sp, "key")] = std::move(s);
+  });
   svc.trafficPolicy = policyFromWire(field(j, path, "trafficPolicy"), path + ".trafficPolicy");
   return svc;
 }
@@ -321,80 +319,12 @@ std::vector<AuthorizationPolicy> authorizationPoliciesFromWire(const json& j,
                                                                const std::string& path) {
   std::vector<AuthorizationPolicy> out;
   if (!j.contains("authorizationPolicies")) return out;
-  const json& list = array(j, path, "authorizationPolicies");
-  for (size_t i = 0; i < list.size(); ++i) {
-    if (!list[i].is_object()) fail(at(path + ".authorizationPolicies", i), "want an object");
-    out.push_back(authorizationPolicyOrClosed(list[i], nullptr));
-  }
+  forEachAt(j, path, "authorizationPolicies", [&out](const json& p, const std::string& pp) {
+    if (!p.is_object()) fail(pp, "want an object");
+    out.push_back(authorizationPolicyOrClosed(p, nullptr));
+  });
   return out;
 }
-
-}  // namespace wire_detail
-
-json meshConfigToWire(const MeshConfig& config) {
-  using namespace wire_detail;
-  json services = json::array();
-  for (const auto& [key, svc] : config.services) services.push_back(serviceToWire(svc));
-  json pods = json::array();
-  for (const auto& [key, p] : config.pods) {
-    pods.push_back({{"namespace", p.ns},
-                    {"name", p.name},
-                    {"ip", p.ip},
-                    {"serviceAccount", p.serviceAccount},
-                    {"labels", p.labels},
-                    {"sidecar", p.sidecar}});
-  }
-  json policies = json::array();
-  for (const auto& p : config.peerAuthentications) policies.push_back(peerAuthenticationToWire(p));
-  return {{"version", config.version},
-          {"services", std::move(services)},
-          {"byVip", config.byVip},
-          {"pods", std::move(pods)},
-          {"podByIp", config.podByIp},
-          {"peerAuthentications", std::move(policies)},
-          {"authorizationPolicies", authorizationPoliciesToWire(config)}};
-}
-
-Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire) {
-  using namespace wire_detail;
-  const std::string path = "config";
-  try {
-    auto config = std::make_shared<MeshConfig>();
-    config->version = integer(wire, path, "version");
-    const json& services = array(wire, path, "services");
-    for (size_t i = 0; i < services.size(); ++i) {
-      MeshService svc = serviceFromWire(services[i], at(path + ".services", i));
-      std::string key = svc.key();
-      config->services.emplace(std::move(key), std::move(svc));
-    }
-    config->byVip = stringMap(wire, path, "byVip");
-    const json& pods = array(wire, path, "pods");
-    for (size_t i = 0; i < pods.size(); ++i) {
-      std::string pp = at(path + ".pods", i);
-      MeshPod p;
-      p.ns = str(pods[i], pp, "namespace");
-      p.name = str(pods[i], pp, "name");
-      p.ip = str(pods[i], pp, "ip");
-      p.serviceAccount = str(pods[i], pp, "serviceAccount");
-      p.labels = stringMap(pods[i], pp, "labels");
-      p.sidecar = boolean(pods[i], pp, "sidecar");
-      std::string key = p.ns + "/" + p.name;
-      config->pods.emplace(std::move(key), std::move(p));
-    }
-    config->podByIp = stringMap(wire, path, "podByIp");
-    const json& policies = array(wire, path, "peerAuthentications");
-    for (size_t i = 0; i < policies.size(); ++i) {
-      config->peerAuthentications.push_back(
-          peerAuthenticationFromWire(policies[i], at(path + ".peerAuthentications", i)));
-    }
-    config->authorizationPolicies = authorizationPoliciesFromWire(wire, path);
-    return std::shared_ptr<const MeshConfig>(std::move(config));
-  } catch (const WireError& e) {
-    return Status::BadRequest(e.what());
-  }
-}
-
-namespace wire_detail {
 
 json podToWire(const MeshPod& p) {
   return {{"namespace", p.ns},  {"name", p.name},
@@ -414,6 +344,51 @@ MeshPod podFromWire(const json& j, const std::string& path) {
 }
 
 }  // namespace wire_detail
+
+json meshConfigToWire(const MeshConfig& config) {
+  using namespace wire_detail;
+  json services = json::array();
+  for (const auto& [key, svc] : config.services) services.push_back(serviceToWire(svc));
+  json pods = json::array();
+  for (const auto& [key, p] : config.pods) pods.push_back(podToWire(p));
+  json policies = json::array();
+  for (const auto& p : config.peerAuthentications) policies.push_back(peerAuthenticationToWire(p));
+  return {{"version", config.version},
+          {"services", std::move(services)},
+          {"byVip", config.byVip},
+          {"pods", std::move(pods)},
+          {"podByIp", config.podByIp},
+          {"peerAuthentications", std::move(policies)},
+          {"authorizationPolicies", authorizationPoliciesToWire(config)}};
+}
+
+Result<std::shared_ptr<const MeshConfig>> meshConfigFromWire(const json& wire) {
+  using namespace wire_detail;
+  const std::string path = "config";
+  try {
+    auto config = std::make_shared<MeshConfig>();
+    config->version = integer(wire, path, "version");
+    forEachAt(wire, path, "services", [&config](const json& s, const std::string& sp) {
+      MeshService svc = serviceFromWire(s, sp);
+      std::string key = svc.key();
+      config->services.emplace(std::move(key), std::move(svc));
+    });
+    config->byVip = stringMap(wire, path, "byVip");
+    forEachAt(wire, path, "pods", [&config](const json& p, const std::string& pp) {
+      MeshPod pod = podFromWire(p, pp);
+      std::string key = pod.ns + "/" + pod.name;
+      config->pods.emplace(std::move(key), std::move(pod));
+    });
+    config->podByIp = stringMap(wire, path, "podByIp");
+    forEachAt(wire, path, "peerAuthentications", [&config](const json& p, const std::string& pp) {
+      config->peerAuthentications.push_back(peerAuthenticationFromWire(p, pp));
+    });
+    config->authorizationPolicies = authorizationPoliciesFromWire(wire, path);
+    return std::shared_ptr<const MeshConfig>(std::move(config));
+  } catch (const WireError& e) {
+    return Status::BadRequest(e.what());
+  }
+}
 
 json meshConfigDeltaToWire(const MeshConfig& from, const MeshConfig& to) {
   using namespace wire_detail;
@@ -474,28 +449,24 @@ Result<std::shared_ptr<const MeshConfig>> applyMeshConfigDelta(const MeshConfig&
     }
     auto config = std::make_shared<MeshConfig>(base);
     config->version = integer(delta, path, "version");
-    const json& services = array(delta, path, "services");
-    for (size_t i = 0; i < services.size(); ++i) {
-      MeshService svc = serviceFromWire(services[i], at(path + ".services", i));
+    forEachAt(delta, path, "services", [&config](const json& s, const std::string& sp) {
+      MeshService svc = serviceFromWire(s, sp);
       std::string key = svc.key();
       config->services.insert_or_assign(std::move(key), std::move(svc));
-    }
-    const json& removedServices = array(delta, path, "removedServices");
-    for (size_t i = 0; i < removedServices.size(); ++i) {
-      if (!removedServices[i].is_string()) fail(at(path + ".removedServices", i), "want a string");
-      config->services.erase(removedServices[i].get<std::string>());
-    }
-    const json& pods = array(delta, path, "pods");
-    for (size_t i = 0; i < pods.size(); ++i) {
-      MeshPod p = podFromWire(pods[i], at(path + ".pods", i));
-      std::string key = p.ns + "/" + p.name;
-      config->pods.insert_or_assign(std::move(key), std::move(p));
-    }
-    const json& removedPods = array(delta, path, "removedPods");
-    for (size_t i = 0; i < removedPods.size(); ++i) {
-      if (!removedPods[i].is_string()) fail(at(path + ".removedPods", i), "want a string");
-      config->pods.erase(removedPods[i].get<std::string>());
-    }
+    });
+    forEachAt(delta, path, "removedServices", [&config](const json& key, const std::string& kp) {
+      if (!key.is_string()) fail(kp, "want a string");
+      config->services.erase(key.get<std::string>());
+    });
+    forEachAt(delta, path, "pods", [&config](const json& p, const std::string& pp) {
+      MeshPod pod = podFromWire(p, pp);
+      std::string key = pod.ns + "/" + pod.name;
+      config->pods.insert_or_assign(std::move(key), std::move(pod));
+    });
+    forEachAt(delta, path, "removedPods", [&config](const json& key, const std::string& kp) {
+      if (!key.is_string()) fail(kp, "want a string");
+      config->pods.erase(key.get<std::string>());
+    });
     for (const char* name : {"podByIp", "byVip"}) {
       const json& changes = field(delta, path, name);
       if (!changes.is_object()) fail(path + "." + name, "want an object");
@@ -511,11 +482,9 @@ Result<std::shared_ptr<const MeshConfig>> applyMeshConfigDelta(const MeshConfig&
       }
     }
     config->peerAuthentications.clear();
-    const json& policies = array(delta, path, "peerAuthentications");
-    for (size_t i = 0; i < policies.size(); ++i) {
-      config->peerAuthentications.push_back(
-          peerAuthenticationFromWire(policies[i], at(path + ".peerAuthentications", i)));
-    }
+    forEachAt(delta, path, "peerAuthentications", [&config](const json& p, const std::string& pp) {
+      config->peerAuthentications.push_back(peerAuthenticationFromWire(p, pp));
+    });
     config->authorizationPolicies = authorizationPoliciesFromWire(delta, path);
     return std::shared_ptr<const MeshConfig>(std::move(config));
   } catch (const WireError& e) {
