@@ -1,8 +1,8 @@
 // Sidecar memory: RSS of the sidecar idle and under load, for `minik8s mesh-proxy` (the whole
-// minik8s binary, what the sidecar image runs today) and for a sidecar built from the mesh room
-// alone (this executable links only minik8s_mesh, minik8s_client and minik8s_common; with
-// --sidecar it runs exactly the sidecar: SidecarProxy fed by a DiscoveryClient), measured in the
-// same run under the same load. It shows what a sidecar binary of its own would weigh.
+// minik8s binary, what the sidecar image ran until issue 18) and for `minik8s-mesh-proxy
+// mesh-proxy` (the mesh-proxy image's own binary, linked from the mesh, client and common rooms
+// only: what meshed pods run now), the same command line, measured in the same run under the
+// same load.
 //
 // The whole bench runs in a network namespace of its own (unshare, loopback only): a
 // DiscoveryServer streaming a registry of --services services (2 endpoints each) plus `web`
@@ -10,9 +10,10 @@
 // the other, and an iptables nat rule redirecting 10.96.0.10:80 to the sidecar's outbound port,
 // as a meshed pod's rules do; `wrk -c 50` sends HTTP/1.1 to the virtual IP through it.
 // Reports RSS (and its anonymous part) idle after the config arrived, the most seen under load,
-// the requests per second, and the load average. Never fails on a figure. Needs root.
+// the requests per second, the ratio of the two, and the load average. Never fails on a figure.
+// Needs root.
 //
-//   build/bin/mesh_sidecar_rss_bench [--services 50] [--connections 50] [--seconds 5]
+//   build/bin/mesh_sidecar_rss_bench [--services 50] [--connections 50] [--seconds 5] [--rounds 2]
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -29,10 +30,7 @@
 
 #include "common/http.h"
 #include "common/http_client.h"
-#include "common/logging.h"
-#include "mesh/discovery_client.h"
 #include "mesh/discovery_server.h"
-#include "mesh/proxy/sidecar_proxy.h"
 #include "spdlog/spdlog.h"
 
 using namespace std::chrono;
@@ -124,33 +122,6 @@ std::shared_ptr<const mesh::MeshConfig> registry(int services, int backendPort) 
   return mesh::buildMeshConfig(svcs, eps, pods, {}, {}, 1);
 }
 
-// The sidecar alone (--sidecar URL OUT IN METRICS): what a binary of its own would run.
-int runSidecar(const std::string& url, int out, int in, int metrics) {
-  minik8s::initLogging("warn", "mesh-proxy");
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  mesh::ProxyOptions o;
-  o.outboundPort = out;
-  o.inboundPort = in;
-  o.metricsPort = metrics;
-  mesh::SidecarProxy proxy(o);
-  mesh::DiscoveryClientOptions d;
-  d.url = url;
-  d.token = [] { return std::string("bench"); };
-  d.pod = "default/small";
-  mesh::DiscoveryClient client(d, [&](auto c) { proxy.setConfig(std::move(c)); });
-  if (!proxy.start().ok()) return 1;
-  client.start();
-  int sig = 0;
-  sigwait(&set, &sig);
-  client.stop();
-  proxy.stop();
-  return 0;
-}
-
 int freePort() {
   http::Server s([](const http::Request&, http::ResponseWriter& w) { w.send({}); });
   (void)s.start("127.0.0.1:0");
@@ -227,14 +198,13 @@ void print(const char* name, const Figures& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 6 && std::string(argv[1]) == "--sidecar")
-    return runSidecar(argv[2], std::stoi(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]));
-  int services = 50, connections = 50, seconds = 5;
+  int services = 50, connections = 50, seconds = 5, rounds = 2;
   for (int i = 1; i + 1 < argc; ++i) {
     std::string a = argv[i];
     if (a == "--services") services = std::stoi(argv[++i]);
     if (a == "--connections") connections = std::stoi(argv[++i]);
     if (a == "--seconds") seconds = std::stoi(argv[++i]);
+    if (a == "--rounds") rounds = std::stoi(argv[++i]);
   }
   signal(SIGPIPE, SIG_IGN);
   spdlog::set_level(spdlog::level::warn);
@@ -246,8 +216,7 @@ int main(int argc, char** argv) {
   // A route to the virtual IP, as a pod has (its default route): nat OUTPUT runs after routing.
   run("ip route add 10.96.0.0/16 dev lo");
   run("ip addr add 10.244.0.5/32 dev lo");  // the backend pod's address
-  const std::string self = std::filesystem::canonical("/proc/self/exe").string();
-  const std::string binDir = std::filesystem::path(self).parent_path().string();
+  const std::string binDir = std::filesystem::canonical("/proc/self/exe").parent_path().string();
   const std::string dir =
       std::filesystem::temp_directory_path() / ("minik8s-sidecar-rss-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir + "/sa");
@@ -265,18 +234,36 @@ int main(int argc, char** argv) {
   std::printf("sidecar RSS bench: %d services, wrk -c %d for %d s through each sidecar\n", services,
               connections, seconds);
 
-  int out = freePort(), in = freePort(), metrics = freePort();
-  print("minik8s mesh-proxy (whole binary)",
-        measure({binDir + "/minik8s", "mesh-proxy", "--discovery-address", url, "--no-mtls",
-                 "--server", "http://127.0.0.1:1", "--service-account-dir", dir + "/sa",
-                 "--outbound-port", std::to_string(out), "--inbound-port", std::to_string(in),
-                 "--metrics-port", std::to_string(metrics), "--drain-duration", "0s"},
-                out, metrics, connections, seconds, dir + "/full.log"));
-  out = freePort(), in = freePort(), metrics = freePort();
-  print("mesh room only (this bench --sidecar)",
-        measure({self, "--sidecar", url, std::to_string(out), std::to_string(in),
-                 std::to_string(metrics)},
-                out, metrics, connections, seconds, dir + "/small.log"));
+  // The same sidecar command line for both binaries: plain text (no workload certificate), the
+  // configuration from the discovery stream.
+  auto sidecar = [&](const std::string& binary, const std::string& name) {
+    int out = freePort(), in = freePort(), metrics = freePort();
+    return measure({binDir + "/" + binary, "mesh-proxy", "--discovery-address", url, "--no-mtls",
+                    "--server", "http://127.0.0.1:1", "--service-account-dir", dir + "/sa",
+                    "--outbound-port", std::to_string(out), "--inbound-port", std::to_string(in),
+                    "--metrics-port", std::to_string(metrics), "--drain-duration", "0s"},
+                   out, metrics, connections, seconds, dir + "/" + name + ".log");
+  };
+  // Rounds alternate which binary goes first (whole, small, then small, whole, ...), so neither
+  // always runs second on a machine whose load has changed; the ratio is of the sums.
+  Figures whole, small;
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      bool isWhole = (k == 0) == (round % 2 == 0);
+      Figures f = isWhole ? sidecar("minik8s", "whole") : sidecar("minik8s-mesh-proxy", "small");
+      print(isWhole ? "minik8s mesh-proxy (whole binary)" : "minik8s-mesh-proxy mesh-proxy", f);
+      Figures& sum = isWhole ? whole : small;
+      sum.ok = (round == 0 || sum.ok) && f.ok;
+      sum.idleRss += f.idleRss;
+      sum.loadRss += f.loadRss;
+      sum.rps += f.rps;
+    }
+  }
+  if (whole.ok && small.ok) {
+    std::printf("minik8s-mesh-proxy / minik8s: idle RSS %.2f, RSS under load %.2f, req/s %.2f\n",
+                small.idleRss / whole.idleRss, small.loadRss / whole.loadRss,
+                small.rps / whole.rps);
+  }
   discovery.stop();
   backend.stop();
   std::filesystem::remove_all(dir);

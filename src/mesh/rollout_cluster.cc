@@ -391,7 +391,7 @@ Result<CounterReading> ExecRolloutMetrics::read() {
   std::vector<std::future<Result<std::string>>> scrapes;
   for (const auto& name : names) {
     scrapes.push_back(std::async(std::launch::async, [this, name] {
-      return exec(name, "istio-proxy", {"/usr/bin/minik8s", "mesh-proxy-metrics"});
+      return exec(name, "istio-proxy", {kSidecarBinary, "mesh-proxy-metrics"});
     }));
   }
   CounterReading out;

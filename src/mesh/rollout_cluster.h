@@ -6,10 +6,10 @@
 //                      The rollout owns the DestinationRule and VirtualService named after the
 //                      service (subsets by `version`, one weighted route).
 //   ExecRolloutMetrics the new version's requests and 5xx answers, read from every sidecar of the
-//                      service's namespace: `minik8s mesh-proxy-metrics` run in each istio-proxy
-//                      container through the API server's pods/exec (WebSocket,
-//                      v5.channel.k8s.io), as `kubectl exec` does, so it works wherever the API
-//                      server is reachable (pod IPs need not be).
+//                      service's namespace: `minik8s-mesh-proxy mesh-proxy-metrics` run in each
+//                      istio-proxy container (kSidecarBinary) through the API server's pods/exec
+//                      (WebSocket, v5.channel.k8s.io), as `kubectl exec` does, so it works
+//                      wherever the API server is reachable (pod IPs need not be).
 //
 // Both are used from one thread.
 #pragma once
@@ -85,6 +85,9 @@ class ApiRolloutTarget : public RolloutTarget {
   json old_;
   std::string oldName_, newName_, oldVersion_, newVersion_;
 };
+
+// The sidecar's binary in the mesh-proxy image (images/mesh-proxy/image.yaml).
+inline constexpr char kSidecarBinary[] = "/usr/bin/minik8s-mesh-proxy";
 
 class ExecRolloutMetrics : public RolloutMetrics {
  public:

@@ -37,7 +37,7 @@ expect_contains "$info" "Package: minik8s" "package name"
 expect_contains "$info" "libc6 (>=" "shared-library dependencies from dpkg-shlibdeps"
 expect_contains "$info" "containerd, runc, containernetworking-plugins" "runtime dependencies"
 files=$(dpkg-deb --contents "$deb")
-for f in ./usr/bin/minik8s ./lib/systemd/system/minik8s-server.service \
+for f in ./usr/bin/minik8s ./usr/bin/minik8s-mesh-proxy ./lib/systemd/system/minik8s-server.service \
   ./lib/systemd/system/minik8s-agent.service ./lib/systemd/system/minik8s-registry.service \
   ./etc/minik8s/server.yaml ./etc/minik8s/agent.yaml ./usr/share/minik8s/images/pause/image.yaml \
   ./usr/share/minik8s/images/nginx/nginx.conf ./usr/share/minik8s/images/dashboard/dashboard.js \
@@ -54,6 +54,8 @@ dpkg-deb -x "$deb" "$E2E_DIR/x"
 sections=$(readelf -S "$E2E_DIR/x/usr/bin/minik8s")
 expect_not_contains "$sections" ".debug_info" "the packaged binary is stripped"
 expect_contains "$sections" ".gnu_debuglink" "and points at its debug file"
+expect_not_contains "$(readelf -S "$E2E_DIR/x/usr/bin/minik8s-mesh-proxy")" ".debug_info" \
+  "the mesh sidecar's binary is stripped too"
 echo "package: $(du -h "$deb" | cut -f1), binary $(du -h "$E2E_DIR/x/usr/bin/minik8s" | cut -f1)" \
   "(unstripped $(du -h "$MINIK8S_BIN" | cut -f1)), dbgsym $(du -h "$dbgsym" | cut -f1)"
 
@@ -76,6 +78,8 @@ expect_eq "$(chroot "$ROOT" minik8s addons list | tr '\n' ' ')" "monitoring serv
   "the packaged addons are found"
 expect_eq "$(chroot "$ROOT" minik8s --version)" "minik8s $("$MINIK8S_BIN" --version | cut -d' ' -f2)" \
   "minik8s --version"
+expect_eq "$(chroot "$ROOT" minik8s-mesh-proxy --version | cut -d' ' -f1)" "minik8s-mesh-proxy" \
+  "the mesh sidecar's binary runs (its shared libraries are the package's dependencies)"
 out=$(chroot "$ROOT" systemd-analyze verify /lib/systemd/system/minik8s-server.service \
   /lib/systemd/system/minik8s-agent.service /lib/systemd/system/minik8s-registry.service 2>&1) ||
   fail "systemd-analyze verify: $out"

@@ -230,6 +230,30 @@ TEST_F(RecipeTest, ReportsMissingFilesAndNames) {
   EXPECT_NE(missing.status().message().find("/nonexistent/file"), std::string::npos);
 }
 
+// `siblings:` takes a binary from beside the running one (this test's executable here, minik8s
+// in a cluster: minik8s-mesh-proxy), by the file name of its path in the image.
+TEST_F(RecipeTest, SiblingsComeFromBesideTheRunningBinary) {
+  const fs::path binDir = fs::read_symlink("/proc/self/exe").parent_path();
+  const std::string name = "recipe-sibling-" + std::to_string(::getpid());
+  const fs::path sibling = binDir / name;
+  std::ofstream(sibling) << "#!/bin/sh\necho sibling\n";
+  fs::permissions(sibling, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec);
+  auto spec = loadImageRecipe("names: [t]\nsiblings: [/usr/bin/" + name + "]\n", "r.yaml");
+  fs::remove(sibling);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  std::map<std::string, TarEntry> entries;
+  for (const auto& e : spec->rootfs) entries[e.path] = e;
+  EXPECT_EQ(entries["/usr/bin/" + name].data, "#!/bin/sh\necho sibling\n");
+  EXPECT_EQ(entries["/usr/bin/" + name].mode, 0750u);
+
+  auto missing = loadImageRecipe("names: [t]\nsiblings: [/usr/bin/" + name + "]\n", "r.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), 400);
+  EXPECT_NE(missing.status().message().find(name + " is not beside " + binDir.string()),
+            std::string::npos)
+      << missing.status().message();
+}
+
 TEST_F(RecipeTest, BusyboxAppletsAndSharedLibraries) {
   if (!fs::exists("/usr/bin/busybox") || !fs::exists("/usr/bin/python3.11")) {
     GTEST_SKIP() << "needs Debian's busybox-static and python3.11";

@@ -103,19 +103,48 @@ class SpecBuilder {
   }
 
   // The minik8s binary running this build (what pods of minik8s' own components run), without
-  // its debug information when objcopy is there (a source build carries ~70 MB of it).
+  // its debug information.
   Status addSelf(const std::string& imagePath) {
+    auto self = runningBinary();
+    if (!self.ok()) return self.status();
+    return addStripped(*self, imagePath);
+  }
+
+  // A binary installed beside the running one (minik8s-mesh-proxy), named by the file name of
+  // its path in the image.
+  Status addSibling(const std::string& imagePath) {
+    auto self = runningBinary();
+    if (!self.ok()) return self.status();
+    const fs::path host = fs::path(*self).parent_path() / fs::path(imagePath).filename();
+    std::error_code ec;
+    if (!fs::is_regular_file(host, ec)) {
+      return Status::NotFoundMessage(
+          fmt::format("siblings: {} is not beside {} (build its target, or install it there)",
+                      host.filename().string(), *self));
+    }
+    return addStripped(host.string(), imagePath);
+  }
+
+  // A binary without its debug information when objcopy is there (a source build carries ~70 MB
+  // of it), with its libraries. The copy is named per thread: recipes may load in parallel.
+  Status addStripped(const std::string& hostPath, const std::string& imagePath) {
+    const std::string stripped = (fs::temp_directory_path() /
+                                  fmt::format("minik8s-image-strip-{}-{}", ::getpid(), ::gettid()))
+                                     .string();
+    auto out = runCommand("objcopy --strip-debug " + shellQuote(hostPath) + " " +
+                          shellQuote(stripped) + " 2>/dev/null");
+    Status s = addFile(out.ok() ? stripped : hostPath, imagePath);
+    std::error_code ec;
+    fs::remove(stripped, ec);
+    if (!s.ok()) return s;
+    return addLibrariesOf(hostPath);
+  }
+
+  static Result<std::string> runningBinary() {
     std::error_code ec;
     const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
     if (ec) return Status::Internal("cannot find the running binary: " + ec.message());
-    const std::string stripped =
-        (fs::temp_directory_path() / fmt::format("minik8s-image-self-{}", ::getpid())).string();
-    auto out = runCommand("objcopy --strip-debug " + shellQuote(self) + " " + shellQuote(stripped) +
-                          " 2>/dev/null");
-    Status s = addFile(out.ok() ? stripped : self, imagePath);
-    fs::remove(stripped, ec);
-    if (!s.ok()) return s;
-    return addLibrariesOf(self);
+    return self;
   }
 
   Status addTree(const std::string& root, const std::set<std::string>& exclude, bool binaries) {
@@ -221,6 +250,10 @@ Result<ImageSpec> loadImageRecipe(const std::string& yamlText, const std::string
     }
     if (r.contains("self")) {
       if (Status s = b.addSelf(r["self"].get<std::string>()); !s.ok())
+        return Status::BadRequest(recipePath + ": " + s.message());
+    }
+    for (const auto& sibling : stringList(r, "siblings")) {
+      if (Status s = b.addSibling(sibling); !s.ok())
         return Status::BadRequest(recipePath + ": " + s.message());
     }
     if (r.contains("trees")) {

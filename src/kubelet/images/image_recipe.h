@@ -8,6 +8,8 @@
 //   trees: [{path: /usr/lib/python3.11, exclude: [test, idlelib]}]  # whole directory trees
 //   self: /usr/bin/minik8s         # the minik8s binary building the image (debug info
 //                                  # stripped), with its libraries
+//   siblings: [/usr/bin/minik8s-mesh-proxy]  # binaries installed beside that minik8s binary,
+//                                  # found by the file name (stripped too), with their libraries
 //   busybox: /usr/bin/busybox      # a symlink for every applet (busybox --list-full)
 //   symlinks: {/usr/bin/python3: python3.11}
 //   dirs: [/tmp, /proc]            # empty directories (/tmp gets mode 1777)
