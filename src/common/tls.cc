@@ -408,7 +408,9 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forServer(const TlsServerConfig&
   if (!impl->ctx) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   SSL_CTX_set_min_proto_version(impl->ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(impl->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
-  SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  // Idle connections (watches, kept-alive clients) give their ~34 KiB of record buffers back
+  // between records: the API server holds one per informer of every component.
+  SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
   if (isFileReference(config.certPem) || isFileReference(config.keyPem)) {
     auto files = credentialFiles(config.certPem, config.keyPem);
     if (!files.ok()) return files.status();
@@ -441,7 +443,7 @@ Result<std::shared_ptr<TlsContext>> TlsContext::forClient(const TlsClientConfig&
   if (!impl->ctx) return Status::Internal("TLS: " + pki::takeOpenSslErrors());
   SSL_CTX_set_min_proto_version(impl->ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(impl->ctx, SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_NO_RENEGOTIATION);
-  SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  SSL_CTX_set_mode(impl->ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_alpn_protos(impl->ctx, kAlpnHttp11, sizeof kAlpnHttp11);
   if (isFileReference(config.certPem) || isFileReference(config.keyPem)) {
     auto files = credentialFiles(config.certPem, config.keyPem);
