@@ -40,9 +40,8 @@ namespace {
 
 const char* kJson = "application/json";
 
-http::Response jsonResponse(int code, const json& body,
-                            const std::vector<std::string>& warnings = {}) {
-  http::Response r = http::Response::json(code, body);
+// Warning headers, as kube-apiserver writes them.
+void addWarnings(http::Response& r, const std::vector<std::string>& warnings) {
   for (const auto& w : warnings) {
     std::string escaped;
     for (char c : w) {
@@ -51,6 +50,12 @@ http::Response jsonResponse(int code, const json& body,
     }
     r.headers.emplace_back("Warning", "299 - \"" + escaped + "\"");
   }
+}
+
+http::Response jsonResponse(int code, const json& body,
+                            const std::vector<std::string>& warnings = {}) {
+  http::Response r = http::Response::json(code, body);
+  addWarnings(r, warnings);
   return r;
 }
 
@@ -392,7 +397,19 @@ Result<json> ApiServer::decodeObject(const http::Request& req, const api::Resour
 
 void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, int code,
                            const api::ResourceInfo& r, json obj,
-                           const std::vector<std::string>& warnings) const {
+                           const std::vector<std::string>& warnings,
+                           std::string_view storedText) const {
+  if (!storedText.empty() && !wantsTable(req) && &registry_.storageInfo(r) == &r) {
+    const std::string rv = obj.value("/metadata/resourceVersion"_json_pointer, std::string());
+    http::Response res;
+    res.status = code;
+    res.headers.emplace_back("Content-Type", "application/json");
+    if (!rv.empty() &&
+        appendServedText(res.body, storedText, std::stoll(rv), r.apiVersion(), r.kind)) {
+      addWarnings(res, warnings);
+      return w.send(std::move(res));
+    }
+  }
   auto out = toRequestVersion(r, std::move(obj));
   if (!out.ok()) return sendError(w, out.status());
   if (wantsTable(req)) {
@@ -858,7 +875,9 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
   const bool asStored = !table && &registry_.storageInfo(r) == &r;
   auto writeCached = [&](const char* type, const CachedEvent& ev) -> bool {
     const std::string* text =
-        asStored && ev.encoded ? ev.encoded->get(*ev.object, r.apiVersion(), r.kind) : nullptr;
+        asStored && ev.encoded
+            ? ev.encoded->get(*ev.object, ev.text.get(), ev.revision, r.apiVersion(), r.kind)
+            : nullptr;
     if (!text) return writeEvent(type, *ev.object);
     std::string line;
     line.reserve(text->size() + 32);
@@ -966,11 +985,12 @@ void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
   }
   auto stored = toStorageVersion(r, std::move(obj.value()));
   if (!stored.ok()) return sendError(w, stored.status());
+  std::string storedText;
   auto created = registry_.create(registry_.storageInfo(r), ri.namespaceName,
-                                  std::move(stored.value()), isDryRun(req));
+                                  std::move(stored.value()), isDryRun(req), &storedText);
   if (!created.ok()) return sendError(w, created.status());
   noteWrite(r);
-  sendObject(req, w, 201, r, std::move(created.value()), warnings);
+  sendObject(req, w, 201, r, std::move(created.value()), warnings, storedText);
 }
 
 void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
@@ -982,10 +1002,12 @@ void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
   auto stored = toStorageVersion(r, std::move(obj.value()));
   if (!stored.ok()) return sendError(w, stored.status());
   Result<json> updated = Status::Internal("not updated");
+  std::string storedText;
   std::vector<std::string> admissionWarnings;  // of the last try
   if (options_.admissionPlugins.empty()) {
-    updated = registry_.update(registry_.storageInfo(r), ri.namespaceName, ri.name,
-                               std::move(stored.value()), ri.subresource, isDryRun(req));
+    updated =
+        registry_.update(registry_.storageInfo(r), ri.namespaceName, ri.name,
+                         std::move(stored.value()), ri.subresource, isDryRun(req), &storedText);
   } else {
     // Admission needs the stored object: a read-modify-write with the same precondition
     // (the body's resourceVersion, when set) as a plain update.
@@ -998,12 +1020,12 @@ void ApiServer::serveUpdate(const http::Request& req, http::ResponseWriter& w,
       return next;
     };
     updated = registry_.guaranteedUpdate(registry_.storageInfo(r), ri.namespaceName, ri.name,
-                                         mutate, ri.subresource, isDryRun(req));
+                                         mutate, ri.subresource, isDryRun(req), &storedText);
   }
   if (!updated.ok()) return sendError(w, updated.status());
   warnings.insert(warnings.end(), admissionWarnings.begin(), admissionWarnings.end());
   noteWrite(r);
-  sendObject(req, w, 200, r, std::move(updated.value()), warnings);
+  sendObject(req, w, 200, r, std::move(updated.value()), warnings, storedText);
 }
 
 namespace {
@@ -1071,8 +1093,9 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w, co
     if (!admitted.ok()) return admitted;
     return next;
   };
+  std::string storedText;
   auto updated = registry_.guaranteedUpdate(sr, ri.namespaceName, ri.name, mutate, ri.subresource,
-                                            isDryRun(req));
+                                            isDryRun(req), &storedText);
   if (!updated.ok() && updated.status().code() == 404 && apply && ri.subresource.empty()) {
     // Server-side apply of an absent object creates it.
     auto obj = decodeObject(req, r, warnings);
@@ -1085,14 +1108,15 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w, co
     }
     auto stored = toStorageVersion(r, std::move(obj.value()));
     if (!stored.ok()) return sendError(w, stored.status());
-    auto created = registry_.create(sr, ri.namespaceName, std::move(stored.value()), isDryRun(req));
+    auto created = registry_.create(sr, ri.namespaceName, std::move(stored.value()), isDryRun(req),
+                                    &storedText);
     if (!created.ok()) return sendError(w, created.status());
     noteWrite(r);
-    return sendObject(req, w, 201, r, std::move(created.value()), warnings);
+    return sendObject(req, w, 201, r, std::move(created.value()), warnings, storedText);
   }
   if (!updated.ok()) return sendError(w, updated.status());
   noteWrite(r);
-  sendObject(req, w, 200, r, std::move(updated.value()), warnings);
+  sendObject(req, w, 200, r, std::move(updated.value()), warnings, storedText);
 }
 
 namespace {

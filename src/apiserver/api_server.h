@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include "apiserver/auth/auth.h"
@@ -157,9 +158,13 @@ class ApiServer {
                             std::vector<std::string>& warnings) const;
   Status checkFields(const http::Request& req, const api::ResourceInfo& r, const json& obj,
                      std::vector<std::string>& warnings) const;
+  // Answers `obj` in the request's version (or as a Table). `storedText`, when not empty, is the
+  // text `obj` was stored as (Registry's writes give it): an answer in the stored version is then
+  // written from it (stored_json.h) instead of encoding `obj` again.
   void sendObject(const http::Request& req, http::ResponseWriter& w, int code,
                   const api::ResourceInfo& r, json obj,
-                  const std::vector<std::string>& warnings = {}) const;
+                  const std::vector<std::string>& warnings = {},
+                  std::string_view storedText = {}) const;
 
   // Called after a successful write of `r`.
   void noteWrite(const api::ResourceInfo& r);

@@ -16,10 +16,14 @@ namespace {
 
 constexpr int kMaxRetries = 16;
 
-std::string encodeForStorage(json obj) {
-  if (obj.contains("metadata") && obj["metadata"].is_object()) {
-    obj["metadata"].erase("resourceVersion");
-    obj["metadata"].erase("selfLink");
+// The stored text of `obj`: without metadata.resourceVersion (the key's modRevision is) and
+// selfLink, which are removed from `obj` itself rather than from a copy of the whole tree; every
+// caller sets the resourceVersion again once the write has its revision.
+std::string encodeForStorage(json& obj) {
+  auto meta = obj.find("metadata");
+  if (meta != obj.end() && meta->is_object()) {
+    meta->erase("resourceVersion");
+    meta->erase("selfLink");
   }
   return obj.dump();
 }
@@ -229,7 +233,7 @@ Result<Registry::ScanResult> Registry::scanList(const api::ResourceInfo& r, cons
 }
 
 Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns, json obj,
-                              bool dryRun) {
+                              bool dryRun, std::string* storedText) {
   if (!obj.is_object()) return Status::BadRequest("the object must be a JSON object");
   json& meta = obj["metadata"];
   if (!meta.is_object()) meta = json::object();
@@ -269,7 +273,8 @@ Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns,
   if (allocatesFor(r)) {
     if (Status s = services_->allocate(obj); !s.ok()) return s;
   }
-  auto rev = store_.create(key(r, ns, name), encodeForStorage(obj));
+  std::string text = encodeForStorage(obj);
+  auto rev = store_.create(key(r, ns, name), text);
   if (!rev.ok()) {
     if (allocatesFor(r)) services_->release(obj);
     if (rev.status().code() == 409) {
@@ -280,13 +285,14 @@ Result<json> Registry::create(const api::ResourceInfo& r, const std::string& ns,
     return rev.status();
   }
   obj["metadata"]["resourceVersion"] = std::to_string(*rev);
+  if (storedText) *storedText = std::move(text);
   return obj;
 }
 
 Result<json> Registry::writeUpdate(const api::ResourceInfo& r, const std::string& ns,
                                    const std::string& name, json obj, const json& old,
-                                   int64_t oldRevision, const std::string& subresource,
-                                   bool dryRun) {
+                                   int64_t oldRevision, const std::string& subresource, bool dryRun,
+                                   std::string* storedText) {
   if (!obj.is_object()) return Status::BadRequest("the object must be a JSON object");
   if (!obj["metadata"].is_object()) obj["metadata"] = json::object();
   json& meta = obj["metadata"];
@@ -326,7 +332,8 @@ Result<json> Registry::writeUpdate(const api::ResourceInfo& r, const std::string
   if (allocates) {
     if (Status s = services_->allocateForUpdate(obj, old); !s.ok()) return s;
   }
-  auto rev = store_.update(key(r, ns, name), encodeForStorage(obj), oldRevision);
+  std::string text = encodeForStorage(obj);
+  auto rev = store_.update(key(r, ns, name), text, oldRevision);
   if (allocates) services_->releaseNotIn(rev.ok() ? old : obj, rev.ok() ? &obj : &old);
   if (!rev.ok()) {
     if (rev.status().code() == 409) return Status::Conflict(r.qualifiedResource(), name);
@@ -334,12 +341,13 @@ Result<json> Registry::writeUpdate(const api::ResourceInfo& r, const std::string
     return rev.status();
   }
   obj["metadata"]["resourceVersion"] = std::to_string(*rev);
+  if (storedText) *storedText = std::move(text);
   return obj;
 }
 
 Result<json> Registry::update(const api::ResourceInfo& r, const std::string& ns,
                               const std::string& name, json obj, const std::string& subresource,
-                              bool dryRun) {
+                              bool dryRun, std::string* storedText) {
   auto kv = store_.get(key(r, ns, name));
   if (!kv.ok()) {
     if (kv.status().code() == 404) return Status::NotFound(r.qualifiedResource(), name);
@@ -353,12 +361,14 @@ Result<json> Registry::update(const api::ResourceInfo& r, const std::string& ns,
   if (!rv.empty() && rv != std::to_string(kv->modRevision)) {
     return Status::Conflict(r.qualifiedResource(), name);
   }
-  return writeUpdate(r, ns, name, std::move(obj), *old, kv->modRevision, subresource, dryRun);
+  return writeUpdate(r, ns, name, std::move(obj), *old, kv->modRevision, subresource, dryRun,
+                     storedText);
 }
 
 Result<json> Registry::guaranteedUpdate(const api::ResourceInfo& r, const std::string& ns,
                                         const std::string& name, const UpdateFunc& mutate,
-                                        const std::string& subresource, bool dryRun) {
+                                        const std::string& subresource, bool dryRun,
+                                        std::string* storedText) {
   for (int attempt = 0; attempt < kMaxRetries; ++attempt) {
     auto kv = store_.get(key(r, ns, name));
     if (!kv.ok()) {
@@ -374,7 +384,7 @@ Result<json> Registry::guaranteedUpdate(const api::ResourceInfo& r, const std::s
     const bool explicitRv = !rv.empty() && rv != std::to_string(kv->modRevision);
     if (explicitRv) return Status::Conflict(r.qualifiedResource(), name);
     auto res = writeUpdate(r, ns, name, std::move(desired.value()), *old, kv->modRevision,
-                           subresource, dryRun);
+                           subresource, dryRun, storedText);
     if (res.ok() || res.status().reason() != "Conflict") return res;
   }
   return Status::Conflict(r.qualifiedResource(), name);

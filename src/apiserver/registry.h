@@ -77,18 +77,23 @@ class Registry {
   // The same page as list(), as the stored key-values: only selectors decode an object.
   Result<StoredListPage> listStored(const api::ResourceInfo& r, const std::string& ns,
                                     const ListOptions& opts);
+  // The writes below return the object as stored, with its resourceVersion. When `storedText`
+  // is given and the object was stored, it receives the stored text, so that the answer can be
+  // written from it (stored_json.h) instead of encoding the object a second time.
   Result<json> create(const api::ResourceInfo& r, const std::string& ns, json obj,
-                      bool dryRun = false);
+                      bool dryRun = false, std::string* storedText = nullptr);
   // A PUT: `obj` replaces the stored object (a main-resource PUT keeps the stored status; a
   // "status" subresource PUT changes only the status). `obj`'s resourceVersion, when set, must
   // match.
   Result<json> update(const api::ResourceInfo& r, const std::string& ns, const std::string& name,
-                      json obj, const std::string& subresource = "", bool dryRun = false);
+                      json obj, const std::string& subresource = "", bool dryRun = false,
+                      std::string* storedText = nullptr);
   // Read-modify-write with retries on conflict (patch, scale, binding). When `expectedRv` is not
   // empty the update fails with Conflict instead of retrying.
   Result<json> guaranteedUpdate(const api::ResourceInfo& r, const std::string& ns,
                                 const std::string& name, const UpdateFunc& mutate,
-                                const std::string& subresource = "", bool dryRun = false);
+                                const std::string& subresource = "", bool dryRun = false,
+                                std::string* storedText = nullptr);
   Result<DeleteResult> remove(const api::ResourceInfo& r, const std::string& ns,
                               const std::string& name, const DeleteOptions& opts);
 
@@ -111,7 +116,7 @@ class Registry {
                               const ListOptions& opts, const ScanVisitor& take);
   Result<json> writeUpdate(const api::ResourceInfo& r, const std::string& ns,
                            const std::string& name, json obj, const json& old, int64_t oldRevision,
-                           const std::string& subresource, bool dryRun);
+                           const std::string& subresource, bool dryRun, std::string* storedText);
   Status checkNamespace(const api::ResourceInfo& r, const std::string& ns);
 
   bool allocatesFor(const api::ResourceInfo& r) const;

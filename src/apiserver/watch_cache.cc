@@ -1,5 +1,6 @@
 #include "apiserver/watch_cache.h"
 
+#include "apiserver/stored_json.h"
 #include "common/logging.h"
 
 namespace minik8s::apiserver {
@@ -13,11 +14,13 @@ std::shared_ptr<const json> decodeValue(const std::string& value, int64_t revisi
 }
 }  // namespace
 
-const std::string* EncodedObject::get(const json& object, const std::string& apiVersion,
+const std::string* EncodedObject::get(const json& object, const std::string* storedText,
+                                      int64_t revision, const std::string& apiVersion,
                                       const std::string& kind) {
   std::call_once(once_, [&] {
     apiVersion_ = apiVersion;
     kind_ = kind;
+    if (storedText && appendServedText(text_, *storedText, revision, apiVersion, kind)) return;
     json labelled = object;
     labelled["apiVersion"] = apiVersion;
     labelled["kind"] = kind;

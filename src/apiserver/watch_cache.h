@@ -27,9 +27,11 @@ namespace minik8s::apiserver {
 class EncodedObject {
  public:
   // The text for `object` labelled apiVersion/kind; nullptr when it was already made with
-  // another apiVersion or kind (the caller then encodes its own).
-  const std::string* get(const json& object, const std::string& apiVersion,
-                         const std::string& kind);
+  // another apiVersion or kind (the caller then encodes its own). It is written from
+  // `storedText`, the text `object` decodes from, with `revision` as its resourceVersion
+  // (stored_json.h), when that text is of the stored shape; otherwise `object` is encoded.
+  const std::string* get(const json& object, const std::string* storedText, int64_t revision,
+                         const std::string& apiVersion, const std::string& kind);
 
  private:
   std::once_flag once_;

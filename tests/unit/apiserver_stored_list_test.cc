@@ -118,6 +118,58 @@ TEST_F(StoredListTest, ListedItemsAreTheObjectsAGetAnswers) {
   EXPECT_EQ(after["items"][3], get(std::string(kPods) + "/pod-3"));
 }
 
+// The answers of writes (create, update, patch, a status patch) are written from the text the
+// write stored: the same bytes a GET answers right after, warnings and Table output as before.
+TEST_F(StoredListTest, WriteAnswersAreTheStoredObjects) {
+  const std::string pod = std::string(kPods) + "/w";
+  auto text = [&](const std::string& method, const std::string& path, const std::string& body,
+                  const std::string& contentType = "application/json") {
+    auto r = rest_->requestText(method, path, body, contentType, "application/json");
+    EXPECT_TRUE(r.ok()) << method << " " << path << ": " << r.status().toString();
+    return r.ok() ? *r : std::string();
+  };
+  auto getText = [&](const std::string& path) { return text("GET", path, ""); };
+  json body = {{"apiVersion", "v1"},
+               {"kind", "Pod"},
+               {"metadata", {{"name", "w"}}},
+               {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  const std::string created = text("POST", kPods, body.dump());
+  EXPECT_EQ(created, getText(pod));
+  EXPECT_EQ(json::parse(created).dump(), created);  // compact, sorted: as encoding it gives
+  EXPECT_FALSE(json::parse(created)["metadata"]["resourceVersion"].get<std::string>().empty());
+
+  json changed = json::parse(created);
+  changed["metadata"]["labels"]["x"] = "1";
+  const std::string updated = text("PUT", pod, changed.dump());
+  EXPECT_EQ(updated, getText(pod));
+  EXPECT_NE(updated, created);
+
+  const std::string patched =
+      text("PATCH", pod, R"({"metadata":{"labels":{"y":"2"}}})", "application/merge-patch+json");
+  EXPECT_EQ(patched, getText(pod));
+  EXPECT_EQ(json::parse(patched)["metadata"]["labels"]["y"], "2");
+
+  const std::string status = text("PATCH", pod + "/status", R"({"status":{"phase":"Running"}})",
+                                  "application/merge-patch+json");
+  EXPECT_EQ(status, getText(pod));
+  EXPECT_EQ(json::parse(status)["status"]["phase"], "Running");
+
+  // A dry run stores nothing: its answer is encoded as before, without a resourceVersion.
+  json other = body;
+  other["metadata"]["name"] = "dry";
+  json dry = json::parse(text("POST", std::string(kPods) + "?dryRun=All", other.dump()));
+  EXPECT_EQ(dry["metadata"]["name"], "dry");
+  EXPECT_FALSE(dry["metadata"].contains("resourceVersion"));
+  EXPECT_FALSE(rest_->request("GET", std::string(kPods) + "/dry", "").ok());
+
+  // Table output of a write is still a Table.
+  other["metadata"]["name"] = "t";
+  auto table = rest_->requestText("POST", kPods, other.dump(), "application/json",
+                                  "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_TRUE(table.ok()) << table.status().toString();
+  EXPECT_EQ(json::parse(*table)["kind"], "Table");
+}
+
 TEST_F(StoredListTest, PagesSelectorsAndTablesAsBefore) {
   std::vector<std::string> names;
   std::string cont;

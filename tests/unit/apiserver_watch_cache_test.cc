@@ -56,8 +56,10 @@ TEST(WatchCacheTest, TwoWatchersShareOneEncodingOfAnEvent) {
   ASSERT_EQ(e1.size(), 1u);
   ASSERT_EQ(e2.size(), 1u);
   ASSERT_TRUE(e1[0].encoded && e1[0].encoded == e2[0].encoded);
-  const std::string* first = e1[0].encoded->get(*e1[0].object, "v1", "Pod");
-  const std::string* second = e2[0].encoded->get(*e2[0].object, "v1", "Pod");
+  const std::string* first =
+      e1[0].encoded->get(*e1[0].object, e1[0].text.get(), e1[0].revision, "v1", "Pod");
+  const std::string* second =
+      e2[0].encoded->get(*e2[0].object, e2[0].text.get(), e2[0].revision, "v1", "Pod");
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first, second);  // encoded once
   json expected = *e1[0].object;
@@ -65,7 +67,39 @@ TEST(WatchCacheTest, TwoWatchersShareOneEncodingOfAnEvent) {
   expected["kind"] = "Pod";
   EXPECT_EQ(*first, expected.dump());
   // Asked with another label, it is not the caller's text.
-  EXPECT_EQ(e1[0].encoded->get(*e1[0].object, "v2", "Pod"), nullptr);
+  EXPECT_EQ(e1[0].encoded->get(*e1[0].object, e1[0].text.get(), e1[0].revision, "v2", "Pod"),
+            nullptr);
+  cache.stop();
+}
+
+// A stored text of the stored shape is sent without decoding and encoding it again: the same
+// bytes, with the event's revision as resourceVersion, for a create, an update and a delete.
+TEST(WatchCacheTest, EncodingFromTheStoredTextIsTheEncodingOfTheObject) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto w = cache.watch("/registry/core/pods/", 0);
+  ASSERT_TRUE(w.ok());
+  auto pod = [](const std::string& image) {
+    return json{{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata", {{"name", "a"}, {"namespace", "default"}, {"uid", "u-1"}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", image}}}}}}}
+        .dump();
+  };
+  auto created = store.create("/registry/core/pods/default/a", pod("x:1"));
+  ASSERT_TRUE(created.ok());
+  ASSERT_TRUE(store.update("/registry/core/pods/default/a", pod("x:2"), *created).ok());
+  ASSERT_TRUE(store.remove("/registry/core/pods/default/a", 0).ok());
+  auto events = drain(**w, 3);
+  ASSERT_EQ(events.size(), 3u);
+  for (const auto& ev : events) {
+    const std::string* text = ev.encoded->get(*ev.object, ev.text.get(), ev.revision, "v1", "Pod");
+    ASSERT_NE(text, nullptr);
+    EXPECT_EQ(*text, ev.object->dump());
+    EXPECT_NE(text->find("\"resourceVersion\":\"" + std::to_string(ev.revision) + "\""),
+              std::string::npos);
+  }
   cache.stop();
 }
 
