@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,22 +39,33 @@ Result<CommandResult> runProgram(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
+  // posix_spawn, not fork: the child shares our memory until it execs instead of copying our
+  // page tables, which costs milliseconds per run in a process of a few hundred MiB (the proxy's
+  // iptables-restore per sync, the CNI plugins per pod). The pipes' ends are O_CLOEXEC; only the
+  // dup2'ed copies reach the program. The signal mask is cleared (a thread may block some).
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, inPipe[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, outPipe[1], 2);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);  // what we inherited without O_CLOEXEC
+  posix_spawnattr_init(&attr);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (spawned != 0) {
     for (int fd : {outPipe[0], outPipe[1], inPipe[0], inPipe[1]}) ::close(fd);
-    return Status::Internal("fork: " + std::string(strerror(errno)));
-  }
-  if (pid == 0) {
-    ::dup2(inPipe[0], 0);
-    ::dup2(outPipe[1], 1);
-    ::dup2(outPipe[1], 2);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::execvp(args[0], args.data());
-    const std::string msg = "cannot run " + argv[0] + ": " + strerror(errno) + "\n";
-    [[maybe_unused]] ssize_t ignored = ::write(2, msg.data(), msg.size());
-    ::_exit(127);
+    // As a shell says it: the program's output is the reason, the exit code 127.
+    CommandResult failed;
+    failed.exitCode = 127;
+    failed.output = "cannot run " + argv[0] + ": " + strerror(spawned) + "\n";
+    return failed;
   }
   ::close(outPipe[1]);
   ::close(inPipe[0]);
