@@ -122,7 +122,7 @@ out=$(k get configmap labelled -o jsonpath='{.metadata.labels.mutated-by}')
 expect_eq "$out" "webhook" "label added by the mutating webhook"
 
 step "failurePolicy: Fail refuses while the webhook is down, Ignore does not"
-kill "$WH_PID"; wait "$WH_PID" 2>/dev/null || true
+stop_children "$WH_PID"; wait "$WH_PID" 2>/dev/null || true
 out=$(must_fail k create configmap while-down --from-literal=a=b)
 expect_contains "$out" 'failed calling webhook "add-label.example.com"' "Fail policy"
 webhook_config MutatingWebhookConfiguration add-label /mutate Ignore | k apply -f - >/dev/null

@@ -14,7 +14,7 @@ agent_cleanup() {
   # Pods first (the agent stops their containers), then the agent, its containerd, leftovers.
   if [[ -n "${AGENT_PID:-}" ]] && kill -0 "$AGENT_PID" 2>/dev/null; then
     kubectl delete pods --all --grace-period=1 --wait=true --timeout=30s >/dev/null 2>&1 || true
-    kill "$AGENT_PID" 2>/dev/null || true; wait "$AGENT_PID" 2>/dev/null || true
+    stop_children "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null || true
   fi
   local cpid; cpid=$(cat "$AGENT_DIR/containerd/containerd.pid" 2>/dev/null || true)
   [[ -n "$cpid" ]] && kill "$cpid" 2>/dev/null && sleep 1 && kill -9 "$cpid" 2>/dev/null

@@ -93,7 +93,7 @@ forward_fetch() {
   lport=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$log" | head -n 1)
   curl -s -m 5 "http://127.0.0.1:$lport/"
   curl -s -m 5 "http://127.0.0.1:$lport/"
-  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  stop_children "$pid"; wait "$pid" 2>/dev/null || true
 }
 out=$(forward_fetch true deploy/nginx-deployment 80)
 expect_eq "$(grep -c '<title>Welcome to nginx!</title>' <<<"$out")" "2" "port-forward over a WebSocket"
@@ -138,7 +138,7 @@ timeout 60 kubectl attach "$(kubectl get pods -l app=nginx -o jsonpath='{.items[
 attach_pid=$!
 wait_for 30 bash -c "kubectl exec web-1 -- timeout 2 wget -q -O /dev/null http://$nginx_ip/attached; grep -q 'GET /attached HTTP/1.1' $attach_log" ||
   { fail "kubectl attach follows the container's output"; cat "$attach_log"; }
-kill "$attach_pid" 2>/dev/null; wait "$attach_pid" 2>/dev/null || true
+stop_children "$attach_pid"; wait "$attach_pid" 2>/dev/null || true
 out=$(echo typed | timeout 60 kubectl run attach-run -i --rm --restart=Never --image=minik8s/busybox:1.35 -- sh -c 'read x; echo you typed $x' 2>&1)
 expect_contains "$out" "you typed typed" "kubectl run -i --rm"
 kubectl delete pod lo-only attach-me --wait=false >/dev/null

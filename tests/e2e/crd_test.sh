@@ -96,7 +96,7 @@ E2E_PIDS+=($watch_pid)
 sleep 1
 k label ct my-new-cron-object tier=gold >/dev/null
 wait_for 10 grep -q "my-new-cron-object" "$E2E_DIR/watch.out"
-kill "$watch_pid" 2>/dev/null || true
+stop_children "$watch_pid"
 
 step "a second version is served with None conversion"
 sed -e 's/    - name: v1$/    - name: v1beta1\n      served: true\n      storage: false\n      schema:\n        openAPIV3Schema:\n          type: object\n          x-kubernetes-preserve-unknown-fields: true\n    - name: v1/' \

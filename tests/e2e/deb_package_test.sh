@@ -13,7 +13,7 @@ CHROOT_PID=""
 
 deb_cleanup() {
   if [[ -n "$CHROOT_PID" ]]; then
-    kill "$CHROOT_PID" 2>/dev/null || true
+    for p in $(our_children "$CHROOT_PID"); do kill "$p" 2>/dev/null || true; done
     wait "$CHROOT_PID" 2>/dev/null || true
   fi
   # Processes still running inside the root (a crashed earlier run) hold its mounts.

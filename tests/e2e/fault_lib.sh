@@ -77,7 +77,7 @@ probe_report() {
   echo "PROBES [$label]: $n attempts, $PROBE_FAILED failed, downtime ${PROBE_DOWNTIME} s"
 }
 
-stop_prober() { kill "$PROBER_PID" 2>/dev/null || true; wait "$PROBER_PID" 2>/dev/null || true; }
+stop_prober() { stop_children "$PROBER_PID"; wait "$PROBER_PID" 2>/dev/null || true; }
 
 # cluster_state KEY: a value of $CL_DIR/cluster.json (jq syntax, e.g. .serverPid).
 cluster_state() { jq -r "$1" "$CL_DIR/cluster.json"; }

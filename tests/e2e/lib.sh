@@ -11,15 +11,24 @@ mkdir -p "$HOME"
 E2E_PIDS=()
 FAILURES=0
 
-# our_children PID...: those of the PIDs that are still children of this shell (running, or
-# exited and not yet reaped). A PID recorded long ago may name another test's process by now
-# (pid_max is 32768 here and every thread takes a PID: the space wraps within minutes under a
-# full test run), so nothing is signalled by a bare recorded PID.
+# $(our_children PID...): those of the PIDs that are still children of the calling shell (running,
+# or exited and not yet reaped; in a subshell, the subshell's own). A PID recorded long ago may
+# name another test's process by now (pid_max is 32768 here and every thread takes a PID: the
+# space wraps within minutes under a full test run), so nothing is signalled by a bare recorded
+# PID. Call it in a command substitution: its parent is then the caller.
 our_children() {
-  local pid
+  local self=$BASHPID caller pid
+  caller=$(ps -o ppid= -p "$self" | tr -d ' ')
   for pid in "$@"; do
-    [[ "$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')" == "$$" ]] && echo "$pid"
+    [[ "$(ps -o ppid= -p "$pid" 2>/dev/null | tr -d ' ')" == "$caller" ]] && echo "$pid"
   done
+  return 0
+}
+
+# stop_children PID...: TERM to those of the PIDs that are still children of this shell.
+stop_children() {
+  local pid
+  for pid in $(our_children "$@"); do kill "$pid" 2>/dev/null; done
   return 0
 }
 

@@ -153,7 +153,7 @@ wait_for 120 bash -c '[[ $(kubectl get deploy metrics-app -o jsonpath="{.spec.re
   { fail "scaled to 4 on app_requests"; kubectl describe hpa metrics-app | tail -15; }
 echo "FIGURE load start -> HPA at 4 replicas: $(elapsed "$t_load") s"
 expect_contains "$(kubectl get hpa metrics-app)" "/2" "kubectl get hpa shows current/target"
-kill "$load_pid" 2>/dev/null; wait "$load_pid" 2>/dev/null
+stop_children "$load_pid"; wait "$load_pid" 2>/dev/null
 kubectl delete hpa metrics-app >/dev/null
 
 step "a pod with a wrong metrics port is a down target with its error; discovery goes on"

@@ -181,14 +181,14 @@ kc get endpointslices -n kube-system -o name | grep -q "kube-dns-$P" ||
   fail "the node's kube-dns EndpointSlice"
 
 step "the proxy restores its rules after a restart and cleans them up"
-kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
+stop_children "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
 kc delete service web >/dev/null
 in_node "$MINIK8S_BIN" proxy --kubeconfig "$KUBECONFIG" --node-name "$P" >>"$E2E_DIR/proxy.log" 2>&1 &
 PROXY_PID=$!
 E2E_PIDS+=($PROXY_PID)
 wait_for 10 bash -c "! nsenter --net=/var/run/netns/$NODE iptables-save -t nat | grep -q '$POD1_IP:8080'"
 expect_contains "$(in_node iptables-save -t nat)" "$NODE_IP:53" "kube-dns rules after restart"
-kill "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
+stop_children "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
 in_node "$MINIK8S_BIN" proxy --cleanup
 expect_not_contains "$(in_node iptables-save)" "KUBE-" "rules after cleanup"
 

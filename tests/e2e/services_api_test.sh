@@ -106,7 +106,7 @@ no_ep() { ! k get endpoints one >/dev/null 2>&1; }
 wait_for 5 no_ep
 
 step "allocations survive a server restart"
-kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
+stop_children "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true
 start_server
 expect_eq "$(k get svc web -o jsonpath='{.spec.clusterIP}')" "$web_ip" "web keeps its IP"
 out=$(must_fail k create service clusterip again --tcp=80 --clusterip="$web_ip")
