@@ -17,6 +17,7 @@
 #include "mesh/mesh_config.h"
 #include "mesh/mesh_config_wire.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "raw_exchange.h"
 
 namespace minik8s::mesh {
 namespace {
@@ -318,20 +319,8 @@ class MeshAuthzProxyTest : public ::testing::Test {
     proxy_->setConfig(buildMeshConfig(o, ++version_));
   }
 
-  // Sends raw bytes to the inbound port and reads until the peer closes or resets.
   std::string exchange(const std::string& bytes) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(proxy_->inboundPort()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
-    ::close(fd);
-    return out;
+    return testing::rawExchange(proxy_->inboundPort(), bytes);
   }
 
   static std::string get(const std::string& path, bool close = false,

@@ -23,6 +23,7 @@
 #include "mesh/mesh_config.h"
 #include "mesh/peer_authentication.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "raw_exchange.h"
 
 namespace minik8s::mesh {
 namespace {
@@ -321,19 +322,8 @@ class MeshMtlsTest : public ::testing::Test {
   // A client without a sidecar dialling the server pod's port (its nat rule -> inbound).
   std::string plainToServer() { return plainTo(server_->inboundPort()); }
   std::string plainTo(int port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    std::string req = "GET /plain HTTP/1.1\r\nHost: web\r\nConnection: close\r\n\r\n";
-    EXPECT_EQ(::write(fd, req.data(), req.size()), static_cast<ssize_t>(req.size()));
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
-    ::close(fd);
-    return out;
+    return testing::rawExchange(port,
+                                "GET /plain HTTP/1.1\r\nHost: web\r\nConnection: close\r\n\r\n");
   }
 
   double inbound(const std::string& security, const std::string& principal) {

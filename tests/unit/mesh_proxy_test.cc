@@ -14,9 +14,12 @@
 #include "common/metrics.h"
 #include "common/yaml_json.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "raw_exchange.h"
 
 namespace minik8s::mesh {
 namespace {
+
+using testing::rawExchange;
 
 class Backend {
  public:
@@ -84,22 +87,6 @@ spec: {host: web, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels
 
   std::string outboundUrl() const {
     return "http://127.0.0.1:" + std::to_string(proxy_->outboundPort());
-  }
-
-  // Sends raw bytes to a proxy port and reads until the peer closes.
-  std::string rawExchange(int port, const std::string& bytes) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    std::string out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, n);
-    ::close(fd);
-    return out;
   }
 
   metrics::Registry registry_;
