@@ -753,18 +753,7 @@ bool startMeshDiscovery(const Layout& l) {
       caCert.empty() || caKey.empty()
           ? Status::Internal("no ca.crt and ca.key in " + l.pkiDir())
           : mesh::installMeshDiscovery(rest, apiserver::admission::kMeshProxyImage, caCert, caKey);
-  const auto deadline = Clock::now() + std::chrono::seconds(l.flags.timeoutSeconds);
-  while (s.ok()) {
-    auto d = rest.get(client::resources::kDeployments, mesh::kMeshRootNamespace, "istiod");
-    if (d.ok() && d->value("status", json::object()).value("readyReplicas", 0) >= 1) break;
-    if (Clock::now() > deadline) {
-      s = Status::Timeout(
-          "istiod is not ready (kubectl -n istio-system describe pod -l "
-          "app=istiod)");
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
+  if (s.ok()) s = mesh::waitForMeshDiscovery(rest, std::chrono::seconds(l.flags.timeoutSeconds));
   if (!s.ok()) {
     std::cerr << "mesh control plane: " << s.message() << "\n";
     return false;

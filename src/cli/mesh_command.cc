@@ -170,18 +170,10 @@ void addInstallDiscoveryCommand(CLI::App& mesh) {
     std::cout << "mesh discovery: deployment.apps/istiod and service/istiod in "
               << mesh::kMeshRootNamespace << "\n";
     if (!f->wait) return;
-    for (int i = 0; i < 240; ++i) {
-      auto d = rest.get(client::resources::kDeployments, mesh::kMeshRootNamespace, "istiod");
-      if (d.ok() && d->value("status", json::object()).value("readyReplicas", 0) >= 1) {
-        std::cout << "mesh discovery: ready at https://" << mesh::kDiscoveryHost << ":"
-                  << mesh::kDiscoveryPort << "\n";
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    exitWithError(
-        Status::Timeout("istiod did not become ready within 120 s (kubectl -n istio-system "
-                        "describe pod -l app=istiod)"));
+    if (Status s = mesh::waitForMeshDiscovery(rest, std::chrono::seconds(120)); !s.ok())
+      exitWithError(s);
+    std::cout << "mesh discovery: ready at https://" << mesh::kDiscoveryHost << ":"
+              << mesh::kDiscoveryPort << "\n";
   });
 }
 

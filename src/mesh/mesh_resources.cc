@@ -1,6 +1,7 @@
 #include "mesh/mesh_resources.h"
 
 #include <cctype>
+#include <thread>
 
 #include "client/custom_resource_definitions.h"
 #include "common/base64.h"
@@ -357,6 +358,20 @@ Status installMeshDiscovery(client::RestClient& rest, const std::string& image,
   return ensureObject(rest,
                       client::Resource{"rbac.authorization.k8s.io", "v1", "clusterroles", false},
                       meshProxyRole(false));
+}
+
+Status waitForMeshDiscovery(client::RestClient& rest, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    auto d = rest.get(client::resources::kDeployments, kMeshRootNamespace, "istiod");
+    if (d.ok() && d->value("/status/readyReplicas"_json_pointer, 0) >= 1) return Status::Ok();
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status::Timeout("istiod did not become ready within " +
+                             std::to_string(timeout.count() / 1000) +
+                             " s (kubectl -n istio-system describe pod -l app=istiod)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
 }
 
 }  // namespace minik8s::mesh

@@ -7,6 +7,7 @@
 // each namespace labelled istio-injection=enabled. Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -42,5 +43,8 @@ std::vector<json> meshDiscoveryObjects(const std::string& image, const std::stri
                                        const std::string& caKeyPem, Status* error);
 Status installMeshDiscovery(client::RestClient& rest, const std::string& image,
                             const std::string& caCertPem, const std::string& caKeyPem);
+// Waits until istiod's Deployment has a ready replica (Timeout after `timeout`, saying where to
+// look): a sidecar started before istiod answers has no routes until it does.
+Status waitForMeshDiscovery(client::RestClient& rest, std::chrono::milliseconds timeout);
 
 }  // namespace minik8s::mesh
