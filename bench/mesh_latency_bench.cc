@@ -1,0 +1,341 @@
+// Latency and throughput through the mesh's sidecars, against the same backend reached directly,
+// in one run (issue 18's benchmark): requests at a fixed rate (open loop, --rate req/s spread over
+// --open-connections kept-alive connections; each latency counts from when the request was due,
+// so a stall is not hidden) and at saturation (closed loop, --connections connections sending as
+// fast as answers come), for these paths:
+//   direct        client -> backend
+//   inbound only  client -> server sidecar's inbound listener -> backend
+//   two sidecars  client -> client sidecar (outbound, HTTP routing) -> server sidecar (inbound)
+//                 -> backend, plain text (PeerAuthentication DISABLE) and with mutual TLS
+//                 (workload certificates from a CA made here)
+// The sidecars are the real SidecarProxy on loopback, each with its own I/O thread, as in a pod;
+// the original destinations are given to them as the pods' nat rules would (no root needed).
+// Prints p50/p90/p99, req/s, the added latency per sidecar hop at p50 and the meshed/direct
+// throughput ratio, with the load average. Never fails on a figure.
+//
+//   build/bin/mesh_latency_bench [--rate 1000] [--open-connections 10] [--connections 50]
+//                                [--seconds 5]
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/http.h"
+#include "common/metrics.h"
+#include "common/pki.h"
+#include "mesh/identity.h"
+#include "mesh/mesh_config.h"
+#include "mesh/proxy/sidecar_proxy.h"
+#include "spdlog/spdlog.h"
+
+using namespace std::chrono;
+using minik8s::json;
+namespace mesh = minik8s::mesh;
+namespace http = minik8s::http;
+namespace pki = minik8s::pki;
+
+namespace {
+
+std::string loadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+// One kept-alive HTTP/1.1 connection to 127.0.0.1:port, GET / with a Content-Length answer.
+class Connection {
+ public:
+  explicit Connection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) close();
+  }
+  ~Connection() { close(); }
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  bool ok() const { return fd_ >= 0; }
+
+  // One request and its whole answer; false when the connection failed or the answer was not 200.
+  bool get() {
+    static const std::string kRequest = "GET / HTTP/1.1\r\nHost: web\r\n\r\n";
+    if (fd_ < 0 || ::write(fd_, kRequest.data(), kRequest.size()) < 0) return fail();
+    for (;;) {
+      size_t end = buffer_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        bool ok = buffer_.compare(0, 12, "HTTP/1.1 200") == 0;
+        size_t length = 0;
+        size_t at = lowerFind(buffer_.substr(0, end), "content-length:");
+        if (at != std::string::npos) length = std::stoul(buffer_.substr(at + 15));
+        while (buffer_.size() < end + 4 + length) {
+          if (!readMore()) return fail();
+        }
+        buffer_.erase(0, end + 4 + length);
+        return ok;
+      }
+      if (!readMore()) return fail();
+    }
+  }
+
+ private:
+  static size_t lowerFind(std::string text, const std::string& what) {
+    std::transform(text.begin(), text.end(), text.begin(), ::tolower);
+    return text.find(what);
+  }
+  bool readMore() {
+    char buf[4096];
+    ssize_t n = ::read(fd_, buf, sizeof buf);
+    if (n <= 0) return false;
+    buffer_.append(buf, static_cast<size_t>(n));
+    return true;
+  }
+  bool fail() {
+    close();
+    return false;
+  }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+  std::string buffer_;
+};
+
+struct Figures {
+  std::vector<double> latencyMs;
+  long requests = 0, errors = 0;
+  double seconds = 0;
+  double percentile(double p) {
+    if (latencyMs.empty()) return 0;
+    std::sort(latencyMs.begin(), latencyMs.end());
+    return latencyMs[std::min(latencyMs.size() - 1, static_cast<size_t>(p * latencyMs.size()))];
+  }
+  double rps() const { return seconds > 0 ? requests / seconds : 0; }
+};
+
+// Open loop: `rate` requests/s over `connections` connections for `seconds`.
+Figures fixedRate(int port, int rate, int connections, int seconds) {
+  Figures all;
+  std::vector<Figures> parts(connections);
+  std::vector<std::thread> threads;
+  const auto start = steady_clock::now() + milliseconds(50);
+  const auto interval = duration<double>(static_cast<double>(connections) / rate);
+  const long perConnection = static_cast<long>(rate) * seconds / connections;
+  for (int c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c] {
+      auto conn = std::make_unique<Connection>(port);
+      Figures& f = parts[c];
+      // Connections start spread over one interval.
+      const auto first = start + duration_cast<nanoseconds>(interval * c / connections);
+      for (long i = 0; i < perConnection; ++i) {
+        const auto due = first + duration_cast<nanoseconds>(interval * i);
+        std::this_thread::sleep_until(due);
+        bool ok = conn->get();
+        f.latencyMs.push_back(duration<double, std::milli>(steady_clock::now() - due).count());
+        ++f.requests;
+        if (!ok) {
+          ++f.errors;
+          conn = std::make_unique<Connection>(port);
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  all.seconds = duration<double>(steady_clock::now() - start).count();
+  for (auto& p : parts) {
+    all.latencyMs.insert(all.latencyMs.end(), p.latencyMs.begin(), p.latencyMs.end());
+    all.requests += p.requests;
+    all.errors += p.errors;
+  }
+  return all;
+}
+
+// Closed loop: `connections` connections, each sending its next request when the answer came.
+Figures saturation(int port, int connections, int seconds) {
+  Figures all;
+  std::vector<Figures> parts(connections);
+  std::vector<std::thread> threads;
+  std::atomic<bool> stop{false};
+  const auto start = steady_clock::now();
+  for (int c = 0; c < connections; ++c) {
+    threads.emplace_back([&, c] {
+      auto conn = std::make_unique<Connection>(port);
+      Figures& f = parts[c];
+      while (!stop) {
+        const auto sent = steady_clock::now();
+        bool ok = conn->get();
+        f.latencyMs.push_back(duration<double, std::milli>(steady_clock::now() - sent).count());
+        ++f.requests;
+        if (!ok) {
+          ++f.errors;
+          conn = std::make_unique<Connection>(port);
+        }
+      }
+    });
+  }
+  std::this_thread::sleep_for(seconds * 1s);
+  stop = true;
+  for (auto& t : threads) t.join();
+  all.seconds = duration<double>(steady_clock::now() - start).count();
+  for (auto& p : parts) {
+    all.latencyMs.insert(all.latencyMs.end(), p.latencyMs.begin(), p.latencyMs.end());
+    all.requests += p.requests;
+    all.errors += p.errors;
+  }
+  return all;
+}
+
+mesh::WorkloadCredentials credentialsFor(const pki::KeyAndCert& ca, const mesh::WorkloadId& id) {
+  mesh::WorkloadCredentials c;
+  c.keyPem = *pki::generateKey();
+  c.spiffeId = mesh::spiffeId(id);
+  auto csr = mesh::createWorkloadCsr(c.keyPem, c.spiffeId);
+  c.certPem = *mesh::signWorkloadCsr(ca, *csr, hours(1));
+  c.caPem = ca.certPem;
+  c.notBefore = system_clock::now();
+  c.notAfter = c.notBefore + hours(1);
+  return c;
+}
+
+// The service bench/web (10.96.0.10:80) whose endpoint is the server sidecar's inbound port
+// (standing for the pod's port, which its nat rules would redirect there); both pods meshed.
+std::shared_ptr<const mesh::MeshConfig> registry(int serverInbound, bool mtls, int64_t version) {
+  json svc = {
+      {"metadata", {{"name", "web"}, {"namespace", "bench"}}},
+      {"spec", {{"clusterIP", "10.96.0.10"}, {"ports", {{{"name", "http"}, {"port", 80}}}}}}};
+  json eps = {{"metadata", {{"name", "web"}, {"namespace", "bench"}}},
+              {"subsets",
+               {{{"addresses",
+                  {{{"ip", "127.0.0.1"}, {"targetRef", {{"kind", "Pod"}, {"name", "web-1"}}}}}},
+                 {"ports", {{{"name", "http"}, {"port", serverInbound}}}}}}}};
+  auto pod = [](const std::string& name, const std::string& sa) {
+    return json{{"metadata", {{"name", name}, {"namespace", "bench"}, {"labels", {{"app", sa}}}}},
+                {"spec",
+                 {{"serviceAccountName", sa},
+                  {"containers", {{{"name", "app"}}, {{"name", "istio-proxy"}}}}}}};
+  };
+  std::vector<json> policies;
+  if (!mtls) {
+    policies.push_back({{"metadata", {{"name", "default"}, {"namespace", "bench"}}},
+                        {"spec", {{"mtls", {{"mode", "DISABLE"}}}}}});
+  }
+  return mesh::buildMeshConfig({svc}, {eps}, {pod("web-1", "web"), pod("client-1", "client")}, {},
+                               {}, policies, version);
+}
+
+void report(const char* path, const char* mode, Figures f) {
+  std::printf("%-26s %-22s p50 %7.3f  p90 %7.3f  p99 %7.3f ms  %8.0f req/s  errors %ld  load %s\n",
+              path, mode, f.percentile(0.5), f.percentile(0.9), f.percentile(0.99), f.rps(),
+              f.errors, loadAverage().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rate = 1000, openConnections = 10, connections = 50, seconds = 5;
+  for (int i = 1; i + 1 < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--rate") rate = std::stoi(argv[++i]);
+    if (a == "--open-connections") openConnections = std::stoi(argv[++i]);
+    if (a == "--connections") connections = std::stoi(argv[++i]);
+    if (a == "--seconds") seconds = std::stoi(argv[++i]);
+  }
+  spdlog::set_level(spdlog::level::warn);
+  http::Server backend([](const http::Request&, http::ResponseWriter& w) {
+    w.send(http::Response::text(200, "ok\n"));
+  });
+  if (!backend.start("127.0.0.1:0").ok()) return 1;
+  const int backendPort = backend.port();
+
+  minik8s::metrics::Registry serverMetrics, clientMetrics;
+  mesh::ProxyOptions so;  // the sidecar of bench/web-1
+  so.bindAddress = "127.0.0.1";
+  so.outboundPort = so.inboundPort = so.metricsPort = 0;
+  so.registry = &serverMetrics;
+  so.podNamespace = "bench";
+  so.podName = "web-1";
+  so.originalDestination = [backendPort](int) -> std::optional<std::pair<std::string, int>> {
+    return std::make_pair(std::string("127.0.0.1"), backendPort);
+  };
+  mesh::SidecarProxy server(so);
+  mesh::ProxyOptions co;  // the sidecar of bench/client-1
+  co.bindAddress = "127.0.0.1";
+  co.outboundPort = co.inboundPort = co.metricsPort = 0;
+  co.registry = &clientMetrics;
+  co.podNamespace = "bench";
+  co.podName = "client-1";
+  co.seed = 1;
+  co.originalDestination = [](int) -> std::optional<std::pair<std::string, int>> {
+    return std::make_pair(std::string("10.96.0.10"), 80);
+  };
+  mesh::SidecarProxy client(co);
+  if (!server.start().ok() || !client.start().ok()) return 1;
+  auto ca = pki::createCA("mesh-bench-ca");
+  if (!ca.ok() || !server.setCredentials(credentialsFor(*ca, {"bench", "web"})).ok() ||
+      !client.setCredentials(credentialsFor(*ca, {"bench", "client"})).ok()) {
+    std::printf("cannot set up the workload certificates\n");
+    return 1;
+  }
+  int64_t version = 0;
+  auto configure = [&](bool mtls) {
+    auto config = registry(server.inboundPort(), mtls, ++version);
+    server.setConfig(config);
+    client.setConfig(config);
+  };
+
+  std::printf(
+      "mesh latency bench: %d req/s over %d connections and saturation with %d "
+      "connections, %d s each\n",
+      rate, openConnections, connections, seconds);
+  struct Path {
+    const char* name;
+    int port;
+    bool mtls;
+  };
+  const std::vector<Path> paths = {{"direct", backendPort, false},
+                                   {"inbound sidecar only", server.inboundPort(), false},
+                                   {"two sidecars, plain text", client.outboundPort(), false},
+                                   {"two sidecars, mTLS", client.outboundPort(), true}};
+  double directP50 = 0, directRps = 0;
+  for (const auto& p : paths) {
+    configure(p.mtls);
+    Connection warm(p.port);  // the first connection's handshake is not what is measured
+    for (int i = 0; i < 100 && warm.get(); ++i) {
+    }
+    std::string mode = std::to_string(rate) + " req/s";
+    Figures open = fixedRate(p.port, rate, openConnections, seconds);
+    report(p.name, mode.c_str(), open);
+    Figures closed = saturation(p.port, connections, seconds);
+    mode = "saturation, " + std::to_string(connections) + " conns";
+    report(p.name, mode.c_str(), closed);
+    if (p.port == backendPort) {
+      directP50 = open.percentile(0.5);
+      directRps = closed.rps();
+    } else if (p.port == client.outboundPort()) {
+      std::printf("  %s: +%.3f ms per hop at p50 (%d req/s), throughput %.2fx of direct\n", p.name,
+                  (open.percentile(0.5) - directP50) / 2, rate,
+                  directRps > 0 ? closed.rps() / directRps : 0);
+    }
+  }
+  client.stop();
+  server.stop();
+  backend.stop();
+  return 0;
+}
