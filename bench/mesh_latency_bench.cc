@@ -127,11 +127,33 @@ struct Figures {
     return latencyMs[std::min(latencyMs.size() - 1, static_cast<size_t>(p * latencyMs.size()))];
   }
   double rps() const { return seconds > 0 ? requests / seconds : 0; }
+
+  // One request on `conn` timed from `since`; a failed connection is replaced.
+  void request(std::unique_ptr<Connection>& conn, int port, steady_clock::time_point since) {
+    bool ok = conn->get();
+    latencyMs.push_back(duration<double, std::milli>(steady_clock::now() - since).count());
+    ++requests;
+    if (!ok) {
+      ++errors;
+      conn = std::make_unique<Connection>(port);
+    }
+  }
+
+  // The figures of every connection's thread, over the run that began at `start`.
+  static Figures merged(const std::vector<Figures>& parts, steady_clock::time_point start) {
+    Figures all;
+    all.seconds = duration<double>(steady_clock::now() - start).count();
+    for (const auto& p : parts) {
+      all.latencyMs.insert(all.latencyMs.end(), p.latencyMs.begin(), p.latencyMs.end());
+      all.requests += p.requests;
+      all.errors += p.errors;
+    }
+    return all;
+  }
 };
 
 // Open loop: `rate` requests/s over `connections` connections for `seconds`.
 Figures fixedRate(int port, int rate, int connections, int seconds) {
-  Figures all;
   std::vector<Figures> parts(connections);
   std::vector<std::thread> threads;
   const auto start = steady_clock::now() + milliseconds(50);
@@ -146,29 +168,16 @@ Figures fixedRate(int port, int rate, int connections, int seconds) {
       for (long i = 0; i < perConnection; ++i) {
         const auto due = first + duration_cast<nanoseconds>(interval * i);
         std::this_thread::sleep_until(due);
-        bool ok = conn->get();
-        f.latencyMs.push_back(duration<double, std::milli>(steady_clock::now() - due).count());
-        ++f.requests;
-        if (!ok) {
-          ++f.errors;
-          conn = std::make_unique<Connection>(port);
-        }
+        f.request(conn, port, due);
       }
     });
   }
   for (auto& t : threads) t.join();
-  all.seconds = duration<double>(steady_clock::now() - start).count();
-  for (auto& p : parts) {
-    all.latencyMs.insert(all.latencyMs.end(), p.latencyMs.begin(), p.latencyMs.end());
-    all.requests += p.requests;
-    all.errors += p.errors;
-  }
-  return all;
+  return Figures::merged(parts, start);
 }
 
 // Closed loop: `connections` connections, each sending its next request when the answer came.
 Figures saturation(int port, int connections, int seconds) {
-  Figures all;
   std::vector<Figures> parts(connections);
   std::vector<std::thread> threads;
   std::atomic<bool> stop{false};
@@ -177,28 +186,13 @@ Figures saturation(int port, int connections, int seconds) {
     threads.emplace_back([&, c] {
       auto conn = std::make_unique<Connection>(port);
       Figures& f = parts[c];
-      while (!stop) {
-        const auto sent = steady_clock::now();
-        bool ok = conn->get();
-        f.latencyMs.push_back(duration<double, std::milli>(steady_clock::now() - sent).count());
-        ++f.requests;
-        if (!ok) {
-          ++f.errors;
-          conn = std::make_unique<Connection>(port);
-        }
-      }
+      while (!stop) f.request(conn, port, steady_clock::now());
     });
   }
   std::this_thread::sleep_for(seconds * 1s);
   stop = true;
   for (auto& t : threads) t.join();
-  all.seconds = duration<double>(steady_clock::now() - start).count();
-  for (auto& p : parts) {
-    all.latencyMs.insert(all.latencyMs.end(), p.latencyMs.begin(), p.latencyMs.end());
-    all.requests += p.requests;
-    all.errors += p.errors;
-  }
-  return all;
+  return Figures::merged(parts, start);
 }
 
 mesh::WorkloadCredentials credentialsFor(const pki::KeyAndCert& ca, const mesh::WorkloadId& id) {
