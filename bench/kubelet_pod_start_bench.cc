@@ -30,6 +30,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bench_util.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -40,6 +41,9 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::freePort;
+using minik8s::bench::pssKiB;
+using minik8s::bench::statusKiB;
 namespace client = minik8s::client;
 namespace kubelet = minik8s::kubelet;
 namespace v1 = ::runtime::v1;
@@ -49,25 +53,9 @@ namespace {
 constexpr const char* kImage = "minik8s/busybox:1.35";
 constexpr const char* kNode = "bench-node";
 
+// The server, registry and agent get SIGTERM when the bench dies, so the agent cleans up.
 pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    // The children must not outlive the bench, and must not inherit its blocked signals.
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    FILE* f = freopen(log.c_str(), "w", stdout);
-    (void)f;
-    dup2(fileno(stdout), 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
+  return minik8s::bench::spawn(args, log, {.deathSignal = SIGTERM});
 }
 
 void stopProcess(pid_t pid, seconds grace) {
@@ -80,19 +68,6 @@ void stopProcess(pid_t pid, seconds grace) {
   }
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-}
-
-int freePort() {
-  FILE* p = popen(
-      "/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind((\"127.0.0.1\",0)); "
-      "print(s.getsockname()[1])'",
-      "r");
-  int port = 0;
-  if (p) {
-    if (fscanf(p, "%d", &port) != 1) port = 0;
-    pclose(p);
-  }
-  return port;
 }
 
 bool waitFor(seconds timeout, const std::function<bool()>& cond) {
@@ -109,26 +84,7 @@ std::string readFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// A /proc/PID/status field in KiB (VmRSS, RssAnon, RssFile); -1 when absent.
-long statusKiB(pid_t pid, const std::string& field) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return std::atol(line.c_str() + field.size() + 1);
-  return -1;
-}
-
 long vmRssKiB(pid_t pid) { return statusKiB(pid, "VmRSS"); }
-
-// Proportional set size (/proc/PID/smaps_rollup): pages shared with other processes (the
-// libraries' and the binary's code, the server runs the same binary) count by share.
-long pssKiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/smaps_rollup");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("Pss:", 0) == 0) return std::atol(line.c_str() + 4);
-  return -1;
-}
 
 json podObject(const std::string& name, const std::string& uid = "") {
   json pod = {

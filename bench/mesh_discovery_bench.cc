@@ -29,6 +29,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_util.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -40,57 +41,15 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::cpuSeconds;
+using minik8s::bench::loadAverage;
+using minik8s::bench::percentile;
+using minik8s::bench::spawn;
 namespace client = minik8s::client;
 namespace mesh = minik8s::mesh;
 namespace res = client::resources;
 
 namespace {
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the server never outlives the bench
-    FILE* f = freopen(log.c_str(), "w", stdout);
-    (void)f;
-    dup2(fileno(stdout), 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-std::string loadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
-double rssMiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return 0;
-}
-
-double cpuSeconds(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
-  std::string f;
-  unsigned long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && fields >> f; ++i) {
-    if (i == 14) utime = std::stoul(f);
-    if (i == 15) stime = std::stoul(f);
-  }
-  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
-}
 
 json endpointsOf(int svc, const std::string& extraIp) {
   json addresses = json::array();
@@ -140,13 +99,6 @@ class AnyServiceAccount : public mesh::DiscoveryAuthenticator {
   }
 };
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = std::min(v.size() - 1, static_cast<size_t>(p / 100.0 * v.size()));
-  return v[i];
-}
-
 struct Result {
   std::vector<double> each, every;  // ms
   int missed = 0;
@@ -178,7 +130,7 @@ void measure(client::RestClient& rest, std::vector<std::unique_ptr<ProxyState>>&
     std::this_thread::sleep_for(100ms);  // the changes do not coalesce
   }
   r.cpu = cpuSeconds(server) - cpu0;
-  r.rssAfter = rssMiB(server);
+  r.rssAfter = minik8s::bench::rssKiB(server) / 1024.0;
 }
 
 void print(const char* design, int n, const Result& r) {
@@ -193,7 +145,7 @@ void print(const char* design, int n, const Result& r) {
 
 Result runDiscovery(const client::ClientConfig& config, int n, int rounds, pid_t server) {
   Result r;
-  r.rssBefore = rssMiB(server);
+  r.rssBefore = minik8s::bench::rssKiB(server) / 1024.0;
   client::RestClient rest(config);
   auto setupStart = steady_clock::now();
   AnyServiceAccount auth;
@@ -226,7 +178,7 @@ Result runDiscovery(const client::ClientConfig& config, int n, int rounds, pid_t
 
 Result runBaseline(const client::ClientConfig& config, int n, int rounds, pid_t server) {
   Result r;
-  r.rssBefore = rssMiB(server);
+  r.rssBefore = minik8s::bench::rssKiB(server) / 1024.0;
   client::RestClient rest(config);
   auto setupStart = steady_clock::now();
   std::vector<std::unique_ptr<ProxyState>> states;

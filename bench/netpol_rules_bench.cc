@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "fmt/format.h"
 #include "netpol/network_policy_agent.h"
 #include "netpol/policy_rules.h"
@@ -15,12 +16,9 @@
 namespace {
 
 using minik8s::json;
+using minik8s::bench::enterPrivateNetns;
 namespace netpol = minik8s::netpol;
 
-bool enterPrivateNetns() {
-  ::signal(SIGPIPE, SIG_IGN);
-  return ::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0;
-}
 const bool kInPrivateNetns = enterPrivateNetns();
 
 // 10 namespaces (label team=t<k>), `pods` pods on n1 and as many on n2 spread over them (labels

@@ -32,6 +32,7 @@
 #include <map>
 #include <string_view>
 
+#include "bench_util.h"
 #include "common/command.h"
 #include "fmt/format.h"
 #include "proxy/iptables.h"
@@ -42,14 +43,11 @@
 namespace {
 
 using minik8s::json;
+using minik8s::bench::enterPrivateNetns;
 namespace proxy = minik8s::proxy;
 using Clock = std::chrono::steady_clock;
 using Millis = std::chrono::duration<double, std::milli>;
 
-bool enterPrivateNetns() {
-  ::signal(SIGPIPE, SIG_IGN);
-  return ::geteuid() == 0 && ::unshare(CLONE_NEWNET) == 0;
-}
 const bool kInPrivateNetns = enterPrivateNetns();
 
 struct Cluster {

@@ -25,6 +25,7 @@
 #include <map>
 #include <thread>
 
+#include "bench_util.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "common/logging.h"
@@ -33,6 +34,8 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::removeStaleRunDirs;
+using minik8s::bench::spawn;
 namespace client = minik8s::client;
 namespace sched = minik8s::scheduler;
 
@@ -40,23 +43,6 @@ namespace {
 
 // Pods are created for this scheduler name so a scheduler inside the server leaves them alone.
 constexpr const char* kBenchScheduler = "bench-scheduler";
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the server never outlives the bench
-    FILE* f = freopen(log.c_str(), "w", stdout);
-    (void)f;
-    dup2(fileno(stdout), 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 json nodeObject(int i) {
   return {{"apiVersion", "v1"},
@@ -251,19 +237,6 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
   waitpid(server, nullptr, 0);
 }
 
-// Removes the temp dirs of earlier runs that died before removing them (their pid is gone).
-void removeStaleRunDirs() {
-  std::error_code ec;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("minik8s-sched-bench-", 0) != 0) continue;
-    const pid_t owner = std::atoi(name.c_str() + 20);
-    if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)
-      std::filesystem::remove_all(e.path(), ec);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -282,7 +255,7 @@ int main(int argc, char** argv) {
   const std::string binDir = std::filesystem::canonical("/proc/self/exe").parent_path().string();
   const std::string dir =
       std::filesystem::temp_directory_path() / ("minik8s-sched-bench-" + std::to_string(getpid()));
-  removeStaleRunDirs();
+  removeStaleRunDirs("minik8s-sched-bench-");
   std::filesystem::create_directories(dir);
   benchAlgorithm(nodes, pods);
   benchApi(binDir, dir, nodes, pods, mountToken, bindWorkers);
