@@ -35,6 +35,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_util.h"
 #include "common/http_client.h"
 #include "common/pki.h"
 #include "etcd/rpc.grpc.pb.h"
@@ -42,6 +43,13 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::cpuSeconds;
+using minik8s::bench::freePort;
+using minik8s::bench::loadAverage;
+using minik8s::bench::percentile;
+using minik8s::bench::removeStaleRunDirs;
+using minik8s::bench::rssKiB;
+using minik8s::bench::spawn;
 using minik8s::http::Client;
 
 namespace {
@@ -50,38 +58,9 @@ std::string selfDir;
 std::string serverBinary;  // the minik8s under test
 int settleSeconds = 0;     // wait before the watch figure
 
-std::string loadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string one, five, fifteen;
-  in >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
-}
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);  // or the child prints our buffered output again
-  pid_t pid = fork();
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a server or etcd never outlives the bench
-    FILE* f = freopen(log.c_str(), "w", stdout);
-    (void)f;
-    dup2(fileno(stdout), 2);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 void stopProcess(pid_t pid) {
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-}
-
-int freePort() {
-  static int next = 20000 + (getpid() % 5000) * 4;
-  return next++;
 }
 
 // `tls`: the admin credential of the server under test; {} for etcd (plain http://).
@@ -94,40 +73,6 @@ bool waitReady(const std::string& url, const std::string& path,
     std::this_thread::sleep_for(milliseconds(50));
   }
   return false;
-}
-
-long rssKiB(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
-// CPU time (user + system) a process has used so far, in milliseconds.
-double cpuMs(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  size_t close = stat.rfind(')');  // the command name may hold spaces
-  if (close == std::string::npos) return 0;
-  std::istringstream fields(stat.substr(close + 2));
-  std::string field;
-  long utime = 0, stime = 0;
-  for (int i = 3; fields >> field; ++i) {  // field 3 is the state; utime is 14, stime 15
-    if (i == 14) utime = std::stol(field);
-    if (i == 15) {
-      stime = std::stol(field);
-      break;
-    }
-  }
-  return (utime + stime) * 1000.0 / sysconf(_SC_CLK_TCK);
-}
-
-double pct(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * v.size()))];
 }
 
 std::string podBody(const std::string& name) {
@@ -172,7 +117,7 @@ RunResult runThreads(int threads, int total, const std::function<Context()>& mak
   double secs = duration<double>(steady_clock::now() - start).count();
   std::vector<double> all;
   for (auto& l : lat) all.insert(all.end(), l.begin(), l.end());
-  return {total / secs, pct(all, 0.5), pct(all, 0.99), errors.load()};
+  return {total / secs, percentile(all, 50), percentile(all, 99), errors.load()};
 }
 
 // Runs `total` operations over `threads` clients; op(client, i) returns true on success.
@@ -193,13 +138,13 @@ RunResult storeAloneCreates(const std::string& dir, const std::string& value, in
     std::cout << "store alone: " << store.status().message() << "\n";
     return {};
   }
-  double cpu0 = cpuMs(getpid());
+  double cpu0 = 1000 * cpuSeconds(getpid());
   auto r = runThreads<int>(
       kClients, total, [] { return 0; },
       [&](int&, int i) {
         return (*store)->create("/registry/pods/default/pod-" + std::to_string(i), value).ok();
       });
-  r.cpuMsPerOp = (cpuMs(getpid()) - cpu0) / total;
+  r.cpuMsPerOp = (1000 * cpuSeconds(getpid()) - cpu0) / total;
   return r;
 }
 
@@ -263,13 +208,13 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   RunResult baseline = backend == "etcd" ? rawEtcdPuts(etcdUrl.substr(7), stored, first)
                                          : storeAloneCreates(dir, stored, first);
   std::atomic<long> rss1000{-1};  // read by the client that creates the 1,000th pod
-  double serverCpu0 = cpuMs(server);
+  double serverCpu0 = 1000 * cpuSeconds(server);
   auto creates = runConcurrent(url, adminTls, kClients, first, [&](Client& c, int i) {
     auto r = c.request("POST", ns, podBody("pod-" + std::to_string(i)));
     if (i == 999) rss1000 = rssKiB(server);
     return r.ok() && r->status == 201;
   });
-  creates.cpuMsPerOp = (cpuMs(server) - serverCpu0) / first;
+  creates.cpuMsPerOp = (1000 * cpuSeconds(server) - serverCpu0) / first;
   auto gets = runConcurrent(url, adminTls, kClients, 4000, [&](Client& c, int i) {
     auto r = c.get(ns + "/pod-" + std::to_string(i % first));
     return r.ok() && r->status == 200;
@@ -348,28 +293,16 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
               baseline.perSecond > 0 ? creates.perSecond / baseline.perSecond : 0.0);
   std::printf("%-7s gets/s    %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)\n", backend.c_str(),
               gets.perSecond, gets.p50, gets.p99, gets.errors);
-  std::printf("%-7s list %zu pods: median %.1f ms\n", backend.c_str(), listed, pct(listMs, 0.5));
+  std::printf("%-7s list %zu pods: median %.1f ms\n", backend.c_str(), listed,
+              percentile(listMs, 50));
   std::printf("%-7s watch event to %zu/%d watchers: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-              backend.c_str(), delivery.size(), kWatchers, pct(delivery, 0.5), pct(delivery, 0.99),
-              pct(delivery, 1.0));
+              backend.c_str(), delivery.size(), kWatchers, percentile(delivery, 50),
+              percentile(delivery, 99), percentile(delivery, 100));
   std::printf("%-7s load average %s (%s)\n", backend.c_str(), loadAverage().c_str(),
               serverBinary.c_str());
   std::printf("%-7s server RSS idle %.1f MiB, with ~1,000 pods %.1f MiB, with %d pods %.1f MiB\n",
               backend.c_str(), idleRss / 1024.0, rss1000.load() / 1024.0, pods, fullRss / 1024.0);
   stopProcess(server);
-}
-
-// Removes the temp dirs of earlier runs that died before removing them (their pid is gone).
-void removeStaleRunDirs() {
-  std::error_code ec;
-  for (const auto& e :
-       std::filesystem::directory_iterator(std::filesystem::temp_directory_path(), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("minik8s-bench-", 0) != 0) continue;
-    const pid_t owner = std::atoi(name.c_str() + 14);
-    if (owner > 0 && kill(owner, 0) != 0 && errno == ESRCH)
-      std::filesystem::remove_all(e.path(), ec);
-  }
 }
 
 }  // namespace
@@ -389,7 +322,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
   std::string dir =
       std::filesystem::temp_directory_path() / ("minik8s-bench-" + std::to_string(getpid()));
-  removeStaleRunDirs();
+  removeStaleRunDirs("minik8s-bench-");
   std::filesystem::create_directories(dir);
   if (which == "all" || which == "sqlite") benchBackend("sqlite", pods, "", dir);
   if (which == "all" || which == "etcd") {
