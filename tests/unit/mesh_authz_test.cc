@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <mutex>
 
 #include "common/http.h"
@@ -17,6 +18,7 @@
 #include "mesh/mesh_config.h"
 #include "mesh/mesh_config_wire.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "mesh_scripted_backend.h"
 #include "raw_exchange.h"
 
 namespace minik8s::mesh {
@@ -296,8 +298,9 @@ class MeshAuthzProxyTest : public ::testing::Test {
     o.registry = &registry_;
     o.podNamespace = "default";
     o.podName = "web";
+    appPort_ = app_.port();
     o.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
-      return std::make_pair(std::string("127.0.0.1"), app_.port());
+      return std::make_pair(std::string("127.0.0.1"), appPort_.load());
     };
     proxy_ = std::make_unique<SidecarProxy>(o);
     ASSERT_TRUE(proxy_->start().ok());
@@ -312,7 +315,7 @@ class MeshAuthzProxyTest : public ::testing::Test {
                     {"subsets",
                      {{{"addresses",
                         {{{"ip", "127.0.0.1"}, {"targetRef", {{"kind", "Pod"}, {"name", "web"}}}}}},
-                       {"ports", {{{"name", portName}, {"port", app_.port()}}}}}}}}};
+                       {"ports", {{{"name", portName}, {"port", appPort_.load()}}}}}}}}};
     o.pods = {
         {{"metadata", {{"name", "web"}, {"namespace", "default"}, {"labels", {{"app", "web"}}}}}}};
     o.authorizationPolicies = std::move(policies);
@@ -332,6 +335,7 @@ class MeshAuthzProxyTest : public ::testing::Test {
   http::Server app_{[](const http::Request& req, http::ResponseWriter& w) {
     w.send(http::Response::text(200, "app " + req.method + " " + req.target));
   }};
+  std::atomic<int> appPort_{0};  // where the application listens: app_ unless a test says
   metrics::Registry registry_;
   std::unique_ptr<SidecarProxy> proxy_;
   int64_t version_ = 0;
@@ -378,6 +382,40 @@ TEST_F(MeshAuthzProxyTest, ADeniedTcpConnectionIsReset) {
                          std::to_string(app_.port()) + "']}}]}]}")},
               "tcp-app");
   EXPECT_NE(exchange(get("/x", true)).find("app GET /x"), std::string::npos);
+}
+
+// An authorized upgrade continues as TCP with the application, the bytes sent right behind
+// either side's HTTP part included.
+TEST_F(MeshAuthzProxyTest, AnAuthorizedUpgradeContinuesAsTcp) {
+  testing::ScriptedBackend app(testing::serveUpgradeThenEcho, 1);
+  appPort_ = app.port();
+  setPolicies(
+      {authzYaml("metadata: {name: ws, namespace: default}\n"
+                 "spec: {rules: [{to: [{operation: {paths: ['/ws']}}]}]}")});
+  EXPECT_NE(exchange(get("/other", true)).find("403 Forbidden"), std::string::npos);
+  std::string seen = testing::upgradeThenEcho(proxy_->inboundPort(), "/ws");
+  EXPECT_NE(seen.find("Connection: Upgrade"), std::string::npos) << seen;
+}
+
+// The application closed the kept connection after its answer: the next request of the same
+// client connection goes over a new one instead of failing.
+TEST_F(MeshAuthzProxyTest, AKeptConnectionTheApplicationClosedIsDialledAgain) {
+  std::atomic<int> answered{0};
+  testing::ScriptedBackend app(
+      [&answered](int fd) {
+        testing::readHead(fd);
+        std::string body = "ok" + std::to_string(++answered);
+        testing::writeAll(fd, "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n" + body);
+      },
+      2);
+  appPort_ = app.port();
+  setPolicies(
+      {authzYaml("metadata: {name: all, namespace: default}\n"
+                 "spec: {rules: [{to: [{operation: {paths: ['/*']}}]}]}")});
+  std::string out = exchange(get("/a") + get("/b", true));
+  EXPECT_NE(out.find("ok1"), std::string::npos) << out;
+  EXPECT_NE(out.find("ok2"), std::string::npos) << out;
+  EXPECT_EQ(out.find("503"), std::string::npos) << out;
 }
 
 }  // namespace

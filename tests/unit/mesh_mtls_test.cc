@@ -23,6 +23,7 @@
 #include "mesh/mesh_config.h"
 #include "mesh/peer_authentication.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "mesh_scripted_backend.h"
 #include "raw_exchange.h"
 
 namespace minik8s::mesh {
@@ -260,8 +261,9 @@ class MeshMtlsTest : public ::testing::Test {
     server.registry = &serverMetrics_;
     server.podNamespace = "shop";
     server.podName = "web-1";
+    appPort_ = backend_.port();
     server.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
-      return std::make_pair(std::string("127.0.0.1"), backend_.port());
+      return std::make_pair(std::string("127.0.0.1"), appPort_.load());
     };
     server_ = std::make_unique<SidecarProxy>(server);
     ASSERT_TRUE(server_->start().ok());
@@ -287,6 +289,12 @@ class MeshMtlsTest : public ::testing::Test {
   // The service shop/web (10.96.0.10:80) whose one endpoint is the server sidecar's inbound port
   // (standing for the pod's port, which the pod's nat rules would redirect there).
   void setPolicies(std::vector<json> peerAuthentications, bool serverHasSidecar = true) {
+    MeshObjects o = objects(serverHasSidecar);
+    o.peerAuthentications = std::move(peerAuthentications);
+    apply(o);
+  }
+
+  MeshObjects objects(bool serverHasSidecar = true) {
     json svc = {
         {"metadata", {{"name", "web"}, {"namespace", "shop"}}},
         {"spec", {{"clusterIP", "10.96.0.10"}, {"ports", {{{"name", "http"}, {"port", 80}}}}}}};
@@ -304,7 +312,15 @@ class MeshMtlsTest : public ::testing::Test {
                {"spec",
                 {{"serviceAccountName", "client"},
                  {"containers", {{{"name", "app"}}, {{"name", "istio-proxy"}}}}}}};
-    auto config = buildMeshConfig({svc}, {eps}, {web, cl}, {}, {}, peerAuthentications, ++version_);
+    MeshObjects o;
+    o.services = {svc};
+    o.endpoints = {eps};
+    o.pods = {web, cl};
+    return o;
+  }
+
+  void apply(const MeshObjects& o) {
+    auto config = buildMeshConfig(o, ++version_);
     server_->setConfig(config);
     client_->setConfig(config);
   }
@@ -335,6 +351,7 @@ class MeshMtlsTest : public ::testing::Test {
   http::Server backend_{[](const http::Request& req, http::ResponseWriter& w) {
     w.send(http::Response::text(200, "web " + req.target));
   }};
+  std::atomic<int> appPort_{0};  // where the server pod's application listens: backend_'s
   metrics::Registry serverMetrics_, clientMetrics_;
   std::unique_ptr<SidecarProxy> server_, client_;
   int64_t version_ = 0;
@@ -353,6 +370,32 @@ TEST_F(MeshMtlsTest, SidecarsTalkMutualTlsWithTheirIdentities) {
   auto certs = scrape.get("/certs");
   ASSERT_TRUE(certs.ok());
   EXPECT_EQ(json::parse(certs->body)["spiffeId"], "spiffe://cluster.local/ns/shop/sa/web");
+}
+
+// An upgrade through both sidecars over mutual TLS, with the server's AuthorizationPolicy read
+// per request: TCP from the 101 on, TLS on the hop between them.
+TEST_F(MeshMtlsTest, AnUpgradeContinuesOverMutualTls) {
+  testing::ScriptedBackend app(testing::serveUpgradeThenEcho, 1);
+  appPort_ = app.port();
+  MeshObjects o = objects();
+  // The application's own port as an HTTP service port, so that the policy is read per request.
+  o.services.push_back(
+      {{"metadata", {{"name", "app"}, {"namespace", "shop"}}},
+       {"spec", {{"clusterIP", "10.96.0.11"}, {"ports", {{{"name", "http"}, {"port", 80}}}}}}});
+  o.endpoints.push_back(
+      {{"metadata", {{"name", "app"}, {"namespace", "shop"}}},
+       {"subsets",
+        {{{"addresses",
+           {{{"ip", "127.0.0.1"}, {"targetRef", {{"kind", "Pod"}, {"name", "web-1"}}}}}},
+          {"ports", {{{"name", "http"}, {"port", app.port()}}}}}}}});
+  o.authorizationPolicies = {*parseYaml(
+      "metadata: {name: ws, namespace: shop}\n"
+      "spec: {rules: [{from: [{source: {principals: ['cluster.local/ns/shop/sa/client']}}],"
+      " to: [{operation: {paths: ['/ws']}}]}]}")};
+  apply(o);
+  std::string seen = testing::upgradeThenEcho(client_->outboundPort(), "/ws");
+  EXPECT_NE(seen.find("Connection: Upgrade"), std::string::npos) << seen;
+  EXPECT_EQ(inbound("mutual_tls", "spiffe://cluster.local/ns/shop/sa/client"), 1);
 }
 
 TEST_F(MeshMtlsTest, FiftyConcurrentConnections) {

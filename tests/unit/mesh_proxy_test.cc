@@ -14,6 +14,7 @@
 #include "common/metrics.h"
 #include "common/yaml_json.h"
 #include "mesh/proxy/sidecar_proxy.h"
+#include "mesh_scripted_backend.h"
 #include "raw_exchange.h"
 
 namespace minik8s::mesh {
@@ -82,7 +83,12 @@ spec: {host: web, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels
 )");
     std::vector<json> endpoints;
     if (withEndpoints) endpoints.push_back(eps);
-    proxy_->setConfig(buildMeshConfig({svc}, endpoints, {p1, p2}, virtualServices, {*dr}, 1));
+    proxy_->setConfig(buildMeshConfig({.services = {svc},
+                                       .endpoints = std::move(endpoints),
+                                       .pods = {p1, p2},
+                                       .virtualServices = std::move(virtualServices),
+                                       .destinationRules = {*dr}},
+                                      1));
   }
 
   std::string outboundUrl() const {
@@ -301,6 +307,23 @@ TEST_F(MeshProxyTest, UpgradesContinueAsTcpToTheEndpoint) {
   ::close(fd);
   echo.join();
   ::close(listener);
+}
+
+}  // namespace
+}  // namespace minik8s::mesh
+
+namespace minik8s::mesh {
+namespace {
+
+// The bytes either side sent right behind its HTTP part (in the same segment as the request
+// head, and as the 101) are not lost when the connection becomes TCP.
+TEST_F(MeshProxyTest, AnUpgradeKeepsTheBytesSentWithTheHeads) {
+  testing::ScriptedBackend backend(testing::serveUpgradeThenEcho, 1);
+  auto config = std::make_shared<MeshConfig>(*proxy_->config());
+  config->services["default/web"].ports[0].endpoints = {{"127.0.0.1", backend.port(), "echo", {}}};
+  proxy_->setConfig(config);
+  std::string seen = testing::upgradeThenEcho(proxy_->outboundPort(), "/ws");
+  EXPECT_NE(seen.find("Connection: Upgrade"), std::string::npos) << seen;
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <span>
 
 #include "common/logging.h"
 #include "mesh/authorization_policy.h"
@@ -402,16 +404,20 @@ struct SidecarProxy::Impl {
     std::string peerId;  // "" = plain text
   };
 
+  // A connection to the first of `targets` that accepts; null when none does.
+  awaitable<std::shared_ptr<Channel>> dialFirst(std::span<const Target> targets) {
+    for (const auto& t : targets) {
+      auto up = std::make_shared<Channel>(io);
+      if (!co_await dial(*up, t.ip, t.port, t.peerId)) co_return up;
+    }
+    co_return nullptr;
+  }
+
   // Connects to the first of `targets` that accepts, then relays; closing `down` when none does
   // tells the client, as a refused connect would.
   awaitable<void> passThrough(std::shared_ptr<Channel> down, std::vector<Target> targets) {
-    for (const auto& t : targets) {
-      auto up = std::make_shared<Channel>(io);
-      ErrorCode ec = co_await dial(*up, t.ip, t.port, t.peerId);
-      if (ec) continue;
-      co_await relay(down, up);
-      co_return;
-    }
+    std::shared_ptr<Channel> up = co_await dialFirst(targets);
+    if (up) co_await relay(std::move(down), std::move(up));
   }
 
   // What the client's first bytes are: kPlain when it sends nothing within `timeout` (a
@@ -568,14 +574,9 @@ struct SidecarProxy::Impl {
                                    AuthzRequest base) {
     std::shared_ptr<Channel> up;
     for (;;) {
-      ErrorCode ec;
-      bhttp::request_parser<bhttp::string_body> parser;
-      parser.body_limit(kMaxBodyBytes);
-      co_await onStream(*down, [&](auto& s) {
-        return bhttp::async_read(s, down->buffer, parser, asio::redirect_error(use_awaitable, ec));
-      });
+      Request req;
+      ErrorCode ec = co_await readRequest(*down, req);
       if (ec) break;
-      Request req = parser.release();
       const bool keepAlive = req.keep_alive();
       const bool head = req.method() == bhttp::verb::head;
       AuthzRequest r = base;
@@ -597,67 +598,17 @@ struct SidecarProxy::Impl {
       } else {
         const bool upgrade = isUpgrade(req);
         if (!upgrade) req.keep_alive(true);
-        bool answered = false;
-        // A kept connection the application closed while idle fails at once: one fresh try.
-        for (int fresh = 0; fresh < 2; ++fresh) {
-          const bool reused = up != nullptr;
-          if (!up) {
-            for (const auto& t : targets) {
-              auto ch = std::make_shared<Channel>(io);
-              if (!co_await dial(*ch, t.ip, t.port, "")) {
-                up = std::move(ch);
-                break;
-              }
-            }
-            if (!up) break;
-          }
-          co_await bhttp::async_write(up->transport, req, asio::redirect_error(use_awaitable, ec));
-          bhttp::response_parser<bhttp::string_body> rp;
-          rp.body_limit(kMaxBodyBytes);
-          if (head) rp.skip(true);
-          if (!ec) {
-            co_await bhttp::async_read(up->transport, up->buffer, rp,
-                                       asio::redirect_error(use_awaitable, ec));
-          }
-          if (ec) {
-            up.reset();
-            if (reused) continue;
-            break;
-          }
-          res = rp.release();
-          answered = true;
+        if (co_await exchange(up, targets, req, std::nullopt, res) == Exchanged::kAnswered) {
           switched = upgrade && res.result() == bhttp::status::switching_protocols;
           if (!switched && !res.keep_alive()) up.reset();
-          break;
-        }
-        if (!answered) {
+        } else {
           res = plainResponse(bhttp::status::service_unavailable, req.version(),
                               "upstream connect error or disconnect/reset before headers");
-          switched = false;
         }
       }
-      if (!switched) {
-        if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
-        res.keep_alive(keepAlive);
-      }
-      co_await onStream(*down, [&](auto& s) {
-        return bhttp::async_write(s, res, asio::redirect_error(use_awaitable, ec));
-      });
+      ec = co_await respond(*down, res, keepAlive, head, switched);
       if (switched && !ec) {
-        // From here on bytes both ways, starting with what either side sent after its HTTP part.
-        if (down->buffer.size() > 0) {
-          co_await asio::async_write(up->transport, down->buffer.data(),
-                                     asio::redirect_error(use_awaitable, ec));
-          down->buffer.consume(down->buffer.size());
-        }
-        if (!ec && up->buffer.size() > 0) {
-          co_await onStream(*down, [&](auto& s) {
-            return asio::async_write(s, up->buffer.data(), asio::redirect_error(use_awaitable, ec));
-          });
-          up->buffer.consume(up->buffer.size());
-        }
-        if (ec) co_return;
-        co_await relay(down, up);
+        co_await continueUpgrade(std::move(down), std::move(up));
         co_return;
       }
       if (ec || !keepAlive) break;
@@ -715,6 +666,107 @@ struct SidecarProxy::Impl {
   }
 
   // --- HTTP --------------------------------------------------------------------------------
+  //
+  // Both directions serve a client's Channel (plain or mutual TLS) with the same steps: one
+  // request read, one exchange with an upstream Channel, the response written, and after a 101
+  // the bytes both ways.
+
+  awaitable<ErrorCode> readRequest(Channel& down, Request& req) {
+    ErrorCode ec;
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.body_limit(kMaxBodyBytes);
+    co_await onStream(down, [&](auto& s) {
+      return bhttp::async_read(s, down.buffer, parser, asio::redirect_error(use_awaitable, ec));
+    });
+    if (!ec) req = parser.release();
+    co_return ec;
+  }
+
+  enum class Exchanged {
+    kAnswered,
+    kNoConnection,  // no target accepted a connection
+    kFailed,        // the connection failed before a whole response
+    kTimedOut,      // the response did not come within the timeout
+  };
+
+  // Writes `req` on `up` and reads its response into `res`; a null `up` is first connected to the
+  // first of `targets` that accepts. A kept connection the peer closed while idle fails at once:
+  // one fresh try then. `timeout` bounds the exchange (none: `up`'s own deadline). When it fails,
+  // `up` is null again.
+  awaitable<Exchanged> exchange(std::shared_ptr<Channel>& up, std::span<const Target> targets,
+                                Request& req,
+                                std::optional<std::chrono::steady_clock::duration> timeout,
+                                Response& res) {
+    Exchanged failure = Exchanged::kNoConnection;
+    for (int fresh = 0; fresh < 2; ++fresh) {
+      const bool reused = up != nullptr;
+      if (!up) {
+        up = co_await dialFirst(targets);
+        if (!up) co_return failure;
+      }
+      if (timeout) up->transport.expires_after(*timeout);
+      Channel& ch = *up;
+      ErrorCode ec;
+      co_await onStream(ch, [&](auto& s) {
+        return bhttp::async_write(s, req, asio::redirect_error(use_awaitable, ec));
+      });
+      bhttp::response_parser<bhttp::string_body> parser;
+      parser.body_limit(kMaxBodyBytes);
+      if (req.method() == bhttp::verb::head) parser.skip(true);
+      if (!ec) {
+        co_await onStream(ch, [&](auto& s) {
+          return bhttp::async_read(s, ch.buffer, parser, asio::redirect_error(use_awaitable, ec));
+        });
+      }
+      if (!ec) {
+        res = parser.release();
+        co_return Exchanged::kAnswered;
+      }
+      up.reset();
+      failure = ec == beast::error::timeout ? Exchanged::kTimedOut : Exchanged::kFailed;
+      if (!reused || failure == Exchanged::kTimedOut) break;
+    }
+    co_return failure;
+  }
+
+  // Writes `res` to the client: with its framing completed and the client's own keep-alive,
+  // unless it switched protocols.
+  awaitable<ErrorCode> respond(Channel& down, Response& res, bool keepAlive, bool head,
+                               bool switched) {
+    if (!switched) {
+      if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
+      res.keep_alive(keepAlive);
+    }
+    ErrorCode ec;
+    co_await onStream(down, [&](auto& s) {
+      return bhttp::async_write(s, res, asio::redirect_error(use_awaitable, ec));
+    });
+    co_return ec;
+  }
+
+  // WebSocket and other upgrades, once `up` answered 101: from here on bytes both ways, starting
+  // with what either side sent after its HTTP part.
+  awaitable<void> continueUpgrade(std::shared_ptr<Channel> down, std::shared_ptr<Channel> up) {
+    ErrorCode ec;
+    if (down->buffer.size() > 0) {
+      co_await onStream(*up, [&](auto& s) {
+        return asio::async_write(s, down->buffer.data(), asio::redirect_error(use_awaitable, ec));
+      });
+      down->buffer.consume(down->buffer.size());
+    }
+    if (!ec && up->buffer.size() > 0) {
+      co_await onStream(*down, [&](auto& s) {
+        return asio::async_write(s, up->buffer.data(), asio::redirect_error(use_awaitable, ec));
+      });
+      up->buffer.consume(up->buffer.size());
+    }
+    if (ec) co_return;
+    down->transport.expires_never();
+    up->transport.expires_never();
+    co_await relay(std::move(down), std::move(up));
+  }
+
+  // --- outbound HTTP routing ---------------------------------------------------------------
 
   struct Decision {
     std::string service;  // "ns/name"
@@ -777,9 +829,11 @@ struct SidecarProxy::Impl {
     return d;
   }
 
+  // Kept connections to endpoints, by "ip:port" (+"+mtls"), for one client connection.
+  using Pool = std::map<std::string, std::shared_ptr<Channel>>;
+
   awaitable<Response> forward(Request& req, const std::string& serviceKey, int servicePort,
-                              std::map<std::string, std::unique_ptr<Channel>>& pool,
-                              std::string* destination, std::string* endpoint,
+                              Pool& pool, std::string* destination, std::string* endpoint,
                               std::string* version) {
     auto cfg = current();
     Decision d = decide(*cfg, serviceKey, servicePort, req);
@@ -791,6 +845,8 @@ struct SidecarProxy::Impl {
     // Toward the endpoint; the client's own choice is restored after. An upgrade keeps its
     // `Connection: Upgrade`.
     if (!isUpgrade(req)) req.keep_alive(true);
+    const auto timeout = d.timeout.count() > 0 ? std::chrono::steady_clock::duration(d.timeout)
+                                               : std::chrono::steady_clock::duration(kNoTimeout);
     bool timedOut = false;
     for (int attempt = 0; attempt < d.attempts; ++attempt) {
       EndpointBalancer& balancer = balancers[d.rrKey];
@@ -802,50 +858,24 @@ struct SidecarProxy::Impl {
           balancer.pick(candidates, d.policy, std::chrono::steady_clock::now(), rng);
       const MeshEndpoint* ep = d.endpoints[chosen];
       Outcome outcome(balancer, candidates[chosen], d.policy);
-      const std::string peerId = mtlsPeer(*cfg, *ep);
-      std::string key = ep->ip + ":" + std::to_string(ep->port) + (peerId.empty() ? "" : "+mtls");
-      ErrorCode ec;
-      // A pooled connection the endpoint closed while idle fails at once: one free retry.
-      for (int fresh = 0; fresh < 2; ++fresh) {
-        auto& up = pool[key];
-        bool reused = up != nullptr;
-        if (!up) {
-          up = std::make_unique<Channel>(io);
-          ec = co_await dial(*up, ep->ip, ep->port, peerId);
-          if (ec) {
-            pool.erase(key);
-            break;
-          }
-        }
-        up->transport.expires_after(d.timeout.count() > 0
-                                        ? std::chrono::steady_clock::duration(d.timeout)
-                                        : std::chrono::steady_clock::duration(kNoTimeout));
-        Channel& ch = *up;
-        co_await onStream(ch, [&](auto& s) {
-          return bhttp::async_write(s, req, asio::redirect_error(use_awaitable, ec));
-        });
-        bhttp::response_parser<bhttp::string_body> parser;
-        parser.body_limit(kMaxBodyBytes);
-        if (req.method() == bhttp::verb::head) parser.skip(true);
-        if (!ec) {
-          co_await onStream(ch, [&](auto& s) {
-            return bhttp::async_read(s, ch.buffer, parser, asio::redirect_error(use_awaitable, ec));
-          });
-        }
-        if (ec) {
-          timedOut = ec == beast::error::timeout;
-          pool.erase(key);
-          if (reused && !timedOut) continue;
-          break;
-        }
-        Response res = parser.release();
-        outcome.status = res.result_int();
-        if (!res.keep_alive()) pool.erase(key);
-        if (res.result() == bhttp::status::service_unavailable && attempt + 1 < d.attempts) break;
-        *endpoint = key;
-        if (auto v = ep->labels.find("version"); v != ep->labels.end()) *version = v->second;
-        co_return res;
+      std::string peerId = mtlsPeer(*cfg, *ep);
+      const std::string key = candidates[chosen] + (peerId.empty() ? "" : "+mtls");
+      const Target target{ep->ip, ep->port, std::move(peerId)};
+      const std::span<const Target> targets(&target, 1);
+      std::shared_ptr<Channel>& up = pool[key];
+      Response res;
+      const Exchanged result = co_await exchange(up, targets, req, timeout, res);
+      if (result != Exchanged::kAnswered) {
+        pool.erase(key);
+        if (result != Exchanged::kNoConnection) timedOut = result == Exchanged::kTimedOut;
+        continue;
       }
+      outcome.status = res.result_int();
+      if (!res.keep_alive()) pool.erase(key);
+      if (res.result() == bhttp::status::service_unavailable && attempt + 1 < d.attempts) continue;
+      *endpoint = key;
+      if (auto v = ep->labels.find("version"); v != ep->labels.end()) *version = v->second;
+      co_return res;
     }
     co_return timedOut
         ? plainResponse(bhttp::status::gateway_timeout, req.version(), "upstream request timeout")
@@ -854,30 +884,22 @@ struct SidecarProxy::Impl {
   }
 
   awaitable<void> serveHttp(tcp::socket socket, std::string serviceKey, int servicePort) {
-    beast::tcp_stream down(std::move(socket));
-    beast::flat_buffer buffer;
-    std::map<std::string, std::unique_ptr<Channel>> pool;
+    auto down = std::make_shared<Channel>(std::move(socket));
+    Pool pool;
     for (;;) {
-      ErrorCode ec;
-      bhttp::request_parser<bhttp::string_body> parser;
-      parser.body_limit(kMaxBodyBytes);
-      co_await bhttp::async_read(down, buffer, parser, asio::redirect_error(use_awaitable, ec));
+      Request req;
+      ErrorCode ec = co_await readRequest(*down, req);
       if (ec) break;
       auto start = std::chrono::steady_clock::now();
-      Request req = parser.release();
-      bool keepAlive = req.keep_alive();
-      bool head = req.method() == bhttp::verb::head;
-      bool upgrade = isUpgrade(req);
+      const bool keepAlive = req.keep_alive();
+      const bool head = req.method() == bhttp::verb::head;
+      const bool upgrade = isUpgrade(req);
       std::string destination, endpoint, version;
       Response res =
           co_await forward(req, serviceKey, servicePort, pool, &destination, &endpoint, &version);
-      bool switched = upgrade && res.result() == bhttp::status::switching_protocols &&
-                      pool.count(endpoint) != 0;
-      if (!switched) {
-        if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
-        res.keep_alive(keepAlive);
-      }
-      co_await bhttp::async_write(down, res, asio::redirect_error(use_awaitable, ec));
+      const bool switched = upgrade && res.result() == bhttp::status::switching_protocols &&
+                            pool.count(endpoint) != 0;
+      ec = co_await respond(*down, res, keepAlive, head, switched);
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       requests.with({destination, std::to_string(res.result_int())}).inc();
@@ -887,29 +909,14 @@ struct SidecarProxy::Impl {
           .inc();
       latency.with({destination}).observe(seconds);
       if (switched && !ec) {
-        // WebSocket and other upgrades: from here on bytes both ways, starting with what either
-        // side sent after its HTTP part.
         std::shared_ptr<Channel> up = std::move(pool[endpoint]);
         pool.erase(endpoint);
-        if (buffer.size() > 0) {
-          co_await onStream(*up, [&](auto& s) {
-            return asio::async_write(s, buffer.data(), asio::redirect_error(use_awaitable, ec));
-          });
-        }
-        if (!ec && up->buffer.size() > 0) {
-          co_await asio::async_write(down.socket(), up->buffer.data(),
-                                     asio::redirect_error(use_awaitable, ec));
-        }
-        if (ec) co_return;
-        down.expires_never();
-        up->transport.expires_never();
-        co_await relay(std::make_shared<Channel>(down.release_socket()), up);
+        co_await continueUpgrade(std::move(down), std::move(up));
         co_return;
       }
       if (ec || !keepAlive) break;
     }
-    ErrorCode ignored;
-    down.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    down->shutdownSend();
   }
 
   // --- metrics -----------------------------------------------------------------------------
