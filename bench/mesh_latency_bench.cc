@@ -229,8 +229,11 @@ std::shared_ptr<const mesh::MeshConfig> registry(int serverInbound, bool mtls, i
     policies.push_back({{"metadata", {{"name", "default"}, {"namespace", "bench"}}},
                         {"spec", {{"mtls", {{"mode", "DISABLE"}}}}}});
   }
-  return mesh::buildMeshConfig({svc}, {eps}, {pod("web-1", "web"), pod("client-1", "client")}, {},
-                               {}, policies, version);
+  return mesh::buildMeshConfig({.services = {svc},
+                                .endpoints = {eps},
+                                .pods = {pod("web-1", "web"), pod("client-1", "client")},
+                                .peerAuthentications = policies},
+                               version);
 }
 
 void report(const char* path, const char* mode, Figures f) {

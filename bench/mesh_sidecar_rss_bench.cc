@@ -119,7 +119,7 @@ std::shared_ptr<const mesh::MeshConfig> registry(int services, int backendPort) 
     std::string mid = std::to_string(s / 250) + "." + std::to_string(s % 250 + 1);
     add("svc" + std::to_string(s), "10.97." + mid, {{"10.1." + mid, 8080}, {"10.2." + mid, 8080}});
   }
-  return mesh::buildMeshConfig(svcs, eps, pods, {}, {}, 1);
+  return mesh::buildMeshConfig({.services = svcs, .endpoints = eps, .pods = pods}, 1);
 }
 
 int freePort() {

@@ -126,10 +126,13 @@ void addServicesCommand(CLI::App& mesh) {
     client::RestClient rest(configFor(f->api));
     namespace res = client::resources;
     auto config = mesh::buildMeshConfig(
-        listAll(rest, res::kServices, true), listAll(rest, res::kEndpoints, true),
-        listAll(rest, res::kPods, true), listAll(rest, mesh::kVirtualServices, false),
-        listAll(rest, mesh::kDestinationRules, false),
-        listAll(rest, mesh::kPeerAuthentications, false), 0);
+        {.services = listAll(rest, res::kServices, true),
+         .endpoints = listAll(rest, res::kEndpoints, true),
+         .pods = listAll(rest, res::kPods, true),
+         .virtualServices = listAll(rest, mesh::kVirtualServices, false),
+         .destinationRules = listAll(rest, mesh::kDestinationRules, false),
+         .peerAuthentications = listAll(rest, mesh::kPeerAuthentications, false)},
+        0);
     if (f->output == "json") {
       std::cout << mesh::meshConfigToJson(*config).dump(2) << "\n";
     } else {

@@ -57,50 +57,14 @@ bool looksHttp(const std::string& name, const std::string& appProtocol) {
   return name.empty() || starts(name, "http");
 }
 
-std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
-    const std::vector<json>& services, const std::vector<json>& endpoints,
-    const std::vector<json>& pods, const std::vector<json>& virtualServices,
-    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
-    const std::vector<json>& authorizationPolicies, int64_t version,
-    std::vector<std::string>* errors);
-
 }  // namespace
 
-std::shared_ptr<const MeshConfig> buildMeshConfig(
-    const std::vector<json>& services, const std::vector<json>& endpoints,
-    const std::vector<json>& pods, const std::vector<json>& virtualServices,
-    const std::vector<json>& destinationRules, int64_t version, std::vector<std::string>* errors) {
-  return buildMeshConfig(services, endpoints, pods, virtualServices, destinationRules, {}, version,
-                         errors);
-}
-
-std::shared_ptr<const MeshConfig> buildMeshConfig(
-    const std::vector<json>& services, const std::vector<json>& endpoints,
-    const std::vector<json>& pods, const std::vector<json>& virtualServices,
-    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
-    int64_t version, std::vector<std::string>* errors) {
-  return buildMeshConfigFrom(services, endpoints, pods, virtualServices, destinationRules,
-                             peerAuthentications, {}, version, errors);
-}
-
-std::shared_ptr<const MeshConfig> buildMeshConfig(const MeshObjects& o, int64_t version,
+std::shared_ptr<const MeshConfig> buildMeshConfig(const MeshObjects& objects, int64_t version,
                                                   std::vector<std::string>* errors) {
-  return buildMeshConfigFrom(o.services, o.endpoints, o.pods, o.virtualServices, o.destinationRules,
-                             o.peerAuthentications, o.authorizationPolicies, version, errors);
-}
-
-namespace {
-
-std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
-    const std::vector<json>& services, const std::vector<json>& endpoints,
-    const std::vector<json>& pods, const std::vector<json>& virtualServices,
-    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
-    const std::vector<json>& authorizationPolicies, int64_t version,
-    std::vector<std::string>* errors) {
   auto config = std::make_shared<MeshConfig>();
   config->version = version;
 
-  for (const auto& p : pods) {
+  for (const auto& p : objects.pods) {
     MeshPod mp;
     mp.ns = meta(p, "namespace");
     mp.name = meta(p, "name");
@@ -116,7 +80,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
     if (!mp.ip.empty() && status.value("phase", "") == "Running") config->podByIp[mp.ip] = key;
     config->pods.emplace(key, std::move(mp));
   }
-  for (const auto& obj : peerAuthentications) {
+  for (const auto& obj : objects.peerAuthentications) {
     auto pa = parsePeerAuthentication(obj);
     if (!pa.ok()) {
       if (errors)
@@ -126,7 +90,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
     }
     config->peerAuthentications.push_back(std::move(pa).value());
   }
-  for (const auto& obj : authorizationPolicies) {
+  for (const auto& obj : objects.authorizationPolicies) {
     // One that does not parse fails closed (leaving it out could open its workloads).
     std::string error;
     config->authorizationPolicies.push_back(authorizationPolicyOrClosed(obj, &error));
@@ -136,7 +100,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
     }
   }
 
-  for (const auto& s : services) {
+  for (const auto& s : objects.services) {
     MeshService svc;
     svc.ns = meta(s, "namespace");
     svc.name = meta(s, "name");
@@ -157,7 +121,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
     config->services.emplace(svc.key(), std::move(svc));
   }
 
-  for (const auto& e : endpoints) {
+  for (const auto& e : objects.endpoints) {
     auto it = config->services.find(meta(e, "namespace") + "/" + meta(e, "name"));
     if (it == config->services.end()) continue;
     MeshService& svc = it->second;
@@ -189,7 +153,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
     }
   }
 
-  for (const auto& obj : destinationRules) {
+  for (const auto& obj : objects.destinationRules) {
     auto dr = parseDestinationRule(obj);
     if (!dr.ok()) {
       if (errors)
@@ -203,7 +167,7 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
     it->second.trafficPolicy = dr->trafficPolicy;
   }
   // Sorted by namespace/name so that two rules for one host apply in a stable order.
-  for (const auto& obj : virtualServices) {
+  for (const auto& obj : objects.virtualServices) {
     auto vs = parseVirtualService(obj);
     if (!vs.ok()) {
       if (errors)
@@ -222,8 +186,6 @@ std::shared_ptr<const MeshConfig> buildMeshConfigFrom(
   }
   return config;
 }
-
-}  // namespace
 
 std::vector<const MeshEndpoint*> subsetEndpoints(const MeshService& svc,
                                                  const MeshServicePort& port,

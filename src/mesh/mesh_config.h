@@ -76,28 +76,13 @@ struct MeshConfig {
                     int port) const;
 };
 
-// Services, Endpoints (core/v1), Pods (for labels), VirtualServices and DestinationRules as
-// the API returns them. Rules that do not parse are skipped and reported in `errors`.
-std::shared_ptr<const MeshConfig> buildMeshConfig(const std::vector<json>& services,
-                                                  const std::vector<json>& endpoints,
-                                                  const std::vector<json>& pods,
-                                                  const std::vector<json>& virtualServices,
-                                                  const std::vector<json>& destinationRules,
-                                                  int64_t version,
-                                                  std::vector<std::string>* errors = nullptr);
-// The same with the PeerAuthentications (security.istio.io/v1) too.
-std::shared_ptr<const MeshConfig> buildMeshConfig(
-    const std::vector<json>& services, const std::vector<json>& endpoints,
-    const std::vector<json>& pods, const std::vector<json>& virtualServices,
-    const std::vector<json>& destinationRules, const std::vector<json>& peerAuthentications,
-    int64_t version, std::vector<std::string>* errors = nullptr);
-
 // Every kind the mesh reads, as the API returns them.
 struct MeshObjects {
   std::vector<json> services, endpoints, pods, virtualServices, destinationRules,
       peerAuthentications, authorizationPolicies;
 };
-// The same from all of them (AuthorizationPolicies included).
+// The registry from them (Pods for their labels and sidecars). Rules that do not parse are
+// skipped and reported in `errors`.
 std::shared_ptr<const MeshConfig> buildMeshConfig(const MeshObjects& objects, int64_t version,
                                                   std::vector<std::string>* errors = nullptr);
 

@@ -35,15 +35,15 @@ json discoveryYaml(const std::string& text) {
 
 std::shared_ptr<const MeshConfig> richConfig() {
   std::vector<std::string> errors;
-  auto config = buildMeshConfig({discoveryYaml(R"(
+  auto config = buildMeshConfig(MeshObjects{.services = {discoveryYaml(R"(
 metadata: {name: web, namespace: shop}
 spec: {clusterIP: 10.96.0.20, ports: [{name: http, port: 80}, {name: grpc, port: 9000, appProtocol: grpc}]}
 )"),
-                                 discoveryYaml(R"(
+                                                         discoveryYaml(R"(
 metadata: {name: db, namespace: shop}
 spec: {clusterIP: None, ports: [{name: tcp-db, port: 5432}]}
 )")},
-                                {discoveryYaml(R"(
+                                            .endpoints = {discoveryYaml(R"(
 metadata: {name: web, namespace: shop}
 subsets:
 - addresses:
@@ -51,17 +51,17 @@ subsets:
   - {ip: 10.244.2.5, targetRef: {kind: Pod, name: web-v1, namespace: shop}}
   ports: [{name: http, port: 8080}, {name: grpc, port: 9090}]
 )")},
-                                {discoveryYaml(R"(
+                                            .pods = {discoveryYaml(R"(
 metadata: {name: web-v2, namespace: shop, labels: {app: web, version: v2}}
 spec: {serviceAccountName: web, containers: [{name: web}, {name: istio-proxy}]}
 status: {phase: Running, podIP: 10.244.1.7}
 )"),
-                                 discoveryYaml(R"(
+                                                     discoveryYaml(R"(
 metadata: {name: web-v1, namespace: shop, labels: {app: web, version: v1}}
 spec: {containers: [{name: web}]}
 status: {phase: Pending, podIP: 10.244.2.5}
 )")},
-                                {discoveryYaml(R"(
+                                            .virtualServices = {discoveryYaml(R"(
 metadata: {name: web, namespace: shop}
 spec:
   hosts: [web]
@@ -77,7 +77,7 @@ spec:
     - {destination: {host: web, subset: v1}, weight: 90}
     - {destination: {host: web.shop.svc.cluster.local, subset: v2}, weight: 10}
 )")},
-                                {discoveryYaml(R"(
+                                            .destinationRules = {discoveryYaml(R"(
 metadata: {name: web, namespace: shop}
 spec:
   host: web
@@ -88,17 +88,17 @@ spec:
   - {name: v1, labels: {version: v1}}
   - {name: v2, labels: {version: v2}, trafficPolicy: {loadBalancer: {simple: RANDOM}}}
 )")},
-                                {discoveryYaml(R"(
+                                            .peerAuthentications = {discoveryYaml(R"(
 metadata: {name: default, namespace: istio-system, creationTimestamp: "2026-11-26T10:00:00Z"}
 spec: {mtls: {mode: STRICT}}
 )"),
-                                 discoveryYaml(R"(
+                                                                    discoveryYaml(R"(
 metadata: {name: web, namespace: shop, creationTimestamp: "2026-11-26T11:00:00Z"}
 spec:
   selector: {matchLabels: {app: web}}
   mtls: {mode: PERMISSIVE}
   portLevelMtls: {"8080": {mode: DISABLE}}
-)")},
+)")}},
                                 42, &errors);
   EXPECT_TRUE(errors.empty()) << errors.front();
   return config;

@@ -193,7 +193,8 @@ int failuresThroughTheProxy(const std::string& trafficPolicyYaml) {
   auto dr = parseYaml("metadata: {name: web, namespace: default}\nspec: {host: web, " +
                       trafficPolicyYaml + "}");
   EXPECT_TRUE(dr.ok());
-  proxy.setConfig(buildMeshConfig({svc}, {eps}, {}, {}, {*dr}, 1));
+  proxy.setConfig(
+      buildMeshConfig({.services = {svc}, .endpoints = {eps}, .destinationRules = {*dr}}, 1));
   http::Client client("http://127.0.0.1:" + std::to_string(proxy.outboundPort()));
   int failures = 0;
   for (int i = 0; i < 20; ++i) {

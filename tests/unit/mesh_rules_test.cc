@@ -154,8 +154,12 @@ spec:
 )");
   std::vector<std::string> errors;
   json badVs = yaml("metadata: {name: bad, namespace: shop}\nspec: {hosts: [reviews], http: [{}]}");
-  auto config =
-      buildMeshConfig({svc}, {eps}, {podV1, podV2}, {yaml(kReviewsVs), badVs}, {dr}, 7, &errors);
+  auto config = buildMeshConfig({.services = {svc},
+                                 .endpoints = {eps},
+                                 .pods = {podV1, podV2},
+                                 .virtualServices = {yaml(kReviewsVs), badVs},
+                                 .destinationRules = {dr}},
+                                7, &errors);
   EXPECT_EQ(config->version, 7);
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_NE(errors[0].find("VirtualService shop/bad"), std::string::npos);
