@@ -227,6 +227,9 @@ void ApiServer::noteWrite(const api::ResourceInfo& r) {
 Status ApiServer::start() {
   Status s = watchCache_.start();
   if (!s.ok()) return s;
+  for (const auto& plugin : options_.admissionPlugins) {
+    if (plugin) plugin->serverStarted(watchCache_);
+  }
   if (Status crds = customResources_.start(); !crds.ok()) return crds;
   const auto* nsInfo = scheme_.byResource("", "v1", "namespaces");
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {

@@ -78,7 +78,10 @@ Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds ti
     return Status::Ok();
   }
   std::unique_lock lock(mu_);
-  cv_.wait_for(lock, timeout, [&] { return stopped_ || !queue_.empty() || !failure_.ok(); });
+  // A zero timeout only polls (the admission lister's reads): no condition-variable round trip.
+  if (timeout.count() > 0) {
+    cv_.wait_for(lock, timeout, [&] { return stopped_ || !queue_.empty() || !failure_.ok(); });
+  }
   const size_t first = out.size();
   while (!queue_.empty()) {
     out.push_back(std::move(queue_.front()));

@@ -70,7 +70,8 @@ void decodeCachedEvent(CachedEvent& ev);
 class Watcher {
  public:
   ~Watcher();
-  // Waits up to `timeout` for events; returns a failure Status once the watcher is terminated.
+  // Waits up to `timeout` for events (0: takes what is queued, without waiting); returns a failure
+  // Status once the watcher is terminated.
   Status next(std::vector<CachedEvent>& out, std::chrono::milliseconds timeout);
   void stop();
 

@@ -1,6 +1,7 @@
 #include "apiserver/admission/admission_chain.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <functional>
 
@@ -10,6 +11,7 @@
 #include "apiserver/admission/sidecar_injection.h"
 #include "apiserver/admission/storage_admission.h"
 #include "apiserver/admission/webhook_admission.h"
+#include "apiserver/admission_lister.h"
 #include "apiserver/auth/node_restriction.h"
 #include "apiserver/auth/service_account_admission.h"
 #include "common/file_util.h"
@@ -18,10 +20,12 @@
 namespace minik8s::apiserver::admission {
 namespace {
 
-using Factory = std::function<std::shared_ptr<auth::AdmissionPlugin>(Registry&)>;
+// The lister is the chain's one AdmissionLister, shared by the plugins that read through one.
+using Lister = std::shared_ptr<AdmissionLister>;
+using Factory = std::function<std::shared_ptr<auth::AdmissionPlugin>(Registry&, const Lister&)>;
 // For plugins that take a configuration (null when none is given).
-using ConfiguredFactory =
-    std::function<Result<std::shared_ptr<auth::AdmissionPlugin>>(Registry&, const json&)>;
+using ConfiguredFactory = std::function<Result<std::shared_ptr<auth::AdmissionPlugin>>(
+    Registry&, const json&, const Lister&)>;
 
 struct Entry {
   PluginInfo info;
@@ -33,38 +37,47 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {{"MeshSidecarInjection", true},
        nullptr,
-       [](Registry& r, const json& config) -> Result<std::shared_ptr<auth::AdmissionPlugin>> {
-         auto plugin = SidecarInjection::fromConfig(r, config);
+       [](Registry& r, const json& config,
+          const Lister& lister) -> Result<std::shared_ptr<auth::AdmissionPlugin>> {
+         auto plugin = SidecarInjection::fromConfig(r, config, lister);
          if (!plugin.ok()) return plugin.status();
          return std::shared_ptr<auth::AdmissionPlugin>(std::move(plugin.value()));
        }},
       {{"ServiceAccount", true},
-       [](Registry& r) { return std::make_shared<auth::ServiceAccountAdmission>(r); }},
-      {{"DefaultStorageClass", true},
-       [](Registry& r) { return std::make_shared<DefaultStorageClass>(r); }},
-      {{"StorageObjectInUseProtection", true},
-       [](Registry&) { return std::make_shared<StorageObjectInUseProtection>(); }},
-      {{"MutatingAdmissionWebhook", true},
-       [](Registry& r) {
-         return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kMutating);
+       [](Registry& r, const Lister& lister) {
+         return std::make_shared<auth::ServiceAccountAdmission>(r, std::chrono::seconds(2), nullptr,
+                                                                lister);
        }},
-      {{"LimitRanger", true}, [](Registry& r) { return std::make_shared<LimitRanger>(r); }},
+      {{"DefaultStorageClass", true},
+       [](Registry& r, const Lister&) { return std::make_shared<DefaultStorageClass>(r); }},
+      {{"StorageObjectInUseProtection", true},
+       [](Registry&, const Lister&) { return std::make_shared<StorageObjectInUseProtection>(); }},
+      {{"MutatingAdmissionWebhook", true},
+       [](Registry& r, const Lister& lister) {
+         return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kMutating, lister);
+       }},
+      {{"LimitRanger", true},
+       [](Registry& r, const Lister& lister) { return std::make_shared<LimitRanger>(r, lister); }},
       {{"NodeRestriction", false},
-       [](Registry& r) { return std::make_shared<auth::NodeRestriction>(&r); }},
+       [](Registry& r, const Lister&) { return std::make_shared<auth::NodeRestriction>(&r); }},
       {{"PodSecurity", false},
        nullptr,
-       [](Registry& r, const json& config) -> Result<std::shared_ptr<auth::AdmissionPlugin>> {
+       [](Registry& r, const json& config,
+          const Lister& lister) -> Result<std::shared_ptr<auth::AdmissionPlugin>> {
          auto parsed = PodSecurityConfiguration::fromJson(config);
          if (!parsed.ok()) return parsed.status();
          return std::shared_ptr<auth::AdmissionPlugin>(
-             std::make_shared<PodSecurity>(r, std::move(parsed.value())));
+             std::make_shared<PodSecurity>(r, std::move(parsed.value()), lister));
        }},
       {{"ValidatingAdmissionWebhook", false},
-       [](Registry& r) {
-         return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kValidating);
+       [](Registry& r, const Lister& lister) {
+         return std::make_shared<WebhookAdmission>(r, WebhookAdmission::Kind::kValidating, lister);
        }},
       {{"ResourceQuota", false},
-       [](Registry& r) { return std::make_shared<ResourceQuotaAdmission>(r); }},
+       [](Registry& r, const Lister& lister) {
+         return std::make_shared<ResourceQuotaAdmission>(
+             r, [] { return std::chrono::system_clock::now(); }, lister);
+       }},
   };
   return kEntries;
 }
@@ -111,14 +124,15 @@ Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
     }
   }
   std::vector<std::shared_ptr<auth::AdmissionPlugin>> chain;
+  const auto lister = std::make_shared<AdmissionLister>(registry);
   for (const auto& e : entries()) {
     if (std::find(enabled.begin(), enabled.end(), e.info.name) == enabled.end()) continue;
     if (!e.configured) {
-      chain.push_back(e.make(registry));
+      chain.push_back(e.make(registry, lister));
       continue;
     }
     auto config = configs.find(e.info.name);
-    auto plugin = e.configured(registry, config == configs.end() ? json() : config->second);
+    auto plugin = e.configured(registry, config == configs.end() ? json() : config->second, lister);
     if (!plugin.ok()) {
       return Status::BadRequest("admission plugin " + e.info.name + ": " +
                                 plugin.status().message());

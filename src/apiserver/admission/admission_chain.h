@@ -41,7 +41,8 @@ std::vector<std::string> defaultAdmissionPlugins();
 using AdmissionPluginConfigs = std::map<std::string, json>;
 
 // The chain of `enabled` plugins (names as above; an unknown name is InvalidArgument-style
-// BadRequest naming the known ones), in chain order. The plugins read objects through `registry`.
+// BadRequest naming the known ones), in chain order. The plugins read objects through `registry`,
+// those read on every write through one AdmissionLister they share (admission_lister.h).
 // A configuration a plugin cannot use is BadRequest naming the plugin.
 Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
     const std::vector<std::string>& enabled, Registry& registry,

@@ -221,18 +221,18 @@ Status LimitRanger::admit(auth::AdmissionRequest& request) {
   }
   const auto* info = registry_.scheme().byResource("", "v1", "limitranges");
   if (!info) return Status::Ok();
-  auto page = registry_.list(*info, ri.namespaceName, ListOptions{});
-  if (!page.ok()) {
+  auto limitRanges = lister_->list(*info, ri.namespaceName);
+  if (!limitRanges.ok()) {
     return Status::Forbidden("error looking up LimitRanges of namespace " + ri.namespaceName +
-                             ": " + page.status().message());
+                             ": " + limitRanges.status().message());
   }
-  if (page->items.empty()) return Status::Ok();
+  if (limitRanges->empty()) return Status::Ok();
   json& obj = *request.newObject;
   std::vector<std::string> errs;
   if (pod) {
     std::vector<std::string> notes;
-    for (const auto& lr : page->items) {
-      auto set = applyLimitRangeDefaults(lr, obj);
+    for (const auto& lr : *limitRanges) {
+      auto set = applyLimitRangeDefaults(*lr, obj);
       notes.insert(notes.end(), set.begin(), set.end());
     }
     if (!notes.empty()) {
@@ -242,13 +242,13 @@ Status LimitRanger::admit(auth::AdmissionRequest& request) {
       if (!ann.is_object()) ann = json::object();
       ann[kLimitRangerAnnotation] = "LimitRanger plugin set: " + joined(notes, "; ");
     }
-    for (const auto& lr : page->items) {
-      errs = podLimitRangeViolations(lr, obj);
+    for (const auto& lr : *limitRanges) {
+      errs = podLimitRangeViolations(*lr, obj);
       if (!errs.empty()) break;
     }
   } else {
-    for (const auto& lr : page->items) {
-      errs = claimLimitRangeViolations(lr, obj);
+    for (const auto& lr : *limitRanges) {
+      errs = claimLimitRangeViolations(*lr, obj);
       if (!errs.empty()) break;
     }
   }

@@ -8,12 +8,14 @@
 // PersistentVolumeClaim items on claim creates and updates. A violation is 403 with Kubernetes'
 // words: `pods "x" is forbidden: maximum cpu usage per Container is 500m, but limit is 1`.
 // Pod updates and subresources pass (containers' resources cannot change). The LimitRanges are
-// read through the registry on each write. Thread-safe.
+// read through the AdmissionLister (admission_lister.h: one created through another server a
+// moment ago may be missed for as long as the watch lags). Thread-safe.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "apiserver/admission_lister.h"
 #include "apiserver/auth/auth.h"
 #include "apiserver/registry.h"
 
@@ -27,9 +29,10 @@ std::vector<std::string> applyLimitRangeDefaults(const json& limitRange, json& p
 std::vector<std::string> podLimitRangeViolations(const json& limitRange, const json& pod);
 std::vector<std::string> claimLimitRangeViolations(const json& limitRange, const json& claim);
 
-class LimitRanger : public auth::AdmissionPlugin {
+class LimitRanger : public ListerBackedPlugin {
  public:
-  explicit LimitRanger(Registry& registry) : registry_(registry) {}
+  explicit LimitRanger(Registry& registry, std::shared_ptr<AdmissionLister> lister = nullptr)
+      : ListerBackedPlugin(registry, std::move(lister)), registry_(registry) {}
   Status admit(auth::AdmissionRequest& request) override;
 
  private:

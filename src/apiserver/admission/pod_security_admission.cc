@@ -266,12 +266,12 @@ Status PodSecurity::admit(auth::AdmissionRequest& request) {
 Result<std::optional<json>> PodSecurity::namespaceLabels(const std::string& ns) {
   const auto* namespaces = registry_.scheme().byResource("", "v1", "namespaces");
   if (namespaces == nullptr || ns.empty()) return std::optional<json>();
-  auto got = registry_.get(*namespaces, "", ns);
+  auto got = lister_->get(*namespaces, "", ns);
   if (!got.ok()) {
     if (got.status().code() == 404) return std::optional<json>();
     return got.status();
   }
-  return std::optional<json>(member(member(*got, "metadata"), "labels"));
+  return std::optional<json>(member(member(**got, "metadata"), "labels"));
 }
 
 Status PodSecurity::admitNamespace(auth::AdmissionRequest& request) {

@@ -16,8 +16,8 @@
 // nothing is exempt (Kubernetes' defaults). A PodSecurityConfiguration (the PodSecurity entry of
 // the server's --admission-control-config-file, as in kube-apiserver) may set other defaults and
 // exempt usernames, namespaces and runtime classes. Counts pod_security_evaluations_total,
-// pod_security_exemptions_total and pod_security_errors_total as Kubernetes does. Thread-safe
-// (stateless besides the registry).
+// pod_security_exemptions_total and pod_security_errors_total as Kubernetes does. Namespaces
+// are read through the AdmissionLister, a namespace's pods through the registry. Thread-safe.
 #pragma once
 
 #include <optional>
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "apiserver/admission/pod_security_policy.h"
+#include "apiserver/admission_lister.h"
 #include "apiserver/auth/auth.h"
 #include "apiserver/registry.h"
 
@@ -41,10 +42,13 @@ struct PodSecurityConfiguration {
   static Result<PodSecurityConfiguration> fromJson(const json& config);
 };
 
-class PodSecurity : public auth::AdmissionPlugin {
+class PodSecurity : public ListerBackedPlugin {
  public:
-  explicit PodSecurity(Registry& registry, PodSecurityConfiguration config = {})
-      : registry_(registry), config_(std::move(config)) {}
+  explicit PodSecurity(Registry& registry, PodSecurityConfiguration config = {},
+                       std::shared_ptr<AdmissionLister> lister = nullptr)
+      : ListerBackedPlugin(registry, std::move(lister)),
+        registry_(registry),
+        config_(std::move(config)) {}
   Status admit(auth::AdmissionRequest& request) override;
 
   // The warnings a namespace update gets when its enforce level becomes `enforce`: which of the

@@ -137,21 +137,36 @@ Status ResourceQuotaAdmission::admit(auth::AdmissionRequest& request) {
   // A new object has no status yet (the registry drops what a create sends).
   if (request.operation == "CREATE" && obj.is_object()) obj.erase("status");
   std::set<std::string> charged;  // quotas already written by an earlier try
+  // The first try reads the lister; after a conflict or before a refusal, the registry.
+  bool live = false;
   for (int attempt = 0;; ++attempt) {
-    auto page = registry_.list(*quotaInfo, ri.namespaceName, ListOptions{});
-    if (!page.ok()) {
-      return Status::Forbidden("error looking up ResourceQuotas of namespace " + ri.namespaceName +
-                               ": " + page.status().message());
-    }
-    if (page->items.empty()) return Status::Ok();
-    if (attempt == 0 && ri.info && !willBeStored(*ri.info, request, obj)) return Status::Ok();
     std::vector<json> quotas;
-    for (auto& q : page->items) {
-      if (!charged.count(nameOf(q))) quotas.push_back(std::move(q));
+    Status read;
+    if (live) {
+      auto page = registry_.list(*quotaInfo, ri.namespaceName, ListOptions{});
+      if (page.ok()) quotas = std::move(page->items);
+      read = page.status();
+    } else {
+      auto cached = lister_->list(*quotaInfo, ri.namespaceName);
+      if (cached.ok()) {
+        for (const auto& q : *cached) quotas.push_back(*q);
+      }
+      read = cached.status();
     }
+    if (!read.ok()) {
+      return Status::Forbidden("error looking up ResourceQuotas of namespace " + ri.namespaceName +
+                               ": " + read.message());
+    }
+    if (quotas.empty()) return Status::Ok();
+    if (attempt == 0 && ri.info && !willBeStored(*ri.info, request, obj)) return Status::Ok();
+    std::erase_if(quotas, [&](const json& q) { return charged.count(nameOf(q)) > 0; });
     QuotaCharge charge =
         chargeQuotas(quotas, ri.group, ri.resource, obj, request.oldObject, now_());
-    if (!charge.refusal.empty()) return admissionForbidden(request, charge.refusal);
+    if (!charge.refusal.empty()) {
+      if (live) return admissionForbidden(request, charge.refusal);
+      live = true;  // refuse only on what the registry holds
+      continue;
+    }
     if (request.dryRun) return Status::Ok();
     bool conflict = false;
     for (auto& q : charge.quotas) {
@@ -159,6 +174,7 @@ Status ResourceQuotaAdmission::admit(auth::AdmissionRequest& request) {
       auto written = registry_.update(*quotaInfo, ri.namespaceName, name, q, "status");
       if (written.ok()) {
         charged.insert(name);
+        lister_->observe(*quotaInfo, *written);
         continue;
       }
       if (written.status().code() != 409) {
@@ -169,6 +185,7 @@ Status ResourceQuotaAdmission::admit(auth::AdmissionRequest& request) {
       break;
     }
     if (!conflict) return Status::Ok();
+    live = true;
     if (attempt + 1 >= kMaxConflictRetries) {
       return Status::Forbidden(
           "Operation cannot be fulfilled: too many conflicts updating the ResourceQuotas of "

@@ -17,7 +17,9 @@
 // back what deletes and refused writes left charged. As in Kubernetes, a quota the controller has
 // not yet seen (no status.hard) limits nothing. Dry runs are checked but charge nothing, and so
 // are creates the registry will refuse (invalid objects, names that exist).
-// Thread-safe.
+// The quotas are read through the AdmissionLister (admission_lister.h); what it holds may be a
+// moment old, so a charge that conflicts and a refusal both read the quotas again from the
+// registry: a stale copy never costs a unit nor refuses a write. Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -25,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/admission_lister.h"
 #include "apiserver/auth/auth.h"
 #include "apiserver/registry.h"
 
@@ -42,12 +45,15 @@ QuotaCharge chargeQuotas(const std::vector<json>& quotas, const std::string& gro
                          const std::string& resource, const json& obj, const json* old,
                          std::chrono::system_clock::time_point now);
 
-class ResourceQuotaAdmission : public auth::AdmissionPlugin {
+class ResourceQuotaAdmission : public ListerBackedPlugin {
  public:
   using NowFn = std::function<std::chrono::system_clock::time_point()>;
   explicit ResourceQuotaAdmission(
-      Registry& registry, NowFn now = [] { return std::chrono::system_clock::now(); })
-      : registry_(registry), now_(std::move(now)) {}
+      Registry& registry, NowFn now = [] { return std::chrono::system_clock::now(); },
+      std::shared_ptr<AdmissionLister> lister = nullptr)
+      : ListerBackedPlugin(registry, std::move(lister)),
+        registry_(registry),
+        now_(std::move(now)) {}
   Status admit(auth::AdmissionRequest& request) override;
 
  private:

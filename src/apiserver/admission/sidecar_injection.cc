@@ -38,8 +38,8 @@ bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceO
   return enableNamespacesByDefault && label != "disabled";
 }
 
-Result<std::shared_ptr<SidecarInjection>> SidecarInjection::fromConfig(Registry& registry,
-                                                                       const json& config) {
+Result<std::shared_ptr<SidecarInjection>> SidecarInjection::fromConfig(
+    Registry& registry, const json& config, std::shared_ptr<AdmissionLister> lister) {
   bool byDefault = false;
   if (config.is_object()) {
     for (const auto& [key, value] : config.items()) {
@@ -53,7 +53,7 @@ Result<std::shared_ptr<SidecarInjection>> SidecarInjection::fromConfig(Registry&
   } else if (!config.is_null()) {
     return Status::BadRequest("configuration: expected an object");
   }
-  return std::make_shared<SidecarInjection>(registry, byDefault);
+  return std::make_shared<SidecarInjection>(registry, byDefault, std::move(lister));
 }
 
 void injectSidecar(json& pod) {
@@ -102,12 +102,12 @@ Status SidecarInjection::admit(auth::AdmissionRequest& request) {
   json& pod = *request.newObject;
   std::string ns = request.request.namespaceName;
   if (ns.empty()) ns = stringAt(pod, "/metadata/namespace"_json_pointer);
-  std::optional<json> namespaceObject;
+  AdmissionLister::Object namespaceObject;
   if (const auto* namespaces = registry_.scheme().byResource("", "v1", "namespaces")) {
-    auto got = registry_.get(*namespaces, "", ns);
+    auto got = lister_->get(*namespaces, "", ns);
     if (got.ok()) namespaceObject = std::move(*got);
   }
-  if (wantsSidecar(pod, ns, namespaceObject ? &*namespaceObject : nullptr, byDefault_)) {
+  if (wantsSidecar(pod, ns, namespaceObject.get(), byDefault_)) {
     injectSidecar(pod);
   }
   return Status::Ok();

@@ -13,9 +13,10 @@
 //     and POD_IP from the downward API, metrics on 15090.
 //
 // It runs before ServiceAccount, so the proxy gets the service account token mount that it
-// reads the registry with. Thread-safe (stateless besides the registry).
+// reads the registry with. The namespace is read through the AdmissionLister. Thread-safe.
 #pragma once
 
+#include "apiserver/admission_lister.h"
 #include "apiserver/auth/auth.h"
 #include "apiserver/registry.h"
 
@@ -30,14 +31,17 @@ bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceO
 // Adds istio-init and istio-proxy to `pod` (a pod as created).
 void injectSidecar(json& pod);
 
-class SidecarInjection : public auth::AdmissionPlugin {
+class SidecarInjection : public ListerBackedPlugin {
  public:
-  explicit SidecarInjection(Registry& registry, bool enableNamespacesByDefault = false)
-      : registry_(registry), byDefault_(enableNamespacesByDefault) {}
+  explicit SidecarInjection(Registry& registry, bool enableNamespacesByDefault = false,
+                            std::shared_ptr<AdmissionLister> lister = nullptr)
+      : ListerBackedPlugin(registry, std::move(lister)),
+        registry_(registry),
+        byDefault_(enableNamespacesByDefault) {}
   // The plugin's configuration (AdmissionConfiguration, or the server's --mesh):
   // {"enableNamespacesByDefault": true}; null = the defaults.
-  static Result<std::shared_ptr<SidecarInjection>> fromConfig(Registry& registry,
-                                                              const json& config);
+  static Result<std::shared_ptr<SidecarInjection>> fromConfig(
+      Registry& registry, const json& config, std::shared_ptr<AdmissionLister> lister = nullptr);
   Status admit(auth::AdmissionRequest& request) override;
 
  private:

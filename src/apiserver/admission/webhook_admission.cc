@@ -85,39 +85,25 @@ Status denied(const std::string& name, const json& status) {
 
 }  // namespace
 
-WebhookAdmission::WebhookAdmission(Registry& registry, Kind kind)
-    : registry_(registry), kind_(kind) {}
+WebhookAdmission::WebhookAdmission(Registry& registry, Kind kind,
+                                   std::shared_ptr<AdmissionLister> lister)
+    : ListerBackedPlugin(registry, std::move(lister)), registry_(registry), kind_(kind) {}
 
 const char* WebhookAdmission::resource() const {
   return kind_ == Kind::kMutating ? "mutatingwebhookconfigurations"
                                   : "validatingwebhookconfigurations";
 }
 
-void WebhookAdmission::resourceWritten(const api::ResourceInfo& r) {
-  if (r.group != kGroup || r.plural != resource()) return;
-  std::lock_guard lock(mu_);
-  cacheValid_ = false;
-}
-
-std::vector<json> WebhookAdmission::configurations() {
-  std::lock_guard lock(mu_);
-  const auto now = std::chrono::steady_clock::now();
-  if (cacheValid_ && now - cachedAt_ < std::chrono::seconds(1)) return cached_;
+std::vector<AdmissionLister::Object> WebhookAdmission::configurations() {
   const auto* info = registry_.scheme().byResource(kGroup, "v1", resource());
   if (!info) return {};
-  auto page = registry_.list(*info, "", {});
-  if (!page.ok()) {
-    LOG_WARN("listing {}: {}", resource(), page.status().toString());
-    return cached_;
+  // Sorted by key, which for cluster-scoped objects is by name.
+  auto listed = lister_->list(*info, "");
+  if (!listed.ok()) {
+    LOG_WARN("listing {}: {}", resource(), listed.status().toString());
+    return {};
   }
-  cached_ = std::move(page->items);
-  std::sort(cached_.begin(), cached_.end(), [](const json& a, const json& b) {
-    return a.value("/metadata/name"_json_pointer, std::string()) <
-           b.value("/metadata/name"_json_pointer, std::string());
-  });
-  cachedAt_ = now;
-  cacheValid_ = true;
-  return cached_;
+  return std::move(listed.value());
 }
 
 bool WebhookAdmission::matches(const json& webhook, const auth::AdmissionRequest& req) {
@@ -151,9 +137,10 @@ bool WebhookAdmission::matches(const json& webhook, const auth::AdmissionRequest
         labels = req.newObject ? labelsOf(req.newObject) : labelsOf(req.oldObject);
       } else if (ri.info && ri.info->namespaced) {
         const auto* nsInfo = registry_.scheme().byResource("", "v1", "namespaces");
-        auto ns = nsInfo ? registry_.get(*nsInfo, "", ri.namespaceName)
-                         : Result<json>(Status::NotFoundMessage("no namespaces"));
-        if (ns.ok()) labels = labelsOf(&*ns);
+        auto ns = nsInfo
+                      ? lister_->get(*nsInfo, "", ri.namespaceName)
+                      : Result<AdmissionLister::Object>(Status::NotFoundMessage("no namespaces"));
+        if (ns.ok()) labels = labelsOf(ns->get());
       } else {
         return true;  // cluster-scoped objects are not filtered by namespace
       }
@@ -281,7 +268,7 @@ Status WebhookAdmission::admit(auth::AdmissionRequest& request) {
   // Never the webhook configurations themselves: a broken webhook must stay removable.
   if (ri.group == kGroup) return Status::Ok();
   for (const auto& config : configurations()) {
-    for (const auto& webhook : config.value("webhooks", json::array())) {
+    for (const auto& webhook : config->value("webhooks", json::array())) {
       if (!webhook.is_object() || !matches(webhook, request)) continue;
       const std::string effects = webhook.value("sideEffects", "None");
       if (request.dryRun && effects != "None" && effects != "NoneOnDryRun") {

@@ -16,6 +16,10 @@
 #include "apiserver/request_info.h"
 #include "common/status.h"
 
+namespace minik8s::apiserver {
+class WatchCache;
+}
+
 namespace minik8s::apiserver::auth {
 
 // Well-known users and groups (the same strings as Kubernetes).
@@ -102,9 +106,12 @@ class AdmissionPlugin {
  public:
   virtual ~AdmissionPlugin() = default;
   virtual Status admit(AdmissionRequest& request) = 0;
-  // Told after every successful write the server served (plugins caching objects, such as the
-  // webhook plugins' configurations, drop what changed).
+  // Told after every successful write the server served, before it answers (plugins keeping
+  // objects, through an AdmissionLister, read what changed from the store again).
   virtual void resourceWritten(const api::ResourceInfo& /*resource*/) {}
+  // Told once the server serves, with its watch cache: plugins that keep objects follow the
+  // store's changes through it (AdmissionLister) instead of reading the store on every write.
+  virtual void serverStarted(WatchCache& /*watchCache*/) {}
 };
 
 // A create-only API that stores nothing (SelfSubjectAccessReview, TokenReview, TokenRequest on

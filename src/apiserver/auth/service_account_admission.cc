@@ -56,8 +56,12 @@ json apiAccessVolume(const std::string& name) {
 
 ServiceAccountAdmission::ServiceAccountAdmission(Registry& registry,
                                                  std::chrono::milliseconds waitForDefault,
-                                                 std::function<std::string()> suffix)
-    : registry_(registry), waitForDefault_(waitForDefault), suffix_(std::move(suffix)) {
+                                                 std::function<std::string()> suffix,
+                                                 std::shared_ptr<AdmissionLister> lister)
+    : ListerBackedPlugin(registry, std::move(lister)),
+      registry_(registry),
+      waitForDefault_(waitForDefault),
+      suffix_(std::move(suffix)) {
   if (!suffix_) suffix_ = [] { return randomSuffix(5); };
 }
 
@@ -86,12 +90,12 @@ Status ServiceAccountAdmission::admit(AdmissionRequest& request) {
     ns = pod["metadata"].value("namespace", "");
   }
   const api::ResourceInfo* saInfo = registry_.scheme().byResource("", "v1", "serviceaccounts");
-  auto sa = registry_.get(*saInfo, ns, saName);
+  auto sa = lister_->get(*saInfo, ns, saName);
   const auto deadline = std::chrono::steady_clock::now() + waitForDefault_;
   while (!sa.ok() && sa.status().code() == 404 && saName == "default" &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    sa = registry_.get(*saInfo, ns, saName);
+    sa = lister_->get(*saInfo, ns, saName);
   }
   if (!sa.ok()) {
     std::string podName;
@@ -106,7 +110,7 @@ Status ServiceAccountAdmission::admit(AdmissionRequest& request) {
   }
 
   std::optional<bool> automount = boolField(spec, "automountServiceAccountToken");
-  if (!automount) automount = boolField(*sa, "automountServiceAccountToken");
+  if (!automount) automount = boolField(**sa, "automountServiceAccountToken");
   if (automount.has_value() && !*automount) return Status::Ok();
 
   std::string volumeName = existingApiAccessVolume(spec);
