@@ -28,6 +28,7 @@
 #include <sstream>
 #include <thread>
 
+#include "bench_util.h"
 #include "common/http.h"
 #include "common/http_client.h"
 #include "mesh/discovery_server.h"
@@ -35,6 +36,9 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::freePort;
+using minik8s::bench::loadAverage;
+using minik8s::bench::spawn;
 namespace mesh = minik8s::mesh;
 namespace http = minik8s::http;
 
@@ -42,46 +46,12 @@ namespace {
 
 constexpr char kVip[] = "10.96.0.10";
 
-std::string loadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
-
 // VmRSS and RssAnon in MiB.
 std::pair<double, double> rssOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  double rss = 0, anon = 0;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) rss = std::stod(line.substr(6)) / 1024.0;
-    if (line.rfind("RssAnon:", 0) == 0) anon = std::stod(line.substr(8)) / 1024.0;
-  }
-  return {rss, anon};
+  return {minik8s::bench::rssKiB(pid) / 1024.0, minik8s::bench::statusKiB(pid, "RssAnon") / 1024.0};
 }
 
 int run(const std::string& cmd) { return std::system(cmd.c_str()); }
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    FILE* f = freopen(log.c_str(), "w", stdout);
-    (void)f;
-    dup2(fileno(stdout), 2);
-    // The proxy's UID, which the nat rule leaves alone (as mesh-init's rules do): its own
-    // connections to a virtual IP (TCP pass-through) are not sent back to itself.
-    if (setgid(1337) != 0 || setuid(1337) != 0) _exit(126);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    std::vector<char*> argv;
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
 
 class BenchToken : public mesh::DiscoveryAuthenticator {
  public:
@@ -122,14 +92,6 @@ std::shared_ptr<const mesh::MeshConfig> registry(int services, int backendPort) 
   return mesh::buildMeshConfig({.services = svcs, .endpoints = eps, .pods = pods}, 1);
 }
 
-int freePort() {
-  http::Server s([](const http::Request&, http::ResponseWriter& w) { w.send({}); });
-  (void)s.start("127.0.0.1:0");
-  int p = s.port();
-  s.stop();
-  return p;
-}
-
 struct Figures {
   double idleRss = 0, idleAnon = 0, loadRss = 0, loadAnon = 0, afterRss = 0, rps = 0;
   bool ok = false;
@@ -141,7 +103,9 @@ Figures measure(const std::vector<std::string>& args, int out, int metrics, int 
   run("iptables -t nat -F OUTPUT");
   run("iptables -t nat -A OUTPUT -p tcp -d " + std::string(kVip) +
       " --dport 80 -m owner ! --uid-owner 1337 -j REDIRECT --to-ports " + std::to_string(out));
-  pid_t pid = spawn(args, log);
+  // The proxy's UID, which the nat rule leaves alone (as mesh-init's rules do): its own
+  // connections to a virtual IP (TCP pass-through) are not sent back to itself.
+  pid_t pid = spawn(args, log, {.uid = 1337});
   http::Client c("http://127.0.0.1:" + std::to_string(metrics));
   for (int i = 0; i < 200 && !f.ok; ++i) {
     std::this_thread::sleep_for(50ms);
