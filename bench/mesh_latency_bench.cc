@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_util.h"
 #include "common/http.h"
 #include "common/metrics.h"
 #include "common/pki.h"
@@ -41,18 +42,12 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::loadAverage;
 namespace mesh = minik8s::mesh;
 namespace http = minik8s::http;
 namespace pki = minik8s::pki;
 
 namespace {
-
-std::string loadAverage() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  in >> a >> b >> c;
-  return a + " " + b + " " + c;
-}
 
 // One kept-alive HTTP/1.1 connection to 127.0.0.1:port, GET / with a Content-Length answer.
 class Connection {
