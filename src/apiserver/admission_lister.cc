@@ -40,15 +40,19 @@ AdmissionLister::AdmissionLister(Registry& registry) : registry_(registry) {
 }
 
 AdmissionLister::~AdmissionLister() {
-  std::lock_guard lock(mu_);
-  if (watcher_) watcher_->stop();
+  for (auto& [name, k] : kept_) {
+    std::lock_guard lock(k->mu);
+    if (k->watcher) k->watcher->stop();
+  }
 }
 
 void AdmissionLister::start(WatchCache& watchCache) {
   WatchCache* none = nullptr;
   if (!watchCache_.compare_exchange_strong(none, &watchCache)) return;
-  std::lock_guard lock(mu_);
-  if (!watcher_) sync();  // else on the first read
+  for (auto& [name, k] : kept_) {
+    std::lock_guard lock(k->mu);
+    if (!k->watcher) sync(*k);  // else on its first read
+  }
 }
 
 AdmissionLister::Kept* AdmissionLister::kept(const api::ResourceInfo& r) {
@@ -64,10 +68,10 @@ Result<AdmissionLister::Object> AdmissionLister::get(const api::ResourceInfo& r,
                                                      const std::string& ns,
                                                      const std::string& name) {
   if (Kept* k = kept(r)) {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(k->mu);
     if (ready(*k)) {
-      auto it = objects_.find(Registry::key(r, ns, name));
-      if (it != objects_.end()) return it->second.object;
+      auto it = k->objects.find(Registry::key(r, ns, name));
+      if (it != k->objects.end()) return it->second.object;
     }
   }
   // Not in memory: created a moment ago, not kept, or absent.
@@ -80,11 +84,11 @@ Result<std::vector<AdmissionLister::Object>> AdmissionLister::list(const api::Re
                                                                    const std::string& ns) {
   std::vector<Object> out;
   if (Kept* k = kept(r)) {
-    std::lock_guard lock(mu_);
+    std::lock_guard lock(k->mu);
     if (ready(*k)) {
       const std::string prefix = Registry::prefix(r, ns);
-      for (auto it = objects_.lower_bound(prefix);
-           it != objects_.end() && hasPrefix(it->first, prefix); ++it) {
+      for (auto it = k->objects.lower_bound(prefix);
+           it != k->objects.end() && hasPrefix(it->first, prefix); ++it) {
         out.push_back(it->second.object);
       }
       return out;
@@ -98,17 +102,18 @@ Result<std::vector<AdmissionLister::Object>> AdmissionLister::list(const api::Re
 }
 
 void AdmissionLister::observe(const api::ResourceInfo& r, const json& stored) {
-  if (kept(r) == nullptr) return;
+  Kept* k = kept(r);
+  if (k == nullptr) return;
   const std::string rv = stored.value("/metadata/resourceVersion"_json_pointer, std::string());
   const int64_t revision = std::strtoll(rv.c_str(), nullptr, 10);
   const std::string key =
       Registry::key(r, stored.value("/metadata/namespace"_json_pointer, std::string()),
                     stored.value("/metadata/name"_json_pointer, std::string()));
-  std::lock_guard lock(mu_);
-  // Once the watch has passed `revision` memory is at least as new (and an object deleted since
-  // must not come back).
-  if (!watcher_ || revision <= seen_) return;
-  apply(key, revision, std::make_shared<const json>(stored));
+  std::lock_guard lock(k->mu);
+  // Once memory has passed `revision` it is at least as new (and an object deleted since must
+  // not come back).
+  if (!k->watcher || revision <= k->seen) return;
+  apply(*k, key, revision, std::make_shared<const json>(stored));
 }
 
 bool AdmissionLister::ready(Kept& k) {
@@ -123,79 +128,73 @@ bool AdmissionLister::ready(Kept& k) {
     }
     k.fence = std::max(k.fence, *rev);
   }
-  if (!watcher_ && !sync()) return false;
-  if (!drain()) return false;
-  if (k.fence > 0) {
-    if (seen_ < k.fence && k.syncedAt < k.fence) return false;
-    k.fence = 0;
+  if (!k.watcher && !sync(k)) return false;
+  if (!drain(k)) return false;
+  if (k.fence > 0 && k.syncedAt < k.fence) {
+    // Every event up to the watch cache's latest revision is in the watcher's queue by now.
+    if (watchCache->latestRevision() < k.fence || !drain(k)) return false;
   }
+  k.fence = 0;
   return true;
 }
 
-bool AdmissionLister::sync() {
+bool AdmissionLister::sync(Kept& k) {
   WatchCache* watchCache = watchCache_.load();
+  if (watchCache == nullptr) return false;
   auto& store = registry_.store();
   auto rev = store.currentRevision();
   if (!rev.ok()) return false;
-  // Watch first, then list: an event after `rev` is either in a list or in the watcher.
-  auto watcher = watchCache->watch("/registry/", *rev);
+  // Watch first, then list: an event after `rev` is either in the list or in the watcher.
+  auto watcher = watchCache->watch(k.prefix, *rev);
   if (!watcher.ok()) {
-    LOG_WARN("admission lister: cannot watch: {}", watcher.status().toString());
+    LOG_WARN("admission lister: cannot watch {}: {}", k.prefix, watcher.status().toString());
     return false;
   }
-  objects_.clear();
-  for (auto& [name, k] : kept_) {
-    auto listed = store.list(k->prefix);
-    if (!listed.ok()) {
-      LOG_WARN("admission lister: cannot list {}: {}", name, listed.status().toString());
-      (*watcher)->stop();
-      objects_.clear();
-      return false;
-    }
-    for (const auto& kv : listed->items) {
-      auto obj = decodeStored(kv);
-      if (obj.ok()) {
-        objects_[kv.key] = {kv.modRevision, std::make_shared<const json>(std::move(obj.value()))};
-      }
-    }
-    k->syncedAt = listed->revision;
+  auto listed = store.list(k.prefix);
+  if (!listed.ok()) {
+    LOG_WARN("admission lister: cannot list {}: {}", k.prefix, listed.status().toString());
+    (*watcher)->stop();
+    return false;
   }
-  watcher_ = std::move(watcher.value());
-  seen_ = *rev;
+  k.objects.clear();
+  for (const auto& kv : listed->items) {
+    auto obj = decodeStored(kv);
+    if (obj.ok()) {
+      k.objects[kv.key] = {kv.modRevision, std::make_shared<const json>(std::move(obj.value()))};
+    }
+  }
+  k.syncedAt = k.seen = listed->revision;
+  k.watcher = std::move(watcher.value());
   return true;
 }
 
-bool AdmissionLister::drain() {
+bool AdmissionLister::drain(Kept& k) {
   std::vector<CachedEvent> events;
-  Status s = watcher_->next(events, std::chrono::milliseconds(0));
+  Status s = k.watcher->next(events, std::chrono::milliseconds(0));
   for (const auto& ev : events) {
-    seen_ = std::max(seen_, ev.revision);
-    apply(ev.key, ev.revision, ev.type == CachedEvent::Type::kDeleted ? nullptr : ev.object);
+    apply(k, ev.key, ev.revision, ev.type == CachedEvent::Type::kDeleted ? nullptr : ev.object);
   }
   if (s.ok()) return true;
-  watcher_->stop();
-  watcher_.reset();
-  objects_.clear();
+  k.watcher->stop();
+  k.watcher.reset();
+  k.objects.clear();
   if (s.code() == 503) {  // the server is shutting down: read the registry from now on
     watchCache_ = nullptr;
     return false;
   }
-  LOG_INFO("admission lister: watch ended ({}): listing again", s.message());
-  return sync();
+  LOG_INFO("admission lister: watch of {} ended ({}): listing again", k.prefix, s.message());
+  return sync(k);
 }
 
-void AdmissionLister::apply(const std::string& key, int64_t revision, Object object) {
-  const Kept* k = nullptr;
-  for (const auto& [name, candidate] : kept_) {
-    if (hasPrefix(key, candidate->prefix)) k = candidate.get();
-  }
-  if (k == nullptr || revision <= k->syncedAt) return;  // not kept, or already in the list
-  auto it = objects_.find(key);
-  if (it != objects_.end() && it->second.revision >= revision) return;  // older than memory
+void AdmissionLister::apply(Kept& k, const std::string& key, int64_t revision, Object object) {
+  if (revision <= k.syncedAt) return;  // already in the list
+  k.seen = std::max(k.seen, revision);
+  auto it = k.objects.find(key);
+  if (it != k.objects.end() && it->second.revision >= revision) return;  // older than memory
   if (object) {
-    objects_[key] = {revision, std::move(object)};
-  } else if (it != objects_.end()) {
-    objects_.erase(it);
+    k.objects[key] = {revision, std::move(object)};
+  } else if (it != k.objects.end()) {
+    k.objects.erase(it);
   }
 }
 

@@ -3,10 +3,10 @@
 // memory from the server's watch cache, as kube-apiserver's plugins read informer listers instead
 // of the store. One lister is shared by the plugins of a chain (buildAdmissionChain).
 //
-// Before start() every read goes to the registry (plugins built alone, unit tests). After it, the
-// kept resources are listed once and then followed through one WatchCache watcher; the events
-// that arrived are applied at the start of each read (the lister has no thread), so a read is as
-// fresh as the watch cache. How stale an answer can be:
+// Before start() every read goes to the registry (plugins built alone, unit tests). After it, each
+// kept resource is listed once and then followed through a WatchCache watcher of its prefix; the
+// events that arrived are applied at the start of each read (the lister has no thread), so a read
+// is as fresh as the watch cache. How stale an answer can be:
 //   - get(): an object not in memory is read from the registry (a namespace or service account
 //     created a moment ago, here or through another server, is still found); one in memory may
 //     miss another server's change for as long as the watch cache lags the store (milliseconds).
@@ -68,31 +68,33 @@ class AdmissionLister {
   Registry& registry() { return registry_; }
 
  private:
-  struct Kept {
-    std::string prefix;                // store prefix of the resource, "/registry/core/namespaces/"
-    int64_t syncedAt = 0;              // the revision it was listed at: older events are in it
-    std::atomic<bool> written{false};  // resourceWritten since the last read
-    int64_t fence = 0;  // read the registry until the watch has delivered this revision
-  };
-
-  Kept* kept(const api::ResourceInfo& r);
-  // Under mu_: applies what the watch delivered; false when `k` must be read from the registry.
-  bool ready(Kept& k);
-  bool sync();   // under mu_: lists every kept resource and watches from there
-  bool drain();  // under mu_: applies the events the watcher holds
-  void apply(const std::string& key, int64_t revision, Object object);
-
-  Registry& registry_;
-  std::map<std::string, std::unique_ptr<Kept>> kept_;  // by "group/plural"; fixed at construction
-  std::atomic<WatchCache*> watchCache_{nullptr};
-  std::mutex mu_;
-  std::shared_ptr<Watcher> watcher_;  // of "/registry/"; null until synced or after a failure
   struct Entry {
     int64_t revision = 0;
     Object object;
   };
-  std::map<std::string, Entry> objects_;  // store key -> object, of the kept resources
-  int64_t seen_ = 0;                      // the latest revision the watcher delivered
+  // One kept resource, with its own watcher of its prefix (so the watch queues only its events)
+  // and its own lock.
+  struct Kept {
+    std::string prefix;  // store prefix of the resource, "/registry/core/namespaces/"
+    std::mutex mu;
+    std::shared_ptr<Watcher> watcher;      // null until listed, or after the watch failed
+    std::map<std::string, Entry> objects;  // store key -> object
+    int64_t syncedAt = 0;  // the revision it was listed at: older events are in the list
+    int64_t seen = 0;      // the latest revision in memory (listed or applied)
+    std::atomic<bool> written{false};  // resourceWritten since the last read
+    int64_t fence = 0;  // read the registry until the watch cache has delivered this revision
+  };
+
+  Kept* kept(const api::ResourceInfo& r);
+  // Under k.mu: applies what the watch delivered; false when `k` must be read from the registry.
+  bool ready(Kept& k);
+  bool sync(Kept& k);   // under k.mu: lists the resource and watches from there
+  bool drain(Kept& k);  // under k.mu: applies the events its watcher holds
+  static void apply(Kept& k, const std::string& key, int64_t revision, Object object);
+
+  Registry& registry_;
+  std::map<std::string, std::unique_ptr<Kept>> kept_;  // by "group/plural"; fixed at construction
+  std::atomic<WatchCache*> watchCache_{nullptr};
 };
 
 // An admission plugin that reads through an AdmissionLister: gives the lister the server's watch
