@@ -14,9 +14,10 @@
 //     moment ago may be missed for that long, as with kube-apiserver's listers. ResourceQuota does
 //     not lose units to this: its charges are resourceVersion-checked writes, and a conflict or a
 //     refusal reads the quotas again from the registry (resource_quota_admission.h).
-//   - A Namespace marked Terminating through another server may admit a create for that long;
-//     the namespace controller deletes what appeared after it (the registry's own check of the
-//     namespace on create has the same window between its read and the write).
+//   - Namespaces are read for their labels (PodSecurity, MeshSidecarInjection, webhook
+//     namespaceSelectors): a label changed through another server applies that much later.
+//     Whether the namespace exists and is not terminating is still checked by Registry::create
+//     against the store, so no create enters a terminating namespace because of this cache.
 //   - This server's own writes are never missed: resourceWritten(r), which the server calls after
 //     every write it served and before answering, makes the next read of r take the store's
 //     current revision and read the registry until the watch cache has delivered that revision.
