@@ -16,11 +16,13 @@
 #include "client/api_balancer.h"
 #include "common/http.h"
 #include "common/http_client.h"
+#include "raw_exchange.h"
 
 namespace minik8s::client {
 namespace {
 
 using namespace std::chrono_literals;
+using minik8s::testing::connectTo;
 
 // An HTTP server answering every request with its name.
 struct NamedBackend {
@@ -37,20 +39,12 @@ struct NamedBackend {
 
 // A loopback listener whose accepted connections the test drives by hand.
 struct RawBackend {
-  RawBackend() {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd, 16), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
-  }
+  RawBackend()
+      : listener(minik8s::testing::listenOnLoopback()), fd(listener.fd), port(listener.port) {}
   ~RawBackend() { ::close(fd); }
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
   int acceptOne() const { return ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC); }
+  minik8s::testing::LoopbackListener listener;
   int fd = -1;
   int port = 0;
 };
@@ -59,16 +53,6 @@ struct RawBackend {
 std::string refusingAddress() {
   RawBackend gone;
   return gone.address();  // closed when `gone` goes away
-}
-
-int connectTo(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
 }
 
 void sendAll(int fd, const std::string& data) {

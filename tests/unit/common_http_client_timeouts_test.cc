@@ -23,25 +23,21 @@
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/pki.h"
+#include "raw_exchange.h"
 
 namespace minik8s::http {
 namespace {
 
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
+using minik8s::testing::connectTo;
 
 // A loopback TCP socket listening with `backlog` that nobody accepts on.
 struct SilentListener {
   explicit SilentListener(int backlog = 16) {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(fd, backlog), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    port = ntohs(addr.sin_port);
+    auto l = minik8s::testing::listenOnLoopback(backlog);
+    fd = l.fd;
+    port = l.port;
   }
   ~SilentListener() { ::close(fd); }
   std::string url(const char* scheme = "http") const {
@@ -50,16 +46,6 @@ struct SilentListener {
   int fd = -1;
   int port = 0;
 };
-
-int connectRaw(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
-}
 
 ClientTimeouts quick() {
   ClientTimeouts t;
@@ -90,7 +76,7 @@ TEST(HttpClientTimeoutsTest, ServerThatAcceptsButNeverAnswersFailsWithinTheReque
 
 TEST(HttpClientTimeoutsTest, ConnectThatGetsNoAnswerFailsWithinTheConnectTimeout) {
   SilentListener full(0);  // backlog 0: one queued connection fills it, later SYNs are dropped
-  int filler = connectRaw(full.port);
+  int filler = connectTo(full.port);
   Client client(full.url(), {}, quick());
   const auto start = Clock::now();
   auto r = client.get("/api");

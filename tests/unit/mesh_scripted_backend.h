@@ -1,7 +1,8 @@
 // ScriptedBackend: a loopback TCP listener whose first `connections` connections are served, one
 // after the other, by `serve(fd)` on its own thread (the fd is closed after). For sidecar tests
 // whose endpoint must behave exactly so: answer 101 and then stream, close a kept connection.
-// With the raw-socket helpers both sides of such a test use.
+// With the raw-socket helpers both sides of such a test use (raw_exchange.h has the listener
+// and the connection).
 #pragma once
 
 #include <arpa/inet.h>
@@ -15,6 +16,8 @@
 #include <functional>
 #include <string>
 #include <thread>
+
+#include "raw_exchange.h"
 
 namespace minik8s::testing {
 
@@ -46,31 +49,13 @@ inline std::string readHead(int fd) {
   return head;
 }
 
-inline int connectTo(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  return fd;
-}
-
 class ScriptedBackend {
  public:
   ScriptedBackend(std::function<void(int fd)> serve, int connections)
-      : listener_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    EXPECT_EQ(::listen(listener_, 8), 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
+      : listener_(listenOnLoopback(8)) {
     thread_ = std::thread([this, serve = std::move(serve), connections] {
       for (int i = 0; i < connections; ++i) {
-        int fd = ::accept(listener_, nullptr, nullptr);
+        int fd = ::accept(listener_.fd, nullptr, nullptr);
         if (fd < 0) return;  // shut down by the destructor
         serve(fd);
         ::close(fd);
@@ -79,19 +64,18 @@ class ScriptedBackend {
     });
   }
   ~ScriptedBackend() {
-    ::shutdown(listener_, SHUT_RDWR);  // wakes an accept that waits for a connection never made
+    ::shutdown(listener_.fd, SHUT_RDWR);  // wakes an accept that waits for a connection never made
     thread_.join();
-    ::close(listener_);
+    ::close(listener_.fd);
   }
   ScriptedBackend(const ScriptedBackend&) = delete;
   ScriptedBackend& operator=(const ScriptedBackend&) = delete;
 
-  int port() const { return port_; }
+  int port() const { return listener_.port; }
   int served() const { return served_; }  // connections served to the end
 
  private:
-  int listener_;
-  int port_ = 0;
+  LoopbackListener listener_;
   std::atomic<int> served_{0};
   std::thread thread_;
 };
