@@ -15,9 +15,12 @@
 //     not lose units to this: its charges are resourceVersion-checked writes, and a conflict or a
 //     refusal reads the quotas again from the registry (resource_quota_admission.h).
 //   - Namespaces are read for their labels (PodSecurity, MeshSidecarInjection, webhook
-//     namespaceSelectors): a label changed through another server applies that much later.
-//     Whether the namespace exists and is not terminating is still checked by Registry::create
-//     against the store, so no create enters a terminating namespace because of this cache.
+//     namespaceSelectors) and, through Registry::setNamespaceReader, for a create's check that its
+//     namespace exists and is not Terminating (kube-apiserver's NamespaceLifecycle reads its
+//     informer the same way): a label or a Terminating phase written through another server
+//     applies that much later, and the namespace controller deletes what was created in the
+//     window, as in Kubernetes. A namespace deleted through this server is fenced as below, and
+//     one not in memory is read from the store, so a namespace created a moment ago is found.
 //   - This server's own writes are never missed: resourceWritten(r), which the server calls after
 //     every write it served and before answering, makes the next read of r take the store's
 //     current revision and read the registry until the watch cache has delivered that revision.

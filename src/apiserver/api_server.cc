@@ -315,8 +315,6 @@ void ApiServer::repairServiceAllocations() {
   if (!s.ok()) LOG_WARN("service allocation repair: {}", s.toString());
 }
 
-// The namespace controller's job in its simplest form: once a namespace is Terminating, delete
-// everything in it, then release its "kubernetes" finalizer so the namespace itself goes.
 Result<json> ApiServer::toRequestVersion(const api::ResourceInfo& r, json obj) const {
   const auto& s = registry_.storageInfo(r);
   if (&s != &r) return api::convertToVersion(scheme_, obj, r.apiVersion());

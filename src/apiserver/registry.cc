@@ -91,16 +91,23 @@ bool Registry::allocatesFor(const api::ResourceInfo& r) const {
 
 Status Registry::checkNamespace(const api::ResourceInfo& r, const std::string& ns) {
   if (!r.namespaced) return Status::Ok();
-  auto got = store_.get("/registry/core/namespaces/" + ns);
-  if (!got.ok()) {
-    if (got.status().code() == 404) return Status::NotFound("namespaces", ns);
-    return got.status();
+  std::shared_ptr<const json> nsObj;
+  if (namespaces_) {
+    auto got = namespaces_(ns);
+    if (!got.ok()) return got.status();
+    nsObj = std::move(got.value());
+  } else {
+    auto got = store_.get("/registry/core/namespaces/" + ns);
+    if (!got.ok()) {
+      if (got.status().code() == 404) return Status::NotFound("namespaces", ns);
+      return got.status();
+    }
+    nsObj = std::make_shared<const json>(json::parse(got->value, nullptr, false));
   }
-  json nsObj = json::parse(got->value, nullptr, false);
-  if (!nsObj.is_discarded() &&
-      nsObj.value("/status/phase"_json_pointer, std::string()) == "Terminating") {
+  if (nsObj && nsObj->is_object() &&
+      nsObj->value("/status/phase"_json_pointer, std::string()) == "Terminating") {
     return Status::Forbidden(r.plural + " \"" +
-                             nsObj.value("/metadata/name"_json_pointer, std::string()) +
+                             nsObj->value("/metadata/name"_json_pointer, std::string()) +
                              "\" is forbidden: unable to create new content in namespace " + ns +
                              " because it is being terminated");
   }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "api/scheme.h"
@@ -101,6 +102,14 @@ class Registry {
   // them back on delete. Set once before serving; without one they are stored as given.
   void setServiceAllocator(ServiceAllocator* allocator) { services_ = allocator; }
 
+  // Where create() reads the namespace it checks (it exists and is not Terminating), as
+  // kube-apiserver's NamespaceLifecycle plugin reads its informer: the server gives the admission
+  // plugins' AdmissionLister, which answers from memory, reads the store for a namespace it does
+  // not hold and after this server's own namespace writes (admission_lister.h). Without one, the
+  // store. Set once before serving.
+  using NamespaceReader = std::function<Result<std::shared_ptr<const json>>(const std::string& ns)>;
+  void setNamespaceReader(NamespaceReader reader) { namespaces_ = std::move(reader); }
+
   storage::Store& store() { return store_; }
   const api::Scheme& scheme() const { return scheme_; }
 
@@ -124,6 +133,7 @@ class Registry {
   storage::Store& store_;
   const api::Scheme& scheme_;
   ServiceAllocator* services_ = nullptr;
+  NamespaceReader namespaces_;
 };
 
 // Sets metadata.resourceVersion from the store revision on a decoded value.

@@ -9,6 +9,7 @@
 
 #include "api/scheme.h"
 #include "apiserver/admission/admission_chain.h"
+#include "apiserver/admission_lister.h"
 #include "apiserver/api_server.h"
 #include "apiserver/auth/authorization.h"
 #include "apiserver/auth/bootstrap_policy.h"
@@ -288,10 +289,11 @@ int runServer(const ServerFlags& f) {
   }
   // --mesh: every application namespace is meshed unless labelled istio-injection=disabled.
   if (f.mesh) admissionConfigs["MeshSidecarInjection"]["enableNamespacesByDefault"] = true;
+  auto admissionLister = std::make_shared<apiserver::AdmissionLister>(authRegistry);
   auto admissionChain = apiserver::admission::buildAdmissionChain(
       apiserver::admission::selectAdmissionPlugins(f.enableAdmissionPlugins,
                                                    f.disableAdmissionPlugins),
-      authRegistry, admissionConfigs);
+      authRegistry, admissionConfigs, admissionLister);
   if (!admissionChain.ok()) {
     LOG_ERROR("admission plugins: {}", admissionChain.status().message());
     return 1;
@@ -325,6 +327,13 @@ int runServer(const ServerFlags& f) {
         starting(w);
       };
   apiserver::ApiServer api(**store, scheme_, opts);
+  // A create's namespace (it exists, it is not Terminating) is read where the admission plugins
+  // read namespaces, as kube-apiserver's NamespaceLifecycle: one store round trip less per create.
+  if (const auto* nsInfo = scheme_.byResource("", "v1", "namespaces")) {
+    api.registry().setNamespaceReader([admissionLister, nsInfo](const std::string& ns) {
+      return admissionLister->get(*nsInfo, "", ns);
+    });
+  }
   s = api.start();
   if (!s.ok()) {
     LOG_ERROR("cannot start the API server: {}", s.toString());

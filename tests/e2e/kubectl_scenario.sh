@@ -138,4 +138,17 @@ k delete deploy nginx -n shop >/dev/null
 out=$(k get deploy -n shop -o name); expect_eq "$out" "" "deleted by name"
 k delete namespace shop --timeout=30s >/dev/null
 out=$(k get ns -o name); expect_not_contains "$out" "namespace/shop" "namespace deleted"
+
+step "a Terminating namespace refuses new content"
+k create namespace closing >/dev/null
+k create configmap held -n closing --from-literal=a=b >/dev/null
+k patch configmap held -n closing --type=merge -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
+k delete namespace closing --wait=false >/dev/null
+wait_for 30 bash -c "[[ \$(kubectl get ns closing -o jsonpath='{.status.phase}') == Terminating ]]" ||
+  fail "namespace closing Terminating while held by a finalizer"
+out=$(must_fail k create configmap late -n closing --from-literal=a=b)
+expect_contains "$out" "unable to create new content in namespace closing because it is being terminated" \
+  "create in a Terminating namespace is 403"
+k patch configmap held -n closing --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null
+wait_for 60 bash -c "! kubectl get ns closing >/dev/null 2>&1" || fail "namespace closing goes once released"
 finish

@@ -73,6 +73,30 @@ TEST_F(RegistryTest, GenerateNameAndMissingNamespace) {
   EXPECT_EQ(missing.status().message(), "namespaces \"nowhere\" not found");
 }
 
+TEST_F(RegistryTest, CreatesCheckTheirNamespaceThroughTheNamespaceReaderWhenSet) {
+  auto& cms = res("", "v1", "configmaps");
+  json cm = {{"metadata", {{"name", "x"}}}};
+  std::vector<std::string> asked;
+  json terminating = {{"metadata", {{"name", "default"}}}, {"status", {{"phase", "Terminating"}}}};
+  registry.setNamespaceReader([&](const std::string& ns) -> Result<std::shared_ptr<const json>> {
+    asked.push_back(ns);
+    if (ns == "gone") return Status::NotFound("namespaces", ns);
+    return std::make_shared<const json>(terminating);  // the store still says Active
+  });
+  auto refused = registry.create(cms, "default", cm);
+  EXPECT_EQ(refused.status().code(), 403);
+  EXPECT_EQ(refused.status().message(),
+            "configmaps \"default\" is forbidden: unable to create new content in namespace "
+            "default because it is being terminated");
+  EXPECT_EQ(registry.create(cms, "gone", cm).status().message(), "namespaces \"gone\" not found");
+  EXPECT_TRUE(
+      registry.create(res("", "v1", "namespaces"), "", {{"metadata", {{"name", "n2"}}}}).ok())
+      << "cluster-scoped objects have no namespace to check";
+  EXPECT_EQ(asked, (std::vector<std::string>{"default", "gone"}));
+  registry.setNamespaceReader(nullptr);  // back to the store
+  EXPECT_TRUE(registry.create(cms, "default", cm).ok());
+}
+
 TEST_F(RegistryTest, InvalidObjectIs422WithFieldPaths) {
   auto out = registry.create(res("apps", "v1", "deployments"), "default", deployment("bad", -1));
   ASSERT_FALSE(out.ok());

@@ -113,7 +113,7 @@ std::vector<std::string> selectAdmissionPlugins(const std::vector<std::string>& 
 
 Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
     const std::vector<std::string>& enabled, Registry& registry,
-    const AdmissionPluginConfigs& configs) {
+    const AdmissionPluginConfigs& configs, std::shared_ptr<AdmissionLister> lister) {
   for (const auto& name : enabled) {
     const bool known = std::any_of(entries().begin(), entries().end(),
                                    [&](const Entry& e) { return e.info.name == name; });
@@ -124,7 +124,7 @@ Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
     }
   }
   std::vector<std::shared_ptr<auth::AdmissionPlugin>> chain;
-  const auto lister = std::make_shared<AdmissionLister>(registry);
+  if (!lister) lister = std::make_shared<AdmissionLister>(registry);
   for (const auto& e : entries()) {
     if (std::find(enabled.begin(), enabled.end(), e.info.name) == enabled.end()) continue;
     if (!e.configured) {

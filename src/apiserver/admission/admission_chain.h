@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "apiserver/admission_lister.h"
 #include "apiserver/auth/auth.h"
 #include "apiserver/registry.h"
 
@@ -42,11 +43,12 @@ using AdmissionPluginConfigs = std::map<std::string, json>;
 
 // The chain of `enabled` plugins (names as above; an unknown name is InvalidArgument-style
 // BadRequest naming the known ones), in chain order. The plugins read objects through `registry`,
-// those read on every write through one AdmissionLister they share (admission_lister.h).
+// those read on every write through one AdmissionLister they share (admission_lister.h): `lister`
+// when given (the server also checks namespaces on create through it), else one of their own.
 // A configuration a plugin cannot use is BadRequest naming the plugin.
 Result<std::vector<std::shared_ptr<auth::AdmissionPlugin>>> buildAdmissionChain(
     const std::vector<std::string>& enabled, Registry& registry,
-    const AdmissionPluginConfigs& configs = {});
+    const AdmissionPluginConfigs& configs = {}, std::shared_ptr<AdmissionLister> lister = nullptr);
 
 // kube-apiserver's --admission-control-config-file: an AdmissionConfiguration
 // (apiserver.config.k8s.io/v1, YAML or JSON) whose plugins[] each give a `configuration` object
