@@ -11,13 +11,18 @@
 // The sidecars are the real SidecarProxy on loopback, each with its own I/O thread, as in a pod;
 // the original destinations are given to them as the pods' nat rules would (no root needed).
 // Prints p50/p90/p99, req/s, the added latency per sidecar hop at p50 and the meshed/direct
-// throughput ratio, with the load average. Never fails on a figure.
+// throughput ratio, with the load average; at saturation also the CPU time per request of the
+// whole bench and of each sidecar's I/O thread (from /proc/self/task/TID/schedstat), which says
+// where a ratio below 1 goes when the machine's cores are the limit. Never fails on a figure.
+// --paths picks some of direct,inbound,plain,mtls (all by default), e.g. for a profile; each
+// sidecar's thread id is printed for `perf record -t`.
 //
 //   build/bin/mesh_latency_bench [--rate 1000] [--open-connections 10] [--connections 50]
-//                                [--seconds 5]
+//                                [--seconds 5] [--paths direct,plain]
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,8 +30,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -231,6 +238,45 @@ std::shared_ptr<const mesh::MeshConfig> registry(int serverInbound, bool mtls, i
                                version);
 }
 
+// The ids of this process's threads.
+std::set<int> threadIds() {
+  std::set<int> ids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) {
+    ids.insert(std::stoi(e.path().filename().string()));
+  }
+  return ids;
+}
+
+// The one thread in `after` that is not in `before` (a sidecar's I/O thread); 0 when not one.
+int newThread(const std::set<int>& before, const std::set<int>& after) {
+  std::vector<int> added;
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(),
+                      std::back_inserter(added));
+  return added.size() == 1 ? added[0] : 0;
+}
+
+// CPU time a thread of this process has run, in seconds (schedstat: nanoseconds on the CPU).
+double threadCpuSeconds(int tid) {
+  std::ifstream in("/proc/self/task/" + std::to_string(tid) + "/schedstat");
+  double ns = 0;
+  in >> ns;
+  return ns / 1e9;
+}
+
+double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+// CPU seconds of the whole bench and of each sidecar thread, to take differences of.
+struct CpuSample {
+  double process = 0, server = 0, client = 0;
+  static CpuSample now(int serverTid, int clientTid) {
+    return {processCpuSeconds(), threadCpuSeconds(serverTid), threadCpuSeconds(clientTid)};
+  }
+};
+
 void report(const char* path, const char* mode, Figures f) {
   std::printf("%-26s %-22s p50 %7.3f  p90 %7.3f  p99 %7.3f ms  %8.0f req/s  errors %ld  load %s\n",
               path, mode, f.percentile(0.5), f.percentile(0.9), f.percentile(0.99), f.rps(),
@@ -242,12 +288,14 @@ void report(const char* path, const char* mode, Figures f) {
 
 int main(int argc, char** argv) {
   int rate = 1000, openConnections = 10, connections = 50, seconds = 5;
+  std::string only = "direct,inbound,plain,mtls";
   for (int i = 1; i + 1 < argc; ++i) {
     std::string a = argv[i];
     if (a == "--rate") rate = std::stoi(argv[++i]);
     if (a == "--open-connections") openConnections = std::stoi(argv[++i]);
     if (a == "--connections") connections = std::stoi(argv[++i]);
     if (a == "--seconds") seconds = std::stoi(argv[++i]);
+    if (a == "--paths") only = argv[++i];
   }
   spdlog::set_level(spdlog::level::warn);
   http::Server backend([](const http::Request&, http::ResponseWriter& w) {
@@ -278,7 +326,12 @@ int main(int argc, char** argv) {
     return std::make_pair(std::string("10.96.0.10"), 80);
   };
   mesh::SidecarProxy client(co);
-  if (!server.start().ok() || !client.start().ok()) return 1;
+  const auto before = threadIds();
+  if (!server.start().ok()) return 1;
+  const auto withServer = threadIds();
+  if (!client.start().ok()) return 1;
+  const int serverTid = newThread(before, withServer);
+  const int clientTid = newThread(withServer, threadIds());
   auto ca = pki::createCA("mesh-bench-ca");
   if (!ca.ok() || !server.setCredentials(credentialsFor(*ca, {"bench", "web"})).ok() ||
       !client.setCredentials(credentialsFor(*ca, {"bench", "client"})).ok()) {
@@ -296,17 +349,22 @@ int main(int argc, char** argv) {
       "mesh latency bench: %d req/s over %d connections and saturation with %d "
       "connections, %d s each\n",
       rate, openConnections, connections, seconds);
+  std::printf("sidecar I/O threads: server (inbound) %d, client (outbound) %d\n", serverTid,
+              clientTid);
   struct Path {
+    const char* key;
     const char* name;
     int port;
     bool mtls;
   };
-  const std::vector<Path> paths = {{"direct", backendPort, false},
-                                   {"inbound sidecar only", server.inboundPort(), false},
-                                   {"two sidecars, plain text", client.outboundPort(), false},
-                                   {"two sidecars, mTLS", client.outboundPort(), true}};
+  const std::vector<Path> paths = {
+      {"direct", "direct", backendPort, false},
+      {"inbound", "inbound sidecar only", server.inboundPort(), false},
+      {"plain", "two sidecars, plain text", client.outboundPort(), false},
+      {"mtls", "two sidecars, mTLS", client.outboundPort(), true}};
   double directP50 = 0, directRps = 0;
   for (const auto& p : paths) {
+    if (("," + only + ",").find(std::string(",") + p.key + ",") == std::string::npos) continue;
     configure(p.mtls);
     Connection warm(p.port);  // the first connection's handshake is not what is measured
     for (int i = 0; i < 100 && warm.get(); ++i) {
@@ -314,16 +372,30 @@ int main(int argc, char** argv) {
     std::string mode = std::to_string(rate) + " req/s";
     Figures open = fixedRate(p.port, rate, openConnections, seconds);
     report(p.name, mode.c_str(), open);
+    const CpuSample cpuBefore = CpuSample::now(serverTid, clientTid);
     Figures closed = saturation(p.port, connections, seconds);
+    const CpuSample cpuAfter = CpuSample::now(serverTid, clientTid);
     mode = "saturation, " + std::to_string(connections) + " conns";
     report(p.name, mode.c_str(), closed);
+    if (closed.requests > 0) {
+      auto perRequest = [&](double before, double after) {
+        return (after - before) * 1e6 / static_cast<double>(closed.requests);
+      };
+      std::printf(
+          "  CPU per request: %.1f us in all (%.2f cores busy), server sidecar %.1f us, client "
+          "sidecar %.1f us\n",
+          perRequest(cpuBefore.process, cpuAfter.process),
+          (cpuAfter.process - cpuBefore.process) / closed.seconds,
+          perRequest(cpuBefore.server, cpuAfter.server),
+          perRequest(cpuBefore.client, cpuAfter.client));
+    }
     if (p.port == backendPort) {
       directP50 = open.percentile(0.5);
       directRps = closed.rps();
-    } else if (p.port == client.outboundPort()) {
+    } else if (directRps > 0) {
+      const int hops = p.port == client.outboundPort() ? 2 : 1;
       std::printf("  %s: +%.3f ms per hop at p50 (%d req/s), throughput %.2fx of direct\n", p.name,
-                  (open.percentile(0.5) - directP50) / 2, rate,
-                  directRps > 0 ? closed.rps() / directRps : 0);
+                  (open.percentile(0.5) - directP50) / hops, rate, closed.rps() / directRps);
     }
   }
   client.stop();

@@ -328,3 +328,133 @@ TEST_F(MeshProxyTest, AnUpgradeKeepsTheBytesSentWithTheHeads) {
 
 }  // namespace
 }  // namespace minik8s::mesh
+
+namespace minik8s::mesh {
+namespace {
+
+// The request's head and body (Content-Length or chunked) from `fd`; false at EOF.
+bool readRequest(int fd, std::string& head, std::string& body) {
+  head = testing::readHead(fd);
+  if (head.empty()) return false;
+  body.clear();
+  auto at = head.find("Content-Length: ");
+  if (at != std::string::npos) {
+    const size_t length = std::stoul(head.substr(at + 16));
+    char buf[4096];
+    while (body.size() < length) {
+      ssize_t n = ::read(fd, buf, std::min(sizeof buf, length - body.size()));
+      if (n <= 0) return false;
+      body.append(buf, static_cast<size_t>(n));
+    }
+  } else if (head.find("Transfer-Encoding: chunked") != std::string::npos) {
+    return testing::readUntil(fd, body, "0\r\n\r\n");
+  }
+  return true;
+}
+
+// Three requests on one kept-alive connection, each with another body (one larger than a read
+// buffer and than a TLS record, one chunked): the endpoint gets each head and body as sent, the
+// client each answer's status line, reason, fields and body as the endpoint wrote them. (The
+// endpoint serves one connection: a second one would never be answered.)
+TEST_F(MeshProxyTest, KeptAliveRequestsKeepTheirHeadsAndBodies) {
+  const std::string big(100 * 1024, 'b');
+  std::vector<std::string> heads, bodies;
+  testing::ScriptedBackend backend(
+      [&](int fd) {
+        std::string head, body;
+        const std::string answers[] = {
+            "HTTP/1.1 200 Fine Thanks\r\nX-Answer: one, two\r\nContent-Length: 3\r\n\r\nabc",
+            "HTTP/1.1 201 Created\r\nContent-Length: " + std::to_string(big.size()) + "\r\n\r\n" +
+                big,
+            "HTTP/1.1 202 Accepted\r\nTransfer-Encoding: "
+            "chunked\r\n\r\n3\r\nxyz\r\n2\r\n!!\r\n0\r\n\r\n"};
+        for (const auto& answer : answers) {
+          if (!readRequest(fd, head, body)) return;
+          heads.push_back(head);
+          bodies.push_back(body);
+          testing::writeAll(fd, answer);
+        }
+      },
+      1);
+  auto config = std::make_shared<MeshConfig>(*proxy_->config());
+  config->services["default/web"].ports[0].endpoints = {{"127.0.0.1", backend.port(), "b", {}}};
+  proxy_->setConfig(config);
+
+  int fd = testing::connectTo(proxy_->outboundPort());
+  std::string seen;
+  testing::writeAll(fd,
+                    "POST /one?q=1 HTTP/1.1\r\nHost: web\r\nX-Trace: a b\r\n"
+                    "Content-Length: 5\r\n\r\nhello");
+  ASSERT_TRUE(testing::readUntil(fd, seen, "abc")) << seen;
+  EXPECT_EQ(seen.rfind("HTTP/1.1 200 Fine Thanks\r\n", 0), 0u) << seen;
+  EXPECT_NE(seen.find("X-Answer: one, two\r\n"), std::string::npos) << seen;
+  seen.clear();
+  testing::writeAll(fd, "PUT /two HTTP/1.1\r\nHost: web\r\nContent-Length: " +
+                            std::to_string(big.size()) + "\r\n\r\n" + big);
+  ASSERT_TRUE(testing::readUntil(fd, seen, "\r\n\r\n" + big)) << seen.substr(0, 200);
+  EXPECT_EQ(seen.rfind("HTTP/1.1 201 Created\r\n", 0), 0u) << seen.substr(0, 200);
+  seen.clear();
+  testing::writeAll(fd,
+                    "POST /three HTTP/1.1\r\nHost: web\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "4\r\nchun\r\n3\r\nked\r\n0\r\n\r\n");
+  ASSERT_TRUE(testing::readUntil(fd, seen, "0\r\n\r\n")) << seen;
+  EXPECT_EQ(seen.rfind("HTTP/1.1 202 Accepted\r\n", 0), 0u) << seen;
+  EXPECT_NE(seen.find("Transfer-Encoding: chunked\r\n"), std::string::npos) << seen;
+  EXPECT_NE(seen.find("xyz!!"), std::string::npos) << seen;  // one chunk of the decoded body
+  ::close(fd);
+
+  ASSERT_EQ(heads.size(), 3u);
+  EXPECT_EQ(heads[0].rfind("POST /one?q=1 HTTP/1.1\r\n", 0), 0u) << heads[0];
+  EXPECT_NE(heads[0].find("X-Trace: a b\r\n"), std::string::npos) << heads[0];
+  EXPECT_EQ(bodies[0], "hello");
+  EXPECT_EQ(heads[1].rfind("PUT /two HTTP/1.1\r\n", 0), 0u) << heads[1];
+  EXPECT_EQ(bodies[1], big);
+  EXPECT_EQ(heads[2].rfind("POST /three HTTP/1.1\r\n", 0), 0u) << heads[2];
+  EXPECT_NE(bodies[2].find("chunked"), std::string::npos) << bodies[2];
+}
+
+// A route's timeout bounds its own requests only: a request on another route over the same kept
+// connection may take longer, and a timed request that takes longer is a 504.
+TEST_F(MeshProxyTest, ARouteTimeoutBoundsOnlyItsOwnRequests) {
+  auto vs = parseYaml(R"(
+metadata: {name: web, namespace: default}
+spec:
+  hosts: [web]
+  http:
+  - match: [{headers: {x-timed: {exact: "1"}}}]
+    timeout: 0.3s
+    route: [{destination: {host: web}}]
+  - route: [{destination: {host: web}}]
+)");
+  setRules({*vs});
+  testing::ScriptedBackend backend(
+      [](int fd) {
+        for (;;) {
+          std::string head = testing::readHead(fd);
+          if (head.empty()) return;
+          if (head.find("/slow") != std::string::npos) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(600));
+          }
+          // The proxy may have given up on this connection: no SIGPIPE.
+          constexpr std::string_view kOk = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+          if (::send(fd, kOk.data(), kOk.size(), MSG_NOSIGNAL) != ssize_t(kOk.size())) return;
+        }
+      },
+      2);
+  auto config = std::make_shared<MeshConfig>(*proxy_->config());
+  config->services["default/web"].ports[0].endpoints = {{"127.0.0.1", backend.port(), "b", {}}};
+  proxy_->setConfig(config);
+  http::Client client(outboundUrl());
+  auto fast = client.request("GET", "/fast", "", {{"x-timed", "1"}});
+  ASSERT_TRUE(fast.ok());
+  EXPECT_EQ(fast->status, 200);
+  auto untimed = client.get("/slow");  // past the first request's deadline
+  ASSERT_TRUE(untimed.ok());
+  EXPECT_EQ(untimed->status, 200) << untimed->body;
+  auto timed = client.request("GET", "/slow", "", {{"x-timed", "1"}});
+  ASSERT_TRUE(timed.ok());
+  EXPECT_EQ(timed->status, 504) << timed->body;
+}
+
+}  // namespace
+}  // namespace minik8s::mesh

@@ -41,7 +41,6 @@ namespace {
 
 constexpr uint64_t kMaxBodyBytes = 64ull << 20;
 constexpr auto kConnectTimeout = std::chrono::seconds(5);
-constexpr auto kNoTimeout = std::chrono::hours(1);
 constexpr auto kSniffTimeout = std::chrono::milliseconds(200);
 // A client pod with a sidecar will send a ClientHello; under load its sidecar may take a while.
 constexpr auto kMeshPeerSniffTimeout = std::chrono::seconds(5);
@@ -69,6 +68,18 @@ struct Channel {
   std::shared_ptr<TlsContexts> contexts;  // keeps the SSL_CTX of `tls` alive
   std::unique_ptr<TlsStream> tls;
   beast::flat_buffer buffer;
+  std::string head;       // the message head being written (kept for its capacity)
+  bool deadline = false;  // `transport` has an expiry: its operations arm a timer
+
+  // Bounds the operations from now on (beast's tcp_stream closes the socket at the deadline).
+  void setDeadline(std::chrono::steady_clock::duration d) {
+    transport.expires_after(d);
+    deadline = true;
+  }
+  void clearDeadline() {
+    transport.expires_never();
+    deadline = false;
+  }
 
   void shutdownSend() {
     ErrorCode ignored;
@@ -81,11 +92,80 @@ struct Channel {
 };
 
 // Runs `op` on the channel's TLS stream when it has one, else on its TCP stream; `op` returns
-// the same awaitable type for both.
+// the same awaitable type for each. Without a deadline on the socket itself: tcp_stream's
+// operations cost a timer and type-erased executor copies even when they have no expiry.
 template <class Op>
 auto onStream(Channel& c, Op&& op) {
   if (c.tls) return op(*c.tls);
-  return op(c.transport);
+  if (c.deadline) return op(c.transport);
+  return op(c.transport.socket());
+}
+
+// Appends the start line and the fields of `msg` as Beast's serializer writes them.
+template <bool isRequest>
+void appendHead(std::string& out, const bhttp::message<isRequest, bhttp::string_body>& msg) {
+  auto append = [&out](beast::string_view text) { out.append(text.data(), text.size()); };
+  auto version = [&out](unsigned v) {
+    out += "HTTP/";
+    out += static_cast<char>('0' + v / 10);
+    out += '.';
+    out += static_cast<char>('0' + v % 10);
+  };
+  if constexpr (isRequest) {
+    append(msg.method_string());
+    out += ' ';
+    append(msg.target());
+    out += ' ';
+    version(msg.version());
+  } else {
+    version(msg.version());
+    const unsigned code = msg.result_int();
+    out += ' ';
+    out += static_cast<char>('0' + code / 100 % 10);
+    out += static_cast<char>('0' + code / 10 % 10);
+    out += static_cast<char>('0' + code % 10);
+    out += ' ';
+    append(msg.reason());
+  }
+  out += "\r\n";
+  for (const auto& field : msg) {
+    append(field.name_string());
+    out += ": ";
+    append(field.value());
+    out += "\r\n";
+  }
+  out += "\r\n";
+}
+
+// A body up to this size goes in one TLS record with its head (one write, not two).
+constexpr size_t kCoalesceBytes = 16 * 1024;
+
+// Writes `msg` on `c`: its head made in one piece and the body, in one gather write (Beast's
+// serializer hands the socket one buffer per field, and a TLS stream one record per buffer).
+// Chunked messages still go through Beast, which frames the chunks.
+template <bool isRequest>
+awaitable<ErrorCode> writeMessage(Channel& c, bhttp::message<isRequest, bhttp::string_body>& msg) {
+  ErrorCode ec;
+  if (msg.chunked()) {
+    co_await onStream(c, [&](auto& s) {
+      return bhttp::async_write(s, msg, asio::redirect_error(use_awaitable, ec));
+    });
+    co_return ec;
+  }
+  c.head.clear();
+  appendHead(c.head, msg);
+  const std::string& body = msg.body();
+  if (c.tls && body.size() <= kCoalesceBytes) {
+    c.head += body;
+    co_await asio::async_write(*c.tls, asio::buffer(c.head),
+                               asio::redirect_error(use_awaitable, ec));
+  } else {
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(c.head), asio::buffer(body)};
+    co_await onStream(c, [&](auto& s) {
+      return asio::async_write(s, buffers, asio::redirect_error(use_awaitable, ec));
+    });
+  }
+  co_return ec;
 }
 
 // The SPIFFE identity of the peer's certificate (verified by the handshake), if it has one.
@@ -298,7 +378,7 @@ struct SidecarProxy::Impl {
     ErrorCode ec;
     auto address = asio::ip::make_address(ip, ec);
     if (ec) co_return ec;
-    ch.transport.expires_after(kConnectTimeout);
+    ch.setDeadline(kConnectTimeout);
     co_await ch.transport.async_connect(tcp::endpoint(address, static_cast<uint16_t>(port)),
                                         asio::redirect_error(use_awaitable, ec));
     if (ec) co_return ec;
@@ -324,7 +404,7 @@ struct SidecarProxy::Impl {
         co_return ec;
       }
     }
-    ch.transport.expires_never();
+    ch.clearDeadline();
     outboundConnections.with({peerId.empty() ? "plaintext" : "mutual_tls"}).inc();
     co_return ec;
   }
@@ -512,7 +592,7 @@ struct SidecarProxy::Impl {
     if (mutualTls) {
       down->contexts = ctx;
       down->tls = std::make_unique<TlsStream>(down->transport, ctx->server);
-      down->transport.expires_after(kConnectTimeout);
+      down->setDeadline(kConnectTimeout);
       ErrorCode ec;
       co_await down->tls->async_handshake(asio::ssl::stream_base::server,
                                           asio::redirect_error(use_awaitable, ec));
@@ -526,7 +606,7 @@ struct SidecarProxy::Impl {
         refuse(down->transport.socket(), "bad_identity");
         co_return;
       }
-      down->transport.expires_never();
+      down->clearDeadline();
       principal = spiffeId(*peer);
       authz.principal = principal.substr(principal.rfind("spiffe://", 0) == 0 ? 9 : 0);
     }
@@ -691,8 +771,8 @@ struct SidecarProxy::Impl {
 
   // Writes `req` on `up` and reads its response into `res`; a null `up` is first connected to the
   // first of `targets` that accepts. A kept connection the peer closed while idle fails at once:
-  // one fresh try then. `timeout` bounds the exchange (none: `up`'s own deadline). When it fails,
-  // `up` is null again.
+  // one fresh try then. `timeout` bounds the exchange (none: no bound, the route has no timeout).
+  // When it fails, `up` is null again.
   awaitable<Exchanged> exchange(std::shared_ptr<Channel>& up, std::span<const Target> targets,
                                 Request& req,
                                 std::optional<std::chrono::steady_clock::duration> timeout,
@@ -704,12 +784,13 @@ struct SidecarProxy::Impl {
         up = co_await dialFirst(targets);
         if (!up) co_return failure;
       }
-      if (timeout) up->transport.expires_after(*timeout);
+      if (timeout) {
+        up->setDeadline(*timeout);
+      } else if (up->deadline) {
+        up->clearDeadline();  // a kept connection the last request bounded
+      }
       Channel& ch = *up;
-      ErrorCode ec;
-      co_await onStream(ch, [&](auto& s) {
-        return bhttp::async_write(s, req, asio::redirect_error(use_awaitable, ec));
-      });
+      ErrorCode ec = co_await writeMessage(ch, req);
       bhttp::response_parser<bhttp::string_body> parser;
       parser.body_limit(kMaxBodyBytes);
       if (req.method() == bhttp::verb::head) parser.skip(true);
@@ -737,11 +818,7 @@ struct SidecarProxy::Impl {
       if (!head && !res.chunked() && !res.has_content_length()) res.prepare_payload();
       res.keep_alive(keepAlive);
     }
-    ErrorCode ec;
-    co_await onStream(down, [&](auto& s) {
-      return bhttp::async_write(s, res, asio::redirect_error(use_awaitable, ec));
-    });
-    co_return ec;
+    co_return co_await writeMessage(down, res);
   }
 
   // WebSocket and other upgrades, once `up` answered 101: from here on bytes both ways, starting
@@ -761,8 +838,8 @@ struct SidecarProxy::Impl {
       up->buffer.consume(up->buffer.size());
     }
     if (ec) co_return;
-    down->transport.expires_never();
-    up->transport.expires_never();
+    down->clearDeadline();
+    up->clearDeadline();
     co_await relay(std::move(down), std::move(up));
   }
 
@@ -845,8 +922,8 @@ struct SidecarProxy::Impl {
     // Toward the endpoint; the client's own choice is restored after. An upgrade keeps its
     // `Connection: Upgrade`.
     if (!isUpgrade(req)) req.keep_alive(true);
-    const auto timeout = d.timeout.count() > 0 ? std::chrono::steady_clock::duration(d.timeout)
-                                               : std::chrono::steady_clock::duration(kNoTimeout);
+    std::optional<std::chrono::steady_clock::duration> timeout;
+    if (d.timeout.count() > 0) timeout = d.timeout;
     bool timedOut = false;
     for (int attempt = 0; attempt < d.attempts; ++attempt) {
       EndpointBalancer& balancer = balancers[d.rrKey];
