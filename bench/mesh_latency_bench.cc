@@ -362,7 +362,7 @@ int main(int argc, char** argv) {
       {"inbound", "inbound sidecar only", server.inboundPort(), false},
       {"plain", "two sidecars, plain text", client.outboundPort(), false},
       {"mtls", "two sidecars, mTLS", client.outboundPort(), true}};
-  double directP50 = 0, directRps = 0;
+  double directP50 = 0, directRps = 0, directCpu = 0;
   for (const auto& p : paths) {
     if (("," + only + ",").find(std::string(",") + p.key + ",") == std::string::npos) continue;
     configure(p.mtls);
@@ -377,10 +377,12 @@ int main(int argc, char** argv) {
     const CpuSample cpuAfter = CpuSample::now(serverTid, clientTid);
     mode = "saturation, " + std::to_string(connections) + " conns";
     report(p.name, mode.c_str(), closed);
+    double cpuPerRequest = 0;
     if (closed.requests > 0) {
       auto perRequest = [&](double before, double after) {
         return (after - before) * 1e6 / static_cast<double>(closed.requests);
       };
+      cpuPerRequest = perRequest(cpuBefore.process, cpuAfter.process);
       std::printf(
           "  CPU per request: %.1f us in all (%.2f cores busy), server sidecar %.1f us, client "
           "sidecar %.1f us\n",
@@ -392,10 +394,16 @@ int main(int argc, char** argv) {
     if (p.port == backendPort) {
       directP50 = open.percentile(0.5);
       directRps = closed.rps();
+      directCpu = cpuPerRequest;
     } else if (directRps > 0) {
+      // With the cores the limit, throughput goes as 1 / CPU per request: the CPU ratio is the
+      // most the throughput ratio can be on this machine.
       const int hops = p.port == client.outboundPort() ? 2 : 1;
-      std::printf("  %s: +%.3f ms per hop at p50 (%d req/s), throughput %.2fx of direct\n", p.name,
-                  (open.percentile(0.5) - directP50) / hops, rate, closed.rps() / directRps);
+      std::printf(
+          "  %s: +%.3f ms per hop at p50 (%d req/s), throughput %.2fx of direct (CPU per request "
+          "%.2fx: the ceiling when the cores are the limit)\n",
+          p.name, (open.percentile(0.5) - directP50) / hops, rate, closed.rps() / directRps,
+          cpuPerRequest > 0 ? directCpu / cpuPerRequest : 0);
     }
   }
   client.stop();

@@ -139,6 +139,7 @@ void appendHead(std::string& out, const bhttp::message<isRequest, bhttp::string_
 
 // A body up to this size goes in one TLS record with its head (one write, not two).
 constexpr size_t kCoalesceBytes = 16 * 1024;
+constexpr size_t kKeptHeadBytes = 2048;
 
 // Writes `msg` on `c`: its head made in one piece and the body, in one gather write (Beast's
 // serializer hands the socket one buffer per field, and a TLS stream one record per buffer).
@@ -165,6 +166,8 @@ awaitable<ErrorCode> writeMessage(Channel& c, bhttp::message<isRequest, bhttp::s
       return asio::async_write(s, buffers, asio::redirect_error(use_awaitable, ec));
     });
   }
+  // A kept connection keeps a head's worth of memory, not a coalesced body's.
+  if (c.head.capacity() > kKeptHeadBytes) std::string().swap(c.head);
   co_return ec;
 }
 
