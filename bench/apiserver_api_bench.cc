@@ -15,7 +15,9 @@
 // --server runs another minik8s binary (default: the one beside the bench), so that two builds
 // can be compared in turns under the same load. --settle waits before the watch figure: the
 // server's own scheduler and controllers are still working through the N new pods after the
-// list, and a faster list otherwise moves the watch figure into that backlog.
+// list, and a faster list otherwise moves the watch figure into that backlog. --perf records the
+// server with `perf record --call-graph dwarf` during the lists and during the 100-watcher events
+// (DIR/<backend>-list.data, DIR/<backend>-watch.data).
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -26,16 +28,21 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <iterator>
 #include <mutex>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "bench_util.h"
+#include "common/http.h"
 #include "common/http_client.h"
 #include "common/pki.h"
 #include "etcd/rpc.grpc.pb.h"
@@ -57,6 +64,8 @@ namespace {
 std::string selfDir;
 std::string serverBinary;  // the minik8s under test
 int settleSeconds = 0;     // wait before the watch figure
+int watchEvents = 5;       // measured creates per watch phase
+std::string perfDir;       // set: perf record the server's list and watch phases here
 
 void stopProcess(pid_t pid) {
   kill(pid, SIGKILL);
@@ -165,6 +174,167 @@ RunResult rawEtcdPuts(const std::string& endpoint, const std::string& value, int
       });
 }
 
+// `perf record --call-graph dwarf` of the server for one phase, when --perf is given.
+class PerfRecording {
+ public:
+  PerfRecording(pid_t server, const std::string& name) {
+    if (perfDir.empty()) return;
+    path_ = perfDir + "/" + name + ".data";
+    std::filesystem::remove(path_);
+    pid_ = spawn({"perf", "record", "--call-graph", "dwarf,16384", "-F", "999", "-p",
+                  std::to_string(server), "-o", path_},
+                 perfDir + "/" + name + ".log", {.deathSignal = SIGINT});
+    // perf writes its header once it is attached to every thread.
+    auto written = [&] {
+      std::error_code ec;
+      auto size = std::filesystem::file_size(path_, ec);
+      return !ec && size > 0;
+    };
+    for (int i = 0; i < 200 && !written(); ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+  }
+  ~PerfRecording() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGINT);
+    waitpid(pid_, nullptr, 0);
+  }
+  PerfRecording(const PerfRecording&) = delete;
+  PerfRecording& operator=(const PerfRecording&) = delete;
+
+ private:
+  std::string path_;
+  pid_t pid_ = -1;
+};
+
+struct WatchFigures {
+  std::vector<double> delivery;  // ms from a create's send to one watcher's receipt of it
+  std::vector<double> createMs;  // the creates' own round trips
+  size_t expected = 0;           // watchers x measured events
+  double serverCpuMsPerEvent = 0;
+};
+
+// Opens `watchers` watches on `ns` from the current revision, then creates 1 + watchEvents pods
+// named <tag>-<k>, one after another: each once every watcher has the previous one (or 10 s
+// passed), with a 100 ms gap for the server's own reaction to the new pod (the scheduler's
+// write) so that it is not inside the next figure. Pod 0 only proves every watch is registered;
+// the others are timed from the moment their POST is sent.
+WatchFigures watchDelivery(const std::string& url, const minik8s::http::TlsClientConfig& tls,
+                           const std::string& ns, pid_t server, int watchers,
+                           const std::string& tag) {
+  const int events = 1 + watchEvents;
+  std::vector<std::atomic<int64_t>> sentAtNs(events);
+  std::vector<int> receivedBy(events, 0);
+  std::vector<std::vector<double>> delivery(watchers);
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::unique_ptr<Client>> clients;
+  for (int i = 0; i < watchers; ++i) clients.push_back(std::make_unique<Client>(url, tls));
+  Client creator(url, tls);
+  auto rv = json::parse(creator.get(ns + "?limit=1")->body)["metadata"]["resourceVersion"]
+                .get<std::string>();
+  std::vector<std::thread> threads;
+  for (int i = 0; i < watchers; ++i) {
+    threads.emplace_back([&, i] {
+      int next = 0;  // the event this watcher waits for
+      std::string pending;
+      clients[i]->stream("GET", ns + "?watch=1&resourceVersion=" + rv, [&](std::string_view chunk) {
+        const int64_t now = steady_clock::now().time_since_epoch().count();
+        pending.append(chunk);
+        size_t start = 0;
+        for (size_t nl; next < events && (nl = pending.find('\n', start)) != std::string::npos;
+             start = nl + 1) {
+          std::string_view line(pending.data() + start, nl - start);
+          const std::string name = "\"name\":\"" + tag + "-" + std::to_string(next) + "\"";
+          if (line.find(name) == std::string_view::npos) continue;
+          delivery[i].push_back((now - sentAtNs[next].load()) / 1e6);
+          std::lock_guard lock(mu);
+          ++receivedBy[next++];
+          cv.notify_all();
+        }
+        pending.erase(0, start);
+        return next < events;
+      });
+    });
+  }
+  WatchFigures out;
+  double cpu0 = 0;
+  for (int k = 0; k < events; ++k) {
+    if (k == 1) cpu0 = 1000 * cpuSeconds(server);
+    sentAtNs[k] = steady_clock::now().time_since_epoch().count();
+    auto s = steady_clock::now();
+    auto r = creator.request("POST", ns, podBody(tag + "-" + std::to_string(k)));
+    if (k > 0)
+      out.createMs.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
+    if (!r.ok() || r->status != 201) std::cout << tag << ": create " << k << " failed\n";
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, seconds(10), [&] { return receivedBy[k] == watchers; });
+    lock.unlock();
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  out.serverCpuMsPerEvent = (1000 * cpuSeconds(server) - cpu0) / watchEvents;
+  for (auto& c : clients) c->close();
+  for (auto& t : threads) t.join();
+  // Event 0 was the registration check.
+  for (auto& d : delivery) {
+    if (d.size() > 1) out.delivery.insert(out.delivery.end(), d.begin() + 1, d.end());
+  }
+  out.expected = static_cast<size_t>(watchers) * watchEvents;
+  return out;
+}
+
+struct ListBaselines {
+  double serialiseMs = 0;  // dumping the parsed list again, in this process (median of 3)
+  double sameBytesMs = 0;  // the same body from memory over TLS, minik8s's HTTP server (median)
+};
+
+// The two floors of a list answer of `body`, measured like the list itself: a fresh client per
+// request (so the TLS handshake is in both), three times, the median.
+ListBaselines listBaselines(const std::string& body, const std::string& serverDir,
+                            const minik8s::http::TlsClientConfig& clientTls) {
+  ListBaselines out;
+  json parsed = json::parse(body);
+  std::vector<double> ms;
+  for (int i = 0; i < 3; ++i) {
+    auto s = steady_clock::now();
+    std::string dumped = parsed.dump(-1, ' ', false, json::error_handler_t::replace);
+    ms.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
+    if (dumped.size() < body.size() / 2) std::cout << "serialise baseline: short dump\n";
+  }
+  out.serialiseMs = percentile(ms, 50);
+
+  minik8s::http::TlsServerConfig serving;
+  for (auto [field, file] : {std::pair{&serving.certPem, "/pki/apiserver.crt"},
+                             std::pair{&serving.keyPem, "/pki/apiserver.key"},
+                             std::pair{&serving.clientCaPem, "/pki/ca.crt"}}) {
+    if (auto pem = minik8s::pki::readPemFile(serverDir + file); pem.ok()) *field = *pem;
+  }
+  minik8s::http::Server memory(
+      [&](const minik8s::http::Request&, minik8s::http::ResponseWriter& w) {
+        minik8s::http::Response res;
+        res.status = 200;
+        res.headers.emplace_back("Content-Type", "application/json");
+        res.body = body;  // a copy, as a server building its answer would make
+        w.send(std::move(res));
+      });
+  if (!memory.enableTls(serving).ok() || !memory.start("127.0.0.1:0").ok()) {
+    std::cout << "same-bytes baseline: cannot serve\n";
+    return out;
+  }
+  const std::string url = "https://127.0.0.1:" + std::to_string(memory.port());
+  ms.clear();
+  for (int i = 0; i < 3; ++i) {
+    Client c(url, clientTls);
+    auto s = steady_clock::now();
+    auto r = c.get("/");
+    ms.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
+    if (!r.ok() || r->body.size() != body.size()) std::cout << "same-bytes baseline: short\n";
+  }
+  memory.stop();
+  out.sameBytesMs = percentile(ms, 50);
+  return out;
+}
+
 void benchBackend(const std::string& backend, int pods, const std::string& etcdUrl,
                   const std::string& dir) {
   int port = freePort();
@@ -226,59 +396,31 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   });
   std::vector<double> listMs;
   size_t listed = 0;
-  for (int i = 0; i < 3; ++i) {
-    Client c(url, adminTls);
-    auto s = steady_clock::now();
-    auto r = c.get(ns);
-    listMs.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
-    if (r.ok()) listed = json::parse(r->body)["items"].size();
+  std::string listBody;
+  {
+    PerfRecording perf(server, backend + "-list");
+    for (int i = 0; i < 3; ++i) {
+      Client c(url, adminTls);
+      auto s = steady_clock::now();
+      auto r = c.get(ns);
+      listMs.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
+      if (r.ok()) listBody = std::move(r->body);
+    }
   }
+  if (!listBody.empty()) listed = json::parse(listBody)["items"].size();
+  const ListBaselines listFloor =
+      listBody.empty() ? ListBaselines{} : listBaselines(listBody, serverDir, adminTls);
   long fullRss = rssKiB(server);
 
-  // 100 watchers; one create; time until each watcher has the event.
-  constexpr int kWatchers = 100;
-  std::vector<double> delivery;
-  std::mutex mu;
-  std::atomic<int> ready{0};
-  std::atomic<int64_t> createdAtNs{0};
-  std::vector<std::unique_ptr<Client>> clients;
-  for (int i = 0; i < kWatchers; ++i) clients.push_back(std::make_unique<Client>(url, adminTls));
-  std::vector<std::thread> watchers;
-  Client probe(url, adminTls);
-  auto rv = json::parse(probe.get(ns + "?limit=1")->body)["metadata"]["resourceVersion"];
-  for (int i = 0; i < kWatchers; ++i) {
-    watchers.emplace_back([&, i] {
-      bool counted = false;
-      clients[i]->stream("GET", ns + "?watch=1&resourceVersion=" + rv.get<std::string>(),
-                         [&](std::string_view chunk) {
-                           if (!counted) {
-                             counted = true;
-                             ++ready;
-                           }
-                           if (chunk.find("watched-pod") != std::string_view::npos) {
-                             auto now = steady_clock::now().time_since_epoch().count();
-                             std::lock_guard lock(mu);
-                             delivery.push_back((now - createdAtNs.load()) / 1e6);
-                             return false;
-                           }
-                           return true;
-                         });
-    });
-  }
-  std::this_thread::sleep_for(milliseconds(1500));  // let every watch register
+  // One event to one watcher, then to 100: the same creates, the same timing.
   std::this_thread::sleep_for(seconds(settleSeconds));
-  createdAtNs = steady_clock::now().time_since_epoch().count();
-  probe.request("POST", ns, podBody("watched-pod"));
-  auto deadline = steady_clock::now() + seconds(10);
-  while (steady_clock::now() < deadline) {
-    {
-      std::lock_guard lock(mu);
-      if (delivery.size() == kWatchers) break;
-    }
-    std::this_thread::sleep_for(milliseconds(5));
+  constexpr int kWatchers = 100;
+  const WatchFigures one = watchDelivery(url, adminTls, ns, server, 1, "watched-alone");
+  WatchFigures many;
+  {
+    PerfRecording perf(server, backend + "-watch");
+    many = watchDelivery(url, adminTls, ns, server, kWatchers, "watched-pod");
   }
-  for (auto& c : clients) c->close();
-  for (auto& t : watchers) t.join();
 
   std::printf(
       "%-7s creates/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)  server CPU %.3f ms/create\n",
@@ -293,11 +435,29 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
               baseline.perSecond > 0 ? creates.perSecond / baseline.perSecond : 0.0);
   std::printf("%-7s gets/s    %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)\n", backend.c_str(),
               gets.perSecond, gets.p50, gets.p99, gets.errors);
-  std::printf("%-7s list %zu pods: median %.1f ms\n", backend.c_str(), listed,
-              percentile(listMs, 50));
-  std::printf("%-7s watch event to %zu/%d watchers: p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-              backend.c_str(), delivery.size(), kWatchers, percentile(delivery, 50),
-              percentile(delivery, 99), percentile(delivery, 100));
+  const double listMedian = percentile(listMs, 50);
+  std::printf("%-7s list %zu pods: median %.1f ms (%.1f MiB)\n", backend.c_str(), listed,
+              listMedian, listBody.size() / 1048576.0);
+  std::printf(
+      "%-7s   serialising them alone %.1f ms [baseline]: %.2fx;  the same bytes from memory over "
+      "TLS %.1f ms [floor]: %.2fx\n",
+      backend.c_str(), listFloor.serialiseMs,
+      listFloor.serialiseMs > 0 ? listMedian / listFloor.serialiseMs : 0.0, listFloor.sameBytesMs,
+      listFloor.sameBytesMs > 0 ? listMedian / listFloor.sameBytesMs : 0.0);
+  auto printWatch = [&](const WatchFigures& f, int watchers, const char* note) {
+    std::printf(
+        "%-7s watch event to %3d watcher%s (%zu/%zu): p50 %6.2f ms  p99 %6.2f ms  max %6.2f ms"
+        "  server CPU %.2f ms/event  create p50 %.2f ms%s\n",
+        backend.c_str(), watchers, watchers == 1 ? " " : "s", f.delivery.size(), f.expected,
+        percentile(f.delivery, 50), percentile(f.delivery, 99), percentile(f.delivery, 100),
+        f.serverCpuMsPerEvent, percentile(f.createMs, 50), note);
+  };
+  printWatch(one, 1, " [baseline]");
+  printWatch(many, kWatchers, "");
+  const double p50One = percentile(one.delivery, 50), p99One = percentile(one.delivery, 99);
+  std::printf("%-7s   %d watchers / 1 watcher: p50 %.2fx  p99 %.2fx\n", backend.c_str(), kWatchers,
+              p50One > 0 ? percentile(many.delivery, 50) / p50One : 0.0,
+              p99One > 0 ? percentile(many.delivery, 99) / p99One : 0.0);
   std::printf("%-7s load average %s (%s)\n", backend.c_str(), loadAverage().c_str(),
               serverBinary.c_str());
   std::printf("%-7s server RSS idle %.1f MiB, with ~1,000 pods %.1f MiB, with %d pods %.1f MiB\n",
@@ -317,6 +477,8 @@ int main(int argc, char** argv) {
     if (a == "--backend") which = argv[i + 1];
     if (a == "--server") serverBinary = argv[i + 1];
     if (a == "--settle") settleSeconds = std::stoi(argv[i + 1]);
+    if (a == "--watch-events") watchEvents = std::max(1, std::stoi(argv[i + 1]));
+    if (a == "--perf") perfDir = argv[i + 1];
   }
   if (serverBinary.empty()) serverBinary = selfDir + "/minik8s";
   signal(SIGPIPE, SIG_IGN);

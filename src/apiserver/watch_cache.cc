@@ -1,5 +1,7 @@
 #include "apiserver/watch_cache.h"
 
+#include <algorithm>
+
 #include "apiserver/stored_json.h"
 #include "common/logging.h"
 
@@ -185,15 +187,20 @@ void WatchCache::run() {
       stream_ = std::move(again.value());
       continue;
     }
+    std::vector<CachedEvent> events;
+    events.reserve(batch.size());
+    for (const auto& ev : batch) events.push_back(toCachedEvent(ev));
     // Objects the ring no longer keeps decoded, freed after the batch is delivered and outside
     // the lock.
     std::vector<std::shared_ptr<const json>> released;
-    for (const auto& ev : batch) {
-      CachedEvent ce = toCachedEvent(ev);
-      std::lock_guard lock(mu_);
-      if (ce.revision <= latest_) continue;
+    std::lock_guard lock(mu_);
+    std::erase_if(events, [&](const CachedEvent& ce) {
+      if (ce.revision <= latest_) return true;
       latest_ = ce.revision;
-      deliver(ce);
+      return false;
+    });
+    deliver(events);
+    for (auto& ce : events) {
       ring_.push_back(std::move(ce));
       // Only recent events keep their shared text: the watchers they go to encode them now, and
       // the ring's 20,000 events would otherwise hold a second copy of every object (the
@@ -212,19 +219,30 @@ void WatchCache::run() {
   }
 }
 
-void WatchCache::deliver(const CachedEvent& ev) {
+// A store batch goes to each watcher under one lock and with one wake-up: a watcher thread then
+// takes the whole batch in one next() and writes it at once.
+void WatchCache::deliver(const std::vector<CachedEvent>& events) {
+  if (events.empty()) return;
   for (Watcher* w : watchers_) {
-    if (ev.revision <= w->afterRevision_ || ev.key.compare(0, w->prefix_.size(), w->prefix_) != 0) {
-      continue;
+    bool woken = false;
+    std::unique_lock<std::mutex> wl;
+    for (const auto& ev : events) {
+      if (ev.revision <= w->afterRevision_ ||
+          ev.key.compare(0, w->prefix_.size(), w->prefix_) != 0) {
+        continue;
+      }
+      if (!wl.owns_lock()) wl = std::unique_lock(w->mu_);
+      if (!w->failure_.ok()) break;
+      if (w->queue_.size() >= maxQueue_) {
+        w->failure_ = Status::Expired("watcher fell too far behind; re-list");
+        w->queue_.clear();
+      } else {
+        w->queue_.push_back(ev);
+      }
+      woken = true;
     }
-    std::lock_guard wl(w->mu_);
-    if (!w->failure_.ok()) continue;
-    if (w->queue_.size() >= maxQueue_) {
-      w->failure_ = Status::Expired("watcher fell too far behind; re-list");
-      w->queue_.clear();
-    } else {
-      w->queue_.push_back(ev);
-    }
+    if (!woken) continue;
+    wl.unlock();  // the woken thread's first step is to take this lock
     w->cv_.notify_all();
   }
 }
@@ -249,10 +267,13 @@ Result<std::shared_ptr<Watcher>> WatchCache::watch(const std::string& prefix,
     w->direct_ = std::move(direct.value());
     return w;
   }
-  for (const auto& ev : ring_) {
-    if (ev.revision > afterRevision && ev.key.compare(0, prefix.size(), prefix) == 0) {
-      w->queue_.push_back(ev);
-    }
+  // The ring is in revision order: start at the first event after afterRevision instead of
+  // comparing all of its 20,000 (a watch from now copies nothing).
+  auto first =
+      std::upper_bound(ring_.begin(), ring_.end(), afterRevision,
+                       [](int64_t rev, const CachedEvent& ev) { return rev < ev.revision; });
+  for (auto it = first; it != ring_.end(); ++it) {
+    if (it->key.compare(0, prefix.size(), prefix) == 0) w->queue_.push_back(*it);
   }
   w->cache_ = this;
   watchers_.push_back(w.get());

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "storage/store.h"
 
@@ -104,7 +105,7 @@ class WatchCache {
   friend class Watcher;
   void run();
   void unregister(Watcher* w);
-  void deliver(const CachedEvent& ev);
+  void deliver(const std::vector<CachedEvent>& events);
 
   storage::Store& store_;
   size_t capacity_, maxQueue_;

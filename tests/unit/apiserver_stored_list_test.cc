@@ -3,8 +3,13 @@
 // output and objects stored in another version or shape as before.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+#include <thread>
+
 #include "apiserver/stored_json.h"
 #include "client/rest_client.h"
+#include "common/http_client.h"
 #include "in_process_api_server.h"
 
 namespace minik8s::apiserver {
@@ -41,6 +46,12 @@ TEST(StoredJsonTest, PatchedTextIsTheDecodedObjectEncodedAgain) {
        {"spec", {{"containers", {{{"name", "c"}, {"args", {"]", "}", "\"", "\\"}}}}}}},
        {"status", {{"phase", "Running"}, {"n", -3}, {"ok", true}, {"none", nullptr}}}},
       {{"metadata", {{"name", "first"}}}, {"apiVersion", "v1"}, {"kind", "Pod"}, {"zz", {1, 2}}},
+      // Quotes after runs of backslashes (the end of a string is a quote after an even run).
+      {{"apiVersion", "v1"},
+       {"kind", "Pod"},
+       {"metadata",
+        {{"annotations", {{"\\", "\\\\"}, {"a\\\"", "\\\"\\"}, {"x", "\"\"\\\\\""}}},
+         {"name", "b"}}}},
   };
   for (const auto& obj : objects) {
     EXPECT_EQ(served(obj.dump(), 42), decodedText(obj, 42)) << obj.dump();
@@ -168,6 +179,91 @@ TEST_F(StoredListTest, WriteAnswersAreTheStoredObjects) {
                                   "application/json;as=Table;v=v1;g=meta.k8s.io");
   ASSERT_TRUE(table.ok()) << table.status().toString();
   EXPECT_EQ(json::parse(*table)["kind"], "Table");
+}
+
+// A list larger than the HTTP server writes in one piece (its body goes out in place, not copied
+// into one buffer with the header) is the same answer, its Content-Length its size.
+TEST_F(StoredListTest, ALargeListIsTheSameAnswer) {
+  for (int i = 0; i < 60; ++i) {
+    json pod = {{"apiVersion", "v1"},
+                {"kind", "Pod"},
+                {"metadata",
+                 {{"name", "big-" + std::to_string(i)},
+                  {"annotations", {{"filler", std::string(2048, 'a' + i % 26)}}}}},
+                {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+    ASSERT_TRUE(rest_->request("POST", kPods, pod.dump()).ok());
+  }
+  http::Client c(server_.url());
+  auto r = c.get(kPods);
+  ASSERT_TRUE(r.ok()) << r.status().toString();
+  ASSERT_EQ(r->status, 200);
+  EXPECT_GT(r->body.size(), 128u * 1024);
+  bool lengthSeen = false;
+  for (const auto& [k, v] : r->headers) {
+    if (k == "Content-Length" || k == "content-length") {
+      lengthSeen = true;
+      EXPECT_EQ(v, std::to_string(r->body.size()));
+    }
+  }
+  EXPECT_TRUE(lengthSeen);
+  json list = json::parse(r->body);
+  ASSERT_EQ(list["items"].size(), 67u);
+  EXPECT_EQ(list.dump(), r->body);  // compact and sorted, as encoding the list gives
+  for (const auto& item : list["items"]) {
+    EXPECT_EQ(item, get(std::string(kPods) + "/" + item["metadata"]["name"].get<std::string>()));
+  }
+}
+
+// Events ready together are written as one chunk: the stream is still one complete event per
+// line, each the object a GET answers at that revision, and every watcher gets the same bytes.
+TEST_F(StoredListTest, WatchersGetTheSameLinesWhateverTheChunking) {
+  const std::string rv = get(kPods)["metadata"]["resourceVersion"];
+  constexpr int kWatchers = 3, kCreates = 40;
+  std::vector<std::unique_ptr<http::Client>> clients;
+  std::vector<std::string> bodies(kWatchers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWatchers; ++i) {
+    clients.push_back(std::make_unique<http::Client>(server_.url()));
+    threads.emplace_back([&, i] {
+      int lines = 0;
+      clients[i]->stream("GET", std::string(kPods) + "?watch=1&resourceVersion=" + rv,
+                         [&](std::string_view chunk) {
+                           bodies[i].append(chunk);
+                           lines += std::count(chunk.begin(), chunk.end(), '\n');
+                           return lines < kCreates;
+                         });
+    });
+  }
+  // Created from several threads at once, so that the store hands the cache batches.
+  std::vector<std::thread> creators;
+  for (int t = 0; t < 4; ++t) {
+    creators.emplace_back([&, t] {
+      client::RestClient rest(server_.url());
+      for (int i = t; i < kCreates; i += 4) {
+        json pod = {{"apiVersion", "v1"},
+                    {"kind", "Pod"},
+                    {"metadata", {{"name", "w-" + std::to_string(i)}}},
+                    {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+        EXPECT_TRUE(rest.request("POST", kPods, pod.dump()).ok());
+      }
+    });
+  }
+  for (auto& t : creators) t.join();
+  for (auto& t : threads) t.join();
+  for (int i = 1; i < kWatchers; ++i) EXPECT_EQ(bodies[i], bodies[0]);
+  std::set<std::string> names;
+  size_t start = 0;
+  for (size_t nl; (nl = bodies[0].find('\n', start)) != std::string::npos; start = nl + 1) {
+    const std::string line = bodies[0].substr(start, nl - start);
+    json ev = json::parse(line);
+    EXPECT_EQ(ev.dump(), line);
+    EXPECT_EQ(ev["type"], "ADDED");
+    const std::string name = ev["object"]["metadata"]["name"];
+    names.insert(name);
+    EXPECT_EQ(ev["object"], get(std::string(kPods) + "/" + name)) << name;
+  }
+  EXPECT_EQ(start, bodies[0].size());  // nothing after the last line
+  EXPECT_EQ(names.size(), static_cast<size_t>(kCreates));
 }
 
 TEST_F(StoredListTest, PagesSelectorsAndTablesAsBefore) {

@@ -119,6 +119,64 @@ TEST(WatchCacheTest, ResumesFromARevisionInsideTheRing) {
   EXPECT_EQ(events[1].revision, 5);
 }
 
+// A watcher from any revision the ring holds gets exactly the events after it, under its prefix,
+// in order (the ring is searched by revision).
+TEST(WatchCacheTest, ResumesFromEveryRevisionOfTheRingExactly) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  for (int i = 0; i < 12; ++i) {
+    const std::string dir = i % 3 == 0 ? "/registry/y/" : "/registry/x/";
+    ASSERT_TRUE(store.create(dir + std::to_string(i), obj("o", i)).ok());
+  }
+  while (cache.latestRevision() < 12) std::this_thread::sleep_for(10ms);
+  for (int64_t from = 0; from <= 12; ++from) {
+    auto w = cache.watch("/registry/x/", from);
+    ASSERT_TRUE(w.ok());
+    std::vector<int64_t> want;
+    for (int64_t rev = from + 1; rev <= 12; ++rev) {
+      if ((rev - 1) % 3 != 0) want.push_back(rev);
+    }
+    std::vector<CachedEvent> got;
+    ASSERT_TRUE((*w)->next(got, 0ms).ok());
+    std::vector<int64_t> revs;
+    for (const auto& ev : got) revs.push_back(ev.revision);
+    EXPECT_EQ(revs, want) << "from " << from;
+  }
+  cache.stop();
+}
+
+// Every watcher gets the same events with the same shared encoding, however the store batched
+// them, and in one next() once they are there.
+TEST(WatchCacheTest, ManyWatchersGetEveryEventWithOneEncoding) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  std::vector<std::shared_ptr<Watcher>> watchers;
+  for (int i = 0; i < 20; ++i) {
+    auto w = cache.watch("/registry/x/", 0);
+    ASSERT_TRUE(w.ok());
+    watchers.push_back(*w);
+  }
+  for (int i = 0; i < 30; ++i) {
+    ASSERT_TRUE(store.create("/registry/x/" + std::to_string(i), obj("o", i)).ok());
+  }
+  while (cache.latestRevision() < 30) std::this_thread::sleep_for(10ms);
+  std::vector<CachedEvent> first;
+  for (auto& w : watchers) {
+    std::vector<CachedEvent> got;
+    ASSERT_TRUE(w->next(got, 0ms).ok());
+    ASSERT_EQ(got.size(), 30u);
+    if (first.empty()) first = got;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].revision, static_cast<int64_t>(i + 1));
+      EXPECT_EQ(got[i].encoded, first[i].encoded);
+      EXPECT_EQ(got[i].object, first[i].object);
+    }
+  }
+  cache.stop();
+}
+
 // Events older than the decoded window keep only their texts in the ring; a watcher resuming
 // from there gets them decoded as the recent ones, objects and previous objects alike.
 TEST(WatchCacheTest, ResumesFromBeyondTheDecodedWindowWithDecodedObjects) {
