@@ -397,6 +397,7 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   std::vector<double> listMs;
   size_t listed = 0;
   std::string listBody;
+  double listCpu0 = 1000 * cpuSeconds(server), listCpuMs = 0;
   {
     PerfRecording perf(server, backend + "-list");
     for (int i = 0; i < 3; ++i) {
@@ -406,6 +407,7 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
       listMs.push_back(duration<double, std::milli>(steady_clock::now() - s).count());
       if (r.ok()) listBody = std::move(r->body);
     }
+    listCpuMs = (1000 * cpuSeconds(server) - listCpu0) / 3;
   }
   if (!listBody.empty()) listed = json::parse(listBody)["items"].size();
   const ListBaselines listFloor =
@@ -436,8 +438,10 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
   std::printf("%-7s gets/s    %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)\n", backend.c_str(),
               gets.perSecond, gets.p50, gets.p99, gets.errors);
   const double listMedian = percentile(listMs, 50);
-  std::printf("%-7s list %zu pods: median %.1f ms (%.1f MiB)\n", backend.c_str(), listed,
-              listMedian, listBody.size() / 1048576.0);
+  std::printf(
+      "%-7s list %zu pods: median %.1f ms (%.1f MiB)  server CPU %.0f ms/list (with what else it "
+      "does meanwhile)\n",
+      backend.c_str(), listed, listMedian, listBody.size() / 1048576.0, listCpuMs);
   std::printf(
       "%-7s   serialising them alone %.1f ms [baseline]: %.2fx;  the same bytes from memory over "
       "TLS %.1f ms [floor]: %.2fx\n",
