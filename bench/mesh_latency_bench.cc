@@ -8,6 +8,9 @@
 //   two sidecars  client -> client sidecar (outbound, HTTP routing) -> server sidecar (inbound)
 //                 -> backend, plain text (PeerAuthentication DISABLE) and with mutual TLS
 //                 (workload certificates from a CA made here)
+//   two nginx     client -> nginx -> nginx -> backend: the same two hops through the proxy a
+//                 user would otherwise pick (nginx 1.22 reverse proxies, one worker each, kept
+//                 upstream connections, no access log), as the reference a sidecar compares to
 // The sidecars are the real SidecarProxy on loopback, each with its own I/O thread, as in a pod;
 // the original destinations are given to them as the pods' nat rules would (no root needed).
 // Prints p50/p90/p99, req/s, the added latency per sidecar hop at p50 and the meshed/direct
@@ -21,7 +24,9 @@
 //                                [--seconds 5] [--paths direct,plain]
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -277,6 +282,35 @@ struct CpuSample {
   }
 };
 
+// One nginx reverse proxy in front of 127.0.0.1:upstreamPort, listening on 127.0.0.1:port, run
+// in one process (no master) so that its CPU time is one /proc entry. -1 when it did not start.
+pid_t startNginx(const std::string& dir, int port, int upstreamPort) {
+  std::filesystem::create_directories(dir + "/tmp");
+  std::ofstream(dir + "/nginx.conf")
+      << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+      << "error_log " << dir << "/error.log warn;\npid " << dir << "/nginx.pid;\n"
+      << "events { worker_connections 1024; }\n"
+      << "http {\n  access_log off;\n  keepalive_requests 1000000;\n"
+      << "  client_body_temp_path " << dir << "/tmp/body;\n  proxy_temp_path " << dir
+      << "/tmp/proxy;\n  fastcgi_temp_path " << dir << "/tmp/fastcgi;\n  uwsgi_temp_path " << dir
+      << "/tmp/uwsgi;\n  scgi_temp_path " << dir << "/tmp/scgi;\n"
+      << "  upstream up { server 127.0.0.1:" << upstreamPort
+      << "; keepalive 64; keepalive_requests 1000000; }\n"
+      << "  server {\n    listen 127.0.0.1:" << port << ";\n    location / {\n"
+      << "      proxy_pass http://up;\n      proxy_http_version 1.1;\n"
+      << "      proxy_set_header Connection \"\";\n    }\n  }\n}\n";
+  pid_t pid = minik8s::bench::spawn({"nginx", "-p", dir, "-c", dir + "/nginx.conf"},
+                                    dir + "/stdout.log", {.deathSignal = SIGTERM});
+  if (pid < 0) return -1;
+  for (int i = 0; i < 200; ++i) {  // until it answers (or is gone)
+    Connection c(port);
+    if (c.ok() && c.get()) return pid;
+    if (::waitpid(pid, nullptr, WNOHANG) == pid) return -1;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return pid;
+}
+
 void report(const char* path, const char* mode, Figures f) {
   std::printf("%-26s %-22s p50 %7.3f  p90 %7.3f  p99 %7.3f ms  %8.0f req/s  errors %ld  load %s\n",
               path, mode, f.percentile(0.5), f.percentile(0.9), f.percentile(0.99), f.rps(),
@@ -288,7 +322,7 @@ void report(const char* path, const char* mode, Figures f) {
 
 int main(int argc, char** argv) {
   int rate = 1000, openConnections = 10, connections = 50, seconds = 5;
-  std::string only = "direct,inbound,plain,mtls";
+  std::string only = "direct,inbound,plain,mtls,nginx";
   for (int i = 1; i + 1 < argc; ++i) {
     std::string a = argv[i];
     if (a == "--rate") rate = std::stoi(argv[++i]);
@@ -351,17 +385,43 @@ int main(int argc, char** argv) {
       rate, openConnections, connections, seconds);
   std::printf("sidecar I/O threads: server (inbound) %d, client (outbound) %d\n", serverTid,
               clientTid);
+  // The reference: the same two hops through nginx (client side -> server side -> backend).
+  const bool wantNginx = ("," + only + ",").find(",nginx,") != std::string::npos;
+  std::vector<pid_t> nginxPids;
+  int nginxPort = 0;
+  const std::string nginxDir =
+      (std::filesystem::temp_directory_path() / ("mesh-latency-bench-" + std::to_string(getpid())))
+          .string();
+  if (wantNginx) {
+    minik8s::bench::removeStaleRunDirs("mesh-latency-bench-");
+    const int serverSide = minik8s::bench::freePort();
+    nginxPort = minik8s::bench::freePort();
+    pid_t s = startNginx(nginxDir + "/server", serverSide, backendPort);
+    pid_t c = s < 0 ? -1 : startNginx(nginxDir + "/client", nginxPort, serverSide);
+    for (pid_t pid : {s, c}) {
+      if (pid > 0) nginxPids.push_back(pid);
+    }
+    if (nginxPids.size() != 2) {
+      std::printf("SKIPPED: two nginx (nginx did not start; see %s)\n", nginxDir.c_str());
+      nginxPort = 0;
+    }
+  }
+  auto nginxCpuSeconds = [&nginxPids] {
+    double total = 0;
+    for (pid_t pid : nginxPids) total += minik8s::bench::cpuSeconds(pid);
+    return total;
+  };
   struct Path {
     const char* key;
     const char* name;
     int port;
     bool mtls;
   };
-  const std::vector<Path> paths = {
-      {"direct", "direct", backendPort, false},
-      {"inbound", "inbound sidecar only", server.inboundPort(), false},
-      {"plain", "two sidecars, plain text", client.outboundPort(), false},
-      {"mtls", "two sidecars, mTLS", client.outboundPort(), true}};
+  std::vector<Path> paths = {{"direct", "direct", backendPort, false},
+                             {"inbound", "inbound sidecar only", server.inboundPort(), false},
+                             {"plain", "two sidecars, plain text", client.outboundPort(), false},
+                             {"mtls", "two sidecars, mTLS", client.outboundPort(), true}};
+  if (nginxPort != 0) paths.push_back({"nginx", "two nginx (reference)", nginxPort, false});
   double directP50 = 0, directRps = 0, directCpu = 0;
   for (const auto& p : paths) {
     if (("," + only + ",").find(std::string(",") + p.key + ",") == std::string::npos) continue;
@@ -373,8 +433,10 @@ int main(int argc, char** argv) {
     Figures open = fixedRate(p.port, rate, openConnections, seconds);
     report(p.name, mode.c_str(), open);
     const CpuSample cpuBefore = CpuSample::now(serverTid, clientTid);
+    const double nginxBefore = nginxCpuSeconds();
     Figures closed = saturation(p.port, connections, seconds);
     const CpuSample cpuAfter = CpuSample::now(serverTid, clientTid);
+    const double nginxAfter = nginxCpuSeconds();
     mode = "saturation, " + std::to_string(connections) + " conns";
     report(p.name, mode.c_str(), closed);
     double cpuPerRequest = 0;
@@ -382,14 +444,23 @@ int main(int argc, char** argv) {
       auto perRequest = [&](double before, double after) {
         return (after - before) * 1e6 / static_cast<double>(closed.requests);
       };
-      cpuPerRequest = perRequest(cpuBefore.process, cpuAfter.process);
-      std::printf(
-          "  CPU per request: %.1f us in all (%.2f cores busy), server sidecar %.1f us, client "
-          "sidecar %.1f us\n",
-          perRequest(cpuBefore.process, cpuAfter.process),
-          (cpuAfter.process - cpuBefore.process) / closed.seconds,
-          perRequest(cpuBefore.server, cpuAfter.server),
-          perRequest(cpuBefore.client, cpuAfter.client));
+      if (p.port == nginxPort) {
+        // nginx runs in its own two processes: their CPU added to the bench's (client, backend).
+        cpuPerRequest = perRequest(cpuBefore.process + nginxBefore, cpuAfter.process + nginxAfter);
+        std::printf(
+            "  CPU per request: %.1f us in all (%.2f cores busy), the two nginx %.1f us\n",
+            cpuPerRequest,
+            (cpuAfter.process + nginxAfter - cpuBefore.process - nginxBefore) / closed.seconds,
+            perRequest(nginxBefore, nginxAfter));
+      } else {
+        cpuPerRequest = perRequest(cpuBefore.process, cpuAfter.process);
+        std::printf(
+            "  CPU per request: %.1f us in all (%.2f cores busy), server sidecar %.1f us, client "
+            "sidecar %.1f us\n",
+            cpuPerRequest, (cpuAfter.process - cpuBefore.process) / closed.seconds,
+            perRequest(cpuBefore.server, cpuAfter.server),
+            perRequest(cpuBefore.client, cpuAfter.client));
+      }
     }
     if (p.port == backendPort) {
       directP50 = open.percentile(0.5);
@@ -398,7 +469,7 @@ int main(int argc, char** argv) {
     } else if (directRps > 0) {
       // With the cores the limit, throughput goes as 1 / CPU per request: the CPU ratio is the
       // most the throughput ratio can be on this machine.
-      const int hops = p.port == client.outboundPort() ? 2 : 1;
+      const int hops = p.port == client.outboundPort() || p.port == nginxPort ? 2 : 1;
       std::printf(
           "  %s: +%.3f ms per hop at p50 (%d req/s), throughput %.2fx of direct (CPU per request "
           "%.2fx: the ceiling when the cores are the limit)\n",
@@ -406,6 +477,11 @@ int main(int argc, char** argv) {
           cpuPerRequest > 0 ? directCpu / cpuPerRequest : 0);
     }
   }
+  for (pid_t pid : nginxPids) {
+    ::kill(pid, SIGTERM);
+    ::waitpid(pid, nullptr, 0);
+  }
+  if (wantNginx) std::filesystem::remove_all(nginxDir);
   client.stop();
   server.stop();
   backend.stop();
