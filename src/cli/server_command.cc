@@ -29,6 +29,7 @@
 #include "cli/stop_signals.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "common/cidr.h"
 #include "common/http.h"
 #include "common/logging.h"
@@ -360,13 +361,18 @@ int runServer(const ServerFlags& f) {
   }
   client::RestClient schedulerRest(*schedulerConfig);
   client::RestClient rest(*controllersConfig);
+  // One informer per resource for the scheduler, the controllers and monitoring: each object is
+  // listed, watched, decoded and kept once in this process, not once per component. They read
+  // as the controller-manager, which may read everything; each component writes as itself.
+  client::SharedInformers informers(rest);
   auto monitoringConfig = loopbackConfig(selfUrl, *pki, "system:minik8s-monitoring", *adminToken);
   if (!monitoringConfig.ok()) {
     LOG_ERROR("cannot issue the service discovery's certificate");
     return 1;
   }
   auto monitoringParts = std::make_shared<Monitoring>();
-  monitoringParts->cache = std::make_shared<monitoring::ClusterCache>(*monitoringConfig);
+  monitoringParts->cache =
+      std::make_shared<monitoring::ClusterCache>(*monitoringConfig, &informers);
   monitoringParts->discovery =
       std::make_unique<monitoring::DiscoveryService>(monitoringParts->cache, kServiceDiscoveryPath);
   std::weak_ptr<const monitoring::ClusterCache> weakCache = monitoringParts->cache;
@@ -395,8 +401,8 @@ int runServer(const ServerFlags& f) {
     }
     scheduler::SchedulerOptions so;
     so.policy = *policy;
-    auto startScheduler = [&schedulerRest, &sched, so] {
-      sched = std::make_unique<scheduler::Scheduler>(schedulerRest, so);
+    auto startScheduler = [&schedulerRest, &informers, &sched, so] {
+      sched = std::make_unique<scheduler::Scheduler>(schedulerRest, so, &informers);
       sched->start();
     };
     auto stopScheduler = [&sched] {
@@ -443,8 +449,8 @@ int runServer(const ServerFlags& f) {
       LOG_ERROR("{}", ds.message());
       return 2;
     }
-    auto startControllers = [&rest, &cm, cmOptions] {
-      cm = std::make_unique<controllers::ControllerManager>(rest, cmOptions);
+    auto startControllers = [&rest, &informers, &cm, cmOptions] {
+      cm = std::make_unique<controllers::ControllerManager>(rest, cmOptions, &informers);
       Status cs = cm->start();
       if (!cs.ok()) LOG_ERROR("controller-manager did not start: {}", cs.toString());
     };
@@ -496,6 +502,8 @@ int runServer(const ServerFlags& f) {
   if (cm) cm->stop();
   if (sched) sched->stop();
   monitoringParts->cache->stop();
+  informers
+      .stop();  // the monitoring cache (the API server's handlers hold it) reads what is cached
   server.stop();
   ready = nullptr;
   api.stop();

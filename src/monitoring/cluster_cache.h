@@ -2,7 +2,9 @@
 // endpoints), shared by the service discovery and the custom metrics API so each object is
 // watched once. It owns its API client, so holders of a shared_ptr keep everything alive. The
 // informers start on first use (ensureSynced), so a server whose cluster has no Prometheus keeps
-// no copy of every pod. ensureSynced() and the readers are thread-safe and return copies.
+// no copy of every pod; in `minik8s server` they are handles on the server's SharedInformers,
+// whose pods and nodes its scheduler and controllers keep anyway. ensureSynced() and the readers
+// are thread-safe and return copies.
 #pragma once
 
 #include <chrono>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "client/informer.h"
+#include "client/shared_informers.h"
 
 namespace minik8s::monitoring {
 
@@ -30,7 +33,10 @@ class ObjectSource {
 
 class ClusterCache : public ObjectSource {
  public:
-  explicit ClusterCache(const client::ClientConfig& config);
+  // Reads objects with a client of `config`; watches with it too, or reads `informers` (which
+  // must outlive its start, or be stopped before they go) when given.
+  explicit ClusterCache(const client::ClientConfig& config,
+                        client::SharedInformers* informers = nullptr);
   ~ClusterCache();
   ClusterCache(const ClusterCache&) = delete;
   ClusterCache& operator=(const ClusterCache&) = delete;
@@ -39,23 +45,24 @@ class ClusterCache : public ObjectSource {
   bool ensureSynced(std::chrono::milliseconds timeout) const override;
   void stop();
 
-  std::vector<json> nodes() const { return nodes_.list(); }
-  std::vector<json> pods() const { return pods_.list(); }
+  std::vector<json> nodes() const { return nodes_->list(); }
+  std::vector<json> pods() const { return pods_->list(); }
   std::vector<json> podsIn(const std::string& ns) const override {
-    return pods_.byIndex("namespace", ns);
+    return pods_->byIndex("namespace", ns);
   }
   Result<json> object(const std::string& group, const std::string& version,
                       const std::string& resource, const std::string& ns,
                       const std::string& name) const override;
-  std::vector<json> services() const { return services_.list(); }
-  std::vector<json> endpoints() const { return endpoints_.list(); }
+  std::vector<json> services() const { return services_->list(); }
+  std::vector<json> endpoints() const { return endpoints_->list(); }
   std::optional<json> service(const std::string& ns, const std::string& name) const {
-    return services_.get(ns + "/" + name);
+    return services_->get(ns + "/" + name);
   }
 
  private:
-  mutable client::RestClient client_;  // thread-safe
-  mutable client::Informer nodes_, pods_, services_, endpoints_;
+  mutable client::RestClient client_;                      // thread-safe
+  std::unique_ptr<client::SharedInformers> ownInformers_;  // without the server's
+  std::unique_ptr<client::Informer> nodes_, pods_, services_, endpoints_;
   mutable std::once_flag started_;
 };
 

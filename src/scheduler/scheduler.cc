@@ -59,43 +59,48 @@ SchedulerMetrics& schedulerMetrics() {
 
 }  // namespace
 
-Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
+Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options,
+                     client::SharedInformers* informers)
     : client_(client),
       options_(std::move(options)),
       framework_(Framework::withDefaultPlugins(options_.policy, options_.seed)),
       queue_(client::RealClock::instance(), options_.queue),
-      events_(client, client::ApiEventRecorderOptions{.component = options_.schedulerName}),
-      pods_(client, client::resources::kPods),
-      nodes_(client, client::resources::kNodes),
-      claims_(client, client::Resource{"", "v1", "persistentvolumeclaims", true}),
-      volumes_(client, client::Resource{"", "v1", "persistentvolumes", false}),
-      classes_(client, client::Resource{"storage.k8s.io", "v1", "storageclasses", false}),
-      csiNodes_(client, client::Resource{"storage.k8s.io", "v1", "csinodes", false}) {
+      events_(client, client::ApiEventRecorderOptions{.component = options_.schedulerName}) {
+  if (!informers) {
+    ownInformers_ = std::make_unique<client::SharedInformers>(client);
+    informers = ownInformers_.get();
+  }
+  pods_ = informers->informer(client::resources::kPods);
+  nodes_ = informers->informer(client::resources::kNodes);
+  claims_ = informers->informer(client::Resource{"", "v1", "persistentvolumeclaims", true});
+  volumes_ = informers->informer(client::Resource{"", "v1", "persistentvolumes", false});
+  classes_ = informers->informer(client::Resource{"storage.k8s.io", "v1", "storageclasses", false});
+  csiNodes_ = informers->informer(client::Resource{"storage.k8s.io", "v1", "csinodes", false});
   // A claim that binds or a volume that appears may make a waiting pod schedulable.
   auto storageChanged = [this](const json&) { queue_.moveAllToActiveOrBackoff(); };
-  claims_.addHandlers({storageChanged,
-                       [storageChanged](const json&, const json& c) { storageChanged(c); },
-                       nullptr});
-  volumes_.addHandlers({storageChanged,
-                        [storageChanged](const json&, const json& v) { storageChanged(v); },
+  claims_->addHandlers({storageChanged,
+                        [storageChanged](const json&, const json& c) { storageChanged(c); },
                         nullptr});
-  csiNodes_.addHandlers({storageChanged,
-                         [storageChanged](const json&, const json& n) { storageChanged(n); },
+  volumes_->addHandlers({storageChanged,
+                         [storageChanged](const json&, const json& v) { storageChanged(v); },
                          nullptr});
-  pods_.addHandlers({[this](const json& p) { onPodAdd(p); },
-                     [this](const json& o, const json& n) { onPodUpdate(o, n); },
-                     [this](const json& p) { onPodDelete(p); }});
-  nodes_.addHandlers({[this](const json& n) {
-                        cache_.addOrUpdateNode(n);
-                        queue_.moveAllToActiveOrBackoff();
-                      },
-                      [this](const json& o, const json& n) {
-                        cache_.addOrUpdateNode(n);
-                        if (nodeChangeMatters(o, n)) queue_.moveAllToActiveOrBackoff();
-                      },
-                      [this](const json& n) {
-                        cache_.removeNode(n.value("/metadata/name"_json_pointer, std::string()));
-                      }});
+  csiNodes_->addHandlers({storageChanged,
+                          [storageChanged](const json&, const json& n) { storageChanged(n); },
+                          nullptr});
+  pods_->addHandlers({[this](const json& p) { onPodAdd(p); },
+                      [this](const json& o, const json& n) { onPodUpdate(o, n); },
+                      [this](const json& p) { onPodDelete(p); }});
+  nodes_->addHandlers({[this](const json& n) {
+                         cache_.addOrUpdateNode(n);
+                         queue_.moveAllToActiveOrBackoff();
+                       },
+                       [this](const json& o, const json& n) {
+                         cache_.addOrUpdateNode(n);
+                         if (nodeChangeMatters(o, n)) queue_.moveAllToActiveOrBackoff();
+                       },
+                       [this](const json& n) {
+                         cache_.removeNode(n.value("/metadata/name"_json_pointer, std::string()));
+                       }});
   schedulerMetrics();
   pendingPodsMetric_ = metrics::defaultRegistry().callback(
       "scheduler_pending_pods",
@@ -123,12 +128,12 @@ bool Scheduler::isPending(const json& pod, const std::string& schedulerName) {
 void Scheduler::start() {
   if (started_) return;
   started_ = true;
-  nodes_.start();
-  pods_.start();
-  claims_.start();
-  volumes_.start();
-  classes_.start();
-  csiNodes_.start();
+  nodes_->start();
+  pods_->start();
+  claims_->start();
+  volumes_->start();
+  classes_->start();
+  csiNodes_->start();
   for (int i = 0; i < std::max(1, options_.bindWorkers); ++i) {
     workers_.emplace_back([this] { workerLoop(); });
   }
@@ -148,16 +153,17 @@ void Scheduler::stop() {
   }
   tasksCv_.notify_all();
   for (auto& w : workers_) w.join();
-  pods_.stop();
-  nodes_.stop();
-  claims_.stop();
-  volumes_.stop();
-  classes_.stop();
-  csiNodes_.stop();
+  pods_->stop();
+  nodes_->stop();
+  claims_->stop();
+  volumes_->stop();
+  classes_->stop();
+  csiNodes_->stop();
+  if (ownInformers_) ownInformers_->stop();  // shared ones watch on for their other readers
 }
 
 bool Scheduler::waitForSync(std::chrono::milliseconds timeout) {
-  return nodes_.waitForSync(timeout) && pods_.waitForSync(timeout);
+  return nodes_->waitForSync(timeout) && pods_->waitForSync(timeout);
 }
 
 SchedulerStats Scheduler::stats() const {
@@ -215,7 +221,7 @@ void Scheduler::scheduleLoop() {
 }
 
 void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
-  auto pod = pods_.get(key);
+  auto pod = pods_->get(key);
   if (!pod || !isPending(*pod, options_.schedulerName) || cache_.isAssumed(key)) return;
   ++attempts_;
   const auto attemptStart = std::chrono::steady_clock::now();
@@ -223,12 +229,12 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
   std::shared_ptr<const json> podObject = info.pod;
   ScheduleResult result = cache_.withView([&](const ClusterView& nodes) {
     ClusterView view = nodes;
-    view.claim = [this](const std::string& k) { return claims_.get(k); };
-    view.volume = [this](const std::string& name) { return volumes_.get(name); };
-    view.volumes = [this] { return volumes_.list(); };
-    view.storageClass = [this](const std::string& name) { return classes_.get(name); };
-    view.csiNode = [this](const std::string& name) { return csiNodes_.get(name); };
-    view.csiNodes = [this] { return csiNodes_.list(); };
+    view.claim = [this](const std::string& k) { return claims_->get(k); };
+    view.volume = [this](const std::string& name) { return volumes_->get(name); };
+    view.volumes = [this] { return volumes_->list(); };
+    view.storageClass = [this](const std::string& name) { return classes_->get(name); };
+    view.csiNode = [this](const std::string& name) { return csiNodes_->get(name); };
+    view.csiNodes = [this] { return csiNodes_->list(); };
     return framework_->schedule(info, view);
   });
   if (result.nodeName.empty()) {
@@ -301,13 +307,13 @@ Status Scheduler::bindPodVolumes(const json& pod, const std::string& nodeName) {
   const client::Resource pvs{"", "v1", "persistentvolumes", false};
   const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
   for (const auto& claimName : api::podClaimNames(pod)) {
-    auto claim = claims_.get(ns + "/" + claimName);
+    auto claim = claims_->get(ns + "/" + claimName);
     if (!claim || !claim->value("/spec/volumeName"_json_pointer, std::string()).empty()) continue;
-    auto cls = classes_.get(api::claimClassOf(*claim));
+    auto cls = classes_->get(api::claimClassOf(*claim));
     if (!cls || cls->value("volumeBindingMode", std::string()) != "WaitForFirstConsumer") continue;
-    auto node = nodes_.get(nodeName);
+    auto node = nodes_->get(nodeName);
     if (!node) return Status::NotFoundMessage("node " + nodeName + " is gone");
-    if (auto volume = api::findMatchingVolume(*claim, volumes_.list(), &*node)) {
+    if (auto volume = api::findMatchingVolume(*claim, volumes_->list(), &*node)) {
       if (api::volumeBoundToClaim(*volume, *claim) &&
           !volume->value("/spec/claimRef/uid"_json_pointer, std::string()).empty()) {
         continue;  // pre-bound already

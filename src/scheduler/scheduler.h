@@ -5,8 +5,10 @@
 //
 // A pod that fits nowhere gets the condition PodScheduled=False, reason Unschedulable, with
 // Kubernetes' message, and a Warning Event FailedScheduling; it is retried when nodes or pods
-// change. A successful binding records a Normal Event Scheduled. Runs in-process (minik8s server)
-// or alone (minik8s scheduler). start()/stop() may be called from any thread, once each.
+// change. A successful binding records a Normal Event Scheduled. Runs in-process (minik8s server,
+// reading the server's SharedInformers) or alone (minik8s scheduler, with informers of its own).
+// start()/stop() may be called from any thread, once each; after stop() none of its informer
+// handlers runs again.
 //
 // Metrics (metrics::defaultRegistry(), kube-scheduler's names, profile = the scheduler's name):
 // scheduler_schedule_attempts_total{result,profile} (scheduled, unschedulable, error),
@@ -27,6 +29,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "common/metrics.h"
 #include "scheduler/framework.h"
 #include "scheduler/scheduler_cache.h"
@@ -53,7 +56,10 @@ struct SchedulerStats {
 
 class Scheduler {
  public:
-  Scheduler(client::RestClient& client, SchedulerOptions options = {});
+  // With `informers` (which must outlive it) it reads those shared caches; without, it lists and
+  // watches through `client` itself. It writes (bindings, status, events) through `client`.
+  Scheduler(client::RestClient& client, SchedulerOptions options = {},
+            client::SharedInformers* informers = nullptr);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -91,8 +97,10 @@ class Scheduler {
   SchedulerCache cache_;
   SchedulingQueue queue_;
   client::ApiEventRecorder events_;
-  client::Informer pods_, nodes_;
-  client::Informer claims_, volumes_, classes_, csiNodes_;  // VolumeBinding's view of storage
+  std::unique_ptr<client::SharedInformers> ownInformers_;  // alone: informers of its own
+  std::unique_ptr<client::Informer> pods_, nodes_;
+  // VolumeBinding's view of storage.
+  std::unique_ptr<client::Informer> claims_, volumes_, classes_, csiNodes_;
 
   std::mutex tasksMu_;
   std::condition_variable tasksCv_;

@@ -10,9 +10,11 @@
 
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
+#include "client/shared_informers.h"
 #include "common/http.h"
 #include "controllers/common/controller_utils.h"
 #include "controllers/manager/controller_manager.h"
+#include "eventually.h"
 #include "in_process_api_server.h"
 #include "storage/store.h"
 
@@ -336,6 +338,58 @@ TEST(ControllerSelectionTest, OnlyTheSelectedControllersRun) {
   bad.controllers = {"nope"};
   ControllerManager broken(rest, bad);
   EXPECT_EQ(broken.start().code(), 400);
+}
+
+// As in `minik8s server`: the manager reads informers shared with other components (here a
+// pods handle standing for the scheduler). A manager that stops (its Lease lost) reacts to
+// nothing more while the shared watch goes on; the next one starts from the shared caches.
+TEST(ControllerManagerSharedInformersTest, AStoppedManagerHandsTheSharedCachesOn) {
+  testing::InProcessApiServer apiServer;
+  ASSERT_TRUE(apiServer.start().ok());
+  client::RestClient rest(apiServer.url());
+  client::SharedInformers informers(rest);
+  auto schedulerPods = informers.informer(res::kPods);
+  schedulerPods->start();
+  ControllerManager::Options options;
+  options.controllers = {"replicaset"};
+  auto replicaSet = [](const std::string& name, int replicas) {
+    return json{{"metadata", {{"name", name}}},
+                {"spec",
+                 {{"replicas", replicas},
+                  {"selector", {{"matchLabels", {{"app", name}}}}},
+                  {"template",
+                   {{"metadata", {{"labels", {{"app", name}}}}},
+                    {"spec", {{"containers", {{{"name", "c"}, {"image", "x"}}}}}}}}}}};
+  };
+  auto podsOf = [&](const std::string& app) {
+    client::ListParams p;
+    p.labelSelector = "app=" + app;
+    auto l = rest.list(res::kPods, "default", p);
+    return l.ok() ? (*l)["items"].size() : 0u;
+  };
+  auto leader = std::make_unique<ControllerManager>(rest, options, &informers);
+  ASSERT_TRUE(leader->start().ok());
+  ASSERT_TRUE(rest.create(res::kReplicaSets, "default", replicaSet("web", 2)).ok());
+  ASSERT_TRUE(testing::eventually([&] { return podsOf("web") == 2; }));
+  leader->stop();
+  leader.reset();
+  EXPECT_EQ(informers.size(), 1u);  // the pods watch lives on for its other reader
+
+  ASSERT_TRUE(rest.create(res::kReplicaSets, "default", replicaSet("later", 1)).ok());
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(podsOf("later"), 0u);  // nobody reconciles
+  EXPECT_EQ(schedulerPods->list().size(), 2u);
+
+  auto next = std::make_unique<ControllerManager>(rest, options, &informers);
+  ASSERT_TRUE(next->start().ok());
+  ASSERT_TRUE(testing::eventually([&] { return podsOf("later") == 1; }));
+  std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(podsOf("web"), 2u);  // the replayed cache held its pods: none created twice
+  next->stop();
+  next.reset();
+  schedulerPods.reset();
+  EXPECT_EQ(informers.size(), 0u);
+  apiServer.stop();
 }
 
 }  // namespace

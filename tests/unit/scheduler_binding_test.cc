@@ -278,5 +278,40 @@ TEST_F(SchedulerTest, CapacityHoldsWhileBindingsAreInFlight) {
   EXPECT_EQ(sched->stats().bindErrors, 0u);
 }
 
+// As in `minik8s server`: schedulers reading informers shared with other components, one after
+// the other as the Lease moves. The stopped one reacts to nothing more; the next one starts from
+// the shared caches, including the node usage of pods bound before it.
+TEST_F(SchedulerTest, TheNextSchedulerOnSharedInformersStartsFromTheirCaches) {
+  client::SharedInformers informers(*rest);
+  auto controllersPods = informers.informer(kPods);  // another reader: the pods watch lives on
+  controllersPods->start();
+  SchedulerOptions opts;
+  opts.queue.initialBackoff = 50ms;
+  opts.queue.maxBackoff = 200ms;
+  createNode("n1", "3");
+  auto first = std::make_unique<Scheduler>(*rest, opts, &informers);
+  first->start();
+  ASSERT_TRUE(first->waitForSync(5s));
+  createPod("a", "1500m");
+  ASSERT_TRUE(eventually([&] { return nodeOf("a") == "n1"; }));
+  first->stop();
+  first.reset();
+  EXPECT_EQ(informers.size(), 1u);  // the pods, for the other reader
+
+  createPod("b", "1500m");
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(nodeOf("b"), "");  // no scheduler runs
+
+  auto next = std::make_unique<Scheduler>(*rest, opts, &informers);
+  next->start();
+  ASSERT_TRUE(next->waitForSync(5s));
+  ASSERT_TRUE(eventually([&] { return nodeOf("b") == "n1"; }));
+  createPod("c", "100m");  // a's 1.5 cpu counts: n1 is full
+  ASSERT_TRUE(eventually([&] { return next->stats().unschedulable >= 1; }));
+  EXPECT_EQ(nodeOf("c"), "");
+  EXPECT_EQ(next->stats().bound, 1u);
+  next->stop();
+}
+
 }  // namespace
 }  // namespace minik8s::scheduler

@@ -86,11 +86,13 @@ Status ControllerDurationFlags::applyTo(ControllerManager::Options& options) con
   return Status::Ok();
 }
 
-// The shared informers (one per resource, namespace and selector) and the event recorders the
-// controllers are built from. Informers are created on first use, before any starts.
+// The informers (one handle per resource, namespace and selector on the SharedInformers, which
+// all the controllers' handlers register on) and the event recorders the controllers are built
+// from. Informers are created on first use, before any starts.
 class ControllerManager::Context {
  public:
-  Context(client::RestClient& rest, const Options& options) : rest(rest), options(options) {}
+  Context(client::RestClient& rest, const Options& options, client::SharedInformers& shared)
+      : rest(rest), options(options), shared_(shared) {}
 
   client::Informer& informer(const client::Resource& r, const std::string& ns = "",
                              const client::ListParams& selectors = {}) {
@@ -98,8 +100,7 @@ class ControllerManager::Context {
         r.path(ns) + "?" + selectors.labelSelector + "&" + selectors.fieldSelector;
     auto it = informers_.find(key);
     if (it == informers_.end()) {
-      it =
-          informers_.emplace(key, std::make_unique<client::Informer>(rest, r, ns, selectors)).first;
+      it = informers_.emplace(key, shared_.informer(r, ns, selectors)).first;
       order_.push_back(it->second.get());
     }
     return *it->second;
@@ -121,6 +122,7 @@ class ControllerManager::Context {
   const Options& options;
 
  private:
+  client::SharedInformers& shared_;
   std::map<std::string, std::unique_ptr<client::Informer>> informers_;
   std::vector<client::Informer*> order_;
   std::vector<std::unique_ptr<client::ApiEventRecorder>> recorders_;
@@ -496,8 +498,9 @@ Result<std::vector<std::string>> selectControllers(const std::vector<std::string
   return out;
 }
 
-ControllerManager::ControllerManager(client::RestClient& rest, Options options)
-    : rest_(rest), options_(std::move(options)) {}
+ControllerManager::ControllerManager(client::RestClient& rest, Options options,
+                                     client::SharedInformers* informers)
+    : rest_(rest), options_(std::move(options)), sharedInformers_(informers) {}
 
 ControllerManager::~ControllerManager() { stop(); }
 
@@ -510,7 +513,11 @@ std::vector<std::string> ControllerManager::running() const {
 Status ControllerManager::start() {
   auto selected = selectControllers(options_.controllers);
   if (!selected.ok()) return selected.status();
-  context_ = std::make_unique<Context>(rest_, options_);
+  if (!sharedInformers_) {
+    ownInformers_ = std::make_unique<client::SharedInformers>(rest_);
+    sharedInformers_ = ownInformers_.get();
+  }
+  context_ = std::make_unique<Context>(rest_, options_, *sharedInformers_);
   // Build every selected controller first: they register their informer handlers before any
   // informer starts.
   for (const auto& r : registrations()) {
@@ -547,6 +554,7 @@ void ControllerManager::stop() {
   if (context_) {
     for (auto* inf : context_->informers()) inf->stop();
   }
+  if (ownInformers_) ownInformers_->stop();  // shared ones watch on for their other readers
 }
 
 }  // namespace minik8s::controllers

@@ -2,10 +2,11 @@
 // kube-controller-manager does. Each controller is registered by kube-controller-manager's name
 // in one table (controller_manager.cc: name, on by default or not, and how to build it from the
 // shared informers and options); --controllers=*,-name,... chooses which run. `minik8s server`
-// runs it in-process; `minik8s controller-manager --server URL` runs it alone. It only talks to
+// runs it in-process (reading the server's SharedInformers, which its scheduler reads too);
+// `minik8s controller-manager --server URL` runs it alone (informers of its own). It only talks to
 // the API server through the RestClient, so it is restart-safe: start() lists everything and
 // converges. start() and stop() are called from one thread; the controllers run on their own
-// threads.
+// threads; after stop() none of their informer handlers runs again.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "common/pki.h"
 #include "common/status.h"
 
@@ -81,7 +83,10 @@ class ControllerManager {
     client::ClientConfig apiConfig;
   };
 
-  ControllerManager(client::RestClient& rest, Options options);
+  // With `informers` (which must outlive it) the controllers read those shared caches; without,
+  // the manager lists and watches through `rest` itself. Controllers write through `rest`.
+  ControllerManager(client::RestClient& rest, Options options,
+                    client::SharedInformers* informers = nullptr);
   ~ControllerManager();
   ControllerManager(const ControllerManager&) = delete;
   ControllerManager& operator=(const ControllerManager&) = delete;
@@ -108,6 +113,8 @@ class ControllerManager {
  private:
   client::RestClient& rest_;
   Options options_;
+  client::SharedInformers* sharedInformers_;
+  std::unique_ptr<client::SharedInformers> ownInformers_;  // alone, from start() on
   std::unique_ptr<Context> context_;
   std::vector<std::pair<std::string, std::unique_ptr<Runnable>>> controllers_;
   bool started_ = false;

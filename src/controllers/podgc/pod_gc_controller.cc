@@ -126,7 +126,8 @@ bool PodGcController::outOfServiceAndNotReady(const std::string& nodeName) const
 Status PodGcController::gc() {
   std::lock_guard pass(passMu_);
   if (!pods_.hasSynced() || !nodes_.hasSynced()) return Status::Ok();
-  const std::vector<json> pods = pods_.list();
+  // The cached pods themselves: a pass copies none but the few it acts on.
+  const std::vector<client::SharedObject> pods = pods_.listShared();
   Status first;
   for (Status s : {gcTerminated(pods), gcOutOfService(pods), gcOrphaned(pods),
                    gcUnscheduledTerminating(pods)}) {
@@ -135,8 +136,12 @@ Status PodGcController::gc() {
   return first;
 }
 
-Status PodGcController::gcTerminated(const std::vector<json>& pods) {
-  const auto victims = terminatedPodsToDelete(pods, options_.terminatedPodThreshold);
+Status PodGcController::gcTerminated(const std::vector<client::SharedObject>& pods) {
+  std::vector<json> terminated;
+  for (const auto& pod : pods) {
+    if (isTerminated(*pod)) terminated.push_back(*pod);
+  }
+  const auto victims = terminatedPodsToDelete(terminated, options_.terminatedPodThreshold);
   if (victims.empty()) return Status::Ok();
   LOG_INFO("pod-gc: {} terminated pods above the threshold of {}: deleting the oldest",
            victims.size(), options_.terminatedPodThreshold);
@@ -148,12 +153,12 @@ Status PodGcController::gcTerminated(const std::vector<json>& pods) {
   return first;
 }
 
-Status PodGcController::gcOutOfService(const std::vector<json>& pods) {
+Status PodGcController::gcOutOfService(const std::vector<client::SharedObject>& pods) {
   std::vector<json> victims;
   for (const auto& pod : pods) {
-    const std::string node = nodeNameOf(pod);
-    if (!node.empty() && isTerminating(pod) && outOfServiceAndNotReady(node)) {
-      victims.push_back(pod);
+    const std::string node = nodeNameOf(*pod);
+    if (!node.empty() && isTerminating(*pod) && outOfServiceAndNotReady(node)) {
+      victims.push_back(*pod);
     }
   }
   std::sort(victims.begin(), victims.end(), createdBefore);
@@ -167,11 +172,11 @@ Status PodGcController::gcOutOfService(const std::vector<json>& pods) {
   return first;
 }
 
-Status PodGcController::gcOrphaned(const std::vector<json>& pods) {
+Status PodGcController::gcOrphaned(const std::vector<client::SharedObject>& pods) {
   const auto now = options_.clock->now();
   std::set<std::string> missing;
   for (const auto& pod : pods) {
-    const std::string node = nodeNameOf(pod);
+    const std::string node = nodeNameOf(*pod);
     if (!node.empty() && !missing.count(node) && !nodes_.get(node)) missing.insert(node);
   }
   // Quarantines end for nodes that came back or whose pods went; new ones start.
@@ -209,7 +214,8 @@ Status PodGcController::gcOrphaned(const std::vector<json>& pods) {
                           {"message", "PodGC: node no longer exists"},
                           {"lastTransitionTime", formatRfc3339(options_.now())}};
   std::set<std::string> failedNodes;
-  for (const auto& pod : pods) {
+  for (const auto& shared : pods) {
+    const json& pod = *shared;
     const std::string node = nodeNameOf(pod);
     if (!gone.count(node)) continue;
     LOG_INFO("pod-gc: force-deleting pod {}/{}: its node {} no longer exists", namespaceOf(pod),
@@ -227,9 +233,10 @@ Status PodGcController::gcOrphaned(const std::vector<json>& pods) {
   return first;
 }
 
-Status PodGcController::gcUnscheduledTerminating(const std::vector<json>& pods) {
+Status PodGcController::gcUnscheduledTerminating(const std::vector<client::SharedObject>& pods) {
   Status first;
-  for (const auto& pod : pods) {
+  for (const auto& shared : pods) {
+    const json& pod = *shared;
     if (!nodeNameOf(pod).empty() || !isTerminating(pod)) continue;
     LOG_INFO("pod-gc: force-deleting unscheduled terminating pod {}/{}", namespaceOf(pod),
              nameOf(pod));

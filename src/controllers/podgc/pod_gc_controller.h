@@ -59,10 +59,10 @@ class PodGcController {
   Status gc();
 
  private:
-  Status gcTerminated(const std::vector<json>& pods);
-  Status gcOutOfService(const std::vector<json>& pods);
-  Status gcOrphaned(const std::vector<json>& pods);
-  Status gcUnscheduledTerminating(const std::vector<json>& pods);
+  Status gcTerminated(const std::vector<client::SharedObject>& pods);
+  Status gcOutOfService(const std::vector<client::SharedObject>& pods);
+  Status gcOrphaned(const std::vector<client::SharedObject>& pods);
+  Status gcUnscheduledTerminating(const std::vector<client::SharedObject>& pods);
   // Marks the pod Failed (with `condition` when not null) unless it is terminal, then
   // force-deletes it. A pod already gone is success.
   Status markFailedAndDelete(const json& pod, const json& condition);
