@@ -225,8 +225,8 @@ step "the sidecar's metrics count the requests"
 out=$(kubectl -n shop exec client -c client -- python3 -c '
 import urllib.request
 print(urllib.request.urlopen("http://127.0.0.1:15090/metrics", timeout=5).read().decode())' 2>&1)
-expect_contains "$out" 'mesh_requests_total{destination_service="shop/web",response_code="200"}' \
-  "requests by destination and code"
+expect_contains "$out" 'mesh_requests_total{destination_service="shop/web",response_code="200",source_namespace="shop",source_workload="client"}' \
+  "requests by destination, code and source"
 expect_contains "$out" 'mesh_request_duration_seconds_bucket{destination_service="shop/web"' \
   "a latency histogram"
 

@@ -61,7 +61,8 @@ class MeshProxyTest : public ::testing::Test {
     dst_ = std::make_pair(std::move(ip), port);
   }
 
-  void setRules(std::vector<json> virtualServices, bool withEndpoints = true) {
+  void setRules(std::vector<json> virtualServices, bool withEndpoints = true,
+                std::vector<json> otherPods = {}) {
     json svc = {
         {"metadata", {{"name", "web"}, {"namespace", "default"}}},
         {"spec", {{"clusterIP", "10.96.0.10"}, {"ports", {{{"name", "http"}, {"port", 80}}}}}}};
@@ -83,9 +84,11 @@ spec: {host: web, subsets: [{name: v1, labels: {version: v1}}, {name: v2, labels
 )");
     std::vector<json> endpoints;
     if (withEndpoints) endpoints.push_back(eps);
+    std::vector<json> pods = {p1, p2};
+    pods.insert(pods.end(), otherPods.begin(), otherPods.end());
     proxy_->setConfig(buildMeshConfig({.services = {svc},
                                        .endpoints = std::move(endpoints),
-                                       .pods = {p1, p2},
+                                       .pods = std::move(pods),
                                        .virtualServices = std::move(virtualServices),
                                        .destinationRules = {*dr}},
                                       1));
@@ -187,15 +190,53 @@ TEST_F(MeshProxyTest, InboundFallsBackToTheOriginalAddress) {
   EXPECT_NE(out.find("pod-ip /only"), std::string::npos) << out;
 }
 
+// The requests a sidecar routes are counted by their source: its pod's namespace and workload
+// (the pod's app label in the registry, else the pod's name).
+TEST_F(MeshProxyTest, CountsRequestsBySourceWorkload) {
+  setRules({}, true,
+           {{{"metadata",
+              {{"name", "shop-7d9f"}, {"namespace", "default"}, {"labels", {{"app", "shop"}}}}}}});
+  for (std::string podName : {"shop-7d9f", "lone"}) {
+    metrics::Registry registry;
+    ProxyOptions o;
+    o.bindAddress = "127.0.0.1";
+    o.outboundPort = o.inboundPort = o.metricsPort = 0;
+    o.registry = &registry;
+    o.podNamespace = "default";
+    o.podName = podName;
+    o.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
+      std::lock_guard lock(mu_);
+      return dst_;
+    };
+    SidecarProxy sidecar(o);
+    ASSERT_TRUE(sidecar.start().ok());
+    sidecar.setConfig(proxy_->config());
+    http::Client client("http://127.0.0.1:" + std::to_string(sidecar.outboundPort()));
+    ASSERT_TRUE(client.get("/").ok());
+    ASSERT_TRUE(client.get("/").ok());
+    http::Client scrape("http://127.0.0.1:" + std::to_string(sidecar.metricsPort()));
+    auto res = scrape.get("/metrics");
+    ASSERT_TRUE(res.ok());
+    const std::string workload = podName == "lone" ? "lone" : "shop";
+    EXPECT_NE(res->body.find(R"(mesh_requests_total{destination_service="default/web",)"
+                             R"(response_code="200",source_namespace="default",source_workload=")" +
+                             workload + "\"} 2"),
+              std::string::npos)
+        << res->body;
+    sidecar.stop();
+  }
+}
+
 TEST_F(MeshProxyTest, ServesMetrics) {
   http::Client client(outboundUrl());
   ASSERT_TRUE(client.get("/").ok());
   http::Client scrape("http://127.0.0.1:" + std::to_string(proxy_->metricsPort()));
   auto res = scrape.get("/metrics");
   ASSERT_TRUE(res.ok());
-  EXPECT_NE(res->body.find(
-                R"(mesh_requests_total{destination_service="default/web",response_code="200"} 1)"),
-            std::string::npos)
+  EXPECT_NE(
+      res->body.find(R"(mesh_requests_total{destination_service="default/web",response_code="200",)"
+                     R"(source_namespace="unknown",source_workload="unknown"} 1)"),
+      std::string::npos)
       << res->body;
   EXPECT_NE(res->body.find("mesh_request_duration_seconds_bucket"), std::string::npos);
   // By the answering pod's version label too (what `mesh rollout` reads an error rate from).

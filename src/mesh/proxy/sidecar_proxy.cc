@@ -271,10 +271,12 @@ struct SidecarProxy::Impl {
       : options(std::move(o)),
         self(owner),
         registry(options.registry ? *options.registry : metrics::defaultRegistry()),
-        requests(registry.counterVec("mesh_requests_total",
-                                     "HTTP requests the sidecar routed, by destination service "
-                                     "and response code.",
-                                     {"destination_service", "response_code"})),
+        requests(registry.counterVec(
+            "mesh_requests_total",
+            "HTTP requests the sidecar routed, by destination service, response code and source "
+            "(this sidecar's pod: its namespace and workload, the pod's app label or else its "
+            "name).",
+            {"destination_service", "response_code", "source_namespace", "source_workload"})),
         latency(registry.histogramVec("mesh_request_duration_seconds",
                                       "Time from a request read to its response written back.",
                                       {"destination_service"},
@@ -963,9 +965,23 @@ struct SidecarProxy::Impl {
                         "upstream connect error or disconnect/reset before headers");
   }
 
+  // The source of this sidecar's outbound requests, as metric labels: its pod's namespace and
+  // workload (the pod's app label as the registry has it, else the pod's name).
+  std::string sourceWorkload() const {
+    const MeshPod* pod = current()->pod(options.podNamespace + "/" + options.podName);
+    if (pod != nullptr) {
+      auto app = pod->labels.find("app");
+      if (app != pod->labels.end() && !app->second.empty()) return app->second;
+    }
+    return options.podName.empty() ? "unknown" : options.podName;
+  }
+
   awaitable<void> serveHttp(tcp::socket socket, std::string serviceKey, int servicePort) {
     auto down = std::make_shared<Channel>(std::move(socket));
     Pool pool;
+    const std::string sourceNamespace =
+        options.podNamespace.empty() ? "unknown" : options.podNamespace;
+    const std::string source = sourceWorkload();
     for (;;) {
       Request req;
       ErrorCode ec = co_await readRequest(*down, req);
@@ -982,7 +998,7 @@ struct SidecarProxy::Impl {
       ec = co_await respond(*down, res, keepAlive, head, switched);
       double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      requests.with({destination, std::to_string(res.result_int())}).inc();
+      requests.with({destination, std::to_string(res.result_int()), sourceNamespace, source}).inc();
       byVersion
           .with({destination, version.empty() ? "unknown" : version,
                  std::to_string(res.result_int())})
