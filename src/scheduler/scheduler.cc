@@ -221,12 +221,13 @@ void Scheduler::scheduleLoop() {
 }
 
 void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
-  auto pod = pods_->get(key);
-  if (!pod || !isPending(*pod, options_.schedulerName) || cache_.isAssumed(key)) return;
+  // The informer's object: the writes queued below hold it, not a copy of their own (a backlog of
+  // unschedulable pods' status writes held one copy of each).
+  client::SharedObject podObject = pods_->getShared(key);
+  if (!podObject || !isPending(*podObject, options_.schedulerName) || cache_.isAssumed(key)) return;
   ++attempts_;
   const auto attemptStart = std::chrono::steady_clock::now();
-  PodInfo info = makePodInfo(std::move(*pod));
-  std::shared_ptr<const json> podObject = info.pod;
+  PodInfo info = makePodInfo(*podObject);  // its own copy, which an assumed pod keeps
   ScheduleResult result = cache_.withView([&](const ClusterView& nodes) {
     ClusterView view = nodes;
     view.claim = [this](const std::string& k) { return claims_->get(k); };
