@@ -18,7 +18,9 @@ namespace minik8s::apiserver {
 // apiVersion/kind: the stored text with metadata.resourceVersion inserted. Returns false (and
 // leaves `out` as it was) when the text is not of the shape this can patch: not compact JSON, its
 // apiVersion or kind absent or different, metadata missing or already holding a resourceVersion.
-// The caller then decodes and encodes the object itself.
+// The caller then decodes and encodes the object itself. Members are checked up to metadata
+// only when apiVersion and kind come before it (sorted keys, as the Registry writes): what
+// follows, spec and status, is taken as the encoder wrote it.
 bool appendServedText(std::string& out, std::string_view stored, int64_t revision,
                       std::string_view apiVersion, std::string_view kind);
 

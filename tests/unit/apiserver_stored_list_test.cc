@@ -73,6 +73,9 @@ TEST(StoredJsonTest, RefusesTextsItCannotPatch) {
   EXPECT_EQ(served(R"({"apiVersion": "v1","kind":"Pod","metadata":{}})", 1), "<refused>");
   EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{}}x)", 1), "<refused>");
   EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{"a":"b)", 1), "<refused>");
+  // Read up to metadata only (sorted keys), but still one object with members after it.
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{}x"spec":{}})", 1), "<refused>");
+  EXPECT_EQ(served(R"({"apiVersion":"v1","kind":"Pod","metadata":{},"spec":1)", 1), "<refused>");
   EXPECT_EQ(served("", 1), "<refused>");
   EXPECT_EQ(served("not json", 1), "<refused>");
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +153,58 @@ TEST(SqliteStoreReopenTest, KeepsRevisionsCompactionAndHistory) {
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*(*again)->currentRevision(), r3 + 1);
   EXPECT_EQ(*(*again)->create("/k/d", "5"), r3 + 2);
+  std::filesystem::remove_all(dir);
+}
+
+int64_t pageSizeOf(const std::string& path) {
+  sqlite3* db = nullptr;
+  int64_t size = -1;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) == SQLITE_OK) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) {
+      size = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+  }
+  sqlite3_close(db);
+  return size;
+}
+
+// A new database has 8 KiB pages, so that a typical object is read from its b-tree page rather
+// than from an overflow page of its own; a database made with 4 KiB pages keeps them and works.
+TEST(SqliteStorePageSizeTest, NewDatabasesHaveLargerPagesOldOnesKeepTheirs) {
+  const std::string dir = crashTempDir();
+  std::vector<std::string> values;
+  for (int i = 0; i < 3; ++i) values.push_back(std::string(1500 + 700 * i, 'a' + i));
+  auto check = [&](SqliteStore& store) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      ASSERT_TRUE(store.create("/k/" + std::to_string(i), values[i]).ok());
+    }
+    auto listed = store.list("/k/");
+    ASSERT_TRUE(listed.ok());
+    ASSERT_EQ(listed->items.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i) EXPECT_EQ(listed->items[i].value, values[i]);
+  };
+  {
+    auto store = SqliteStore::open(dir + "/new.db");
+    ASSERT_TRUE(store.ok());
+    check(**store);
+  }
+  EXPECT_EQ(pageSizeOf(dir + "/new.db"), 8192);
+
+  const std::string old = dir + "/old.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(old.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA page_size=4096; VACUUM;", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  {
+    auto store = SqliteStore::open(old);
+    ASSERT_TRUE(store.ok());
+    check(**store);
+  }
+  EXPECT_EQ(pageSizeOf(old), 4096);
   std::filesystem::remove_all(dir);
 }
 
