@@ -14,8 +14,8 @@ SUBNET=172.29.148
 WORK=$E2E_DIR/mesh-discovery
 mkdir -p "$WORK"
 
-step "a 2-node cluster with the mesh's control plane"
-start_cluster mdisc "$SUBNET" 2 || exit 1
+step "a 3-node cluster with the mesh's control plane"
+start_cluster mdisc "$SUBNET" 3 || exit 1
 wait_for 60 kubectl get crd virtualservices.networking.istio.io || fail "the mesh's CRDs"
 "$MINIK8S_BIN" mesh install-discovery --pki-dir "$CL_DIR/server/pki" --kubeconfig "$KUBECONFIG" ||
   fail "mesh install-discovery: istiod ready"

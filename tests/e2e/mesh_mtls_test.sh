@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutual TLS between sidecars on a 2-node cluster: every sidecar of a meshed namespace gets a
+# Mutual TLS between sidecars on a 3-node cluster: every sidecar of a meshed namespace gets a
 # SPIFFE certificate (spiffe://cluster.local/ns/NS/sa/SA) from the cluster CA through a
 # CertificateSigningRequest the mesh controller signs; a meshed client reaches a meshed server
 # with mTLS (the server's sidecar counts the connection as mutual_tls with the client's
@@ -18,8 +18,8 @@ SUBNET=172.29.142
 WORK=$E2E_DIR/mesh-mtls
 mkdir -p "$WORK"
 
-step "a 2-node cluster; the mesh controller installs PeerAuthentication"
-start_cluster mtls "$SUBNET" 2 || exit 1
+step "a 3-node cluster; the mesh controller installs PeerAuthentication"
+start_cluster mtls "$SUBNET" 3 || exit 1
 wait_for 60 kubectl get crd peerauthentications.security.istio.io ||
   fail "the PeerAuthentication CRD is installed"
 

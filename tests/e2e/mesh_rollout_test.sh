@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The mesh's rollout on a 2-node cluster started with `cluster up --mesh`, with the example shop
+# The mesh's rollout on a 3-node cluster started with `cluster up --mesh`, with the example shop
 # (examples/mesh-shop: frontend, catalogue, reviews, ratings; images built from its Dockerfiles):
 # --mesh meshes a pod of an unlabelled namespace (not kube-system, not an opted-out pod); the
 # shop's page is put together through the sidecars; the hand-made canary sends about a quarter
@@ -19,8 +19,8 @@ SHOP=$SOURCE_DIR/examples/mesh-shop
 WORK=$E2E_DIR/mesh-rollout
 mkdir -p "$WORK"
 
-step "a 2-node cluster with --mesh"
-start_cluster mroll "$SUBNET" 2 --mesh || exit 1
+step "a 3-node cluster with --mesh"
+start_cluster mroll "$SUBNET" 3 --mesh || exit 1
 wait_for 60 kubectl get crd virtualservices.networking.istio.io destinationrules.networking.istio.io \
   meshrollouts.mesh.minik8s.io || fail "the mesh's CRDs are installed"
 

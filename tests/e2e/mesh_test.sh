@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The service mesh end to end on a 2-node cluster: a namespace labelled istio-injection=enabled
+# The service mesh end to end on a 3-node cluster: a namespace labelled istio-injection=enabled
 # gets the sidecar in every pod; a Python service in two versions behind one Service answers a
 # client pod through its sidecar; `minik8s mesh services` lists it; a VirtualService sends ~10%
 # to v2 by weight and every Firefox user agent to v2 by header regex; a pod without a sidecar
@@ -12,8 +12,8 @@ SUBNET=172.29.131
 WORK=$E2E_DIR/mesh
 mkdir -p "$WORK"
 
-step "a 2-node cluster; the mesh controller installs its kinds"
-start_cluster mesh "$SUBNET" 2 || exit 1
+step "a 3-node cluster; the mesh controller installs its kinds"
+start_cluster mesh "$SUBNET" 3 || exit 1
 wait_for 60 kubectl get crd virtualservices.networking.istio.io destinationrules.networking.istio.io ||
   fail "VirtualService and DestinationRule CRDs are installed"
 
