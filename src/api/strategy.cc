@@ -97,6 +97,14 @@ void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
     obj["spec"]["finalizers"] = std::move(finalizers);
     return;
   }
+  if (subresource == "binding") {  // pods: the node and the PodScheduled condition only
+    json nodeName = obj.value("/spec/nodeName"_json_pointer, json());
+    json status = obj.contains("status") ? obj["status"] : json::object();
+    obj = old;
+    obj["spec"]["nodeName"] = std::move(nodeName);
+    obj["status"] = std::move(status);
+    return;
+  }
   if (subresource == "status") {
     json status = obj.contains("status") ? obj["status"] : json::object();
     obj = old;

@@ -16,7 +16,8 @@ void prepareForCreate(const ResourceInfo& r, json& obj);
 
 // Turns the client's `obj` into the object to store, given the stored `old`:
 // - main resource: status comes from `old`; generation bumps when the spec changed;
-// - "status": only status (and conditions) change; everything else is `old`'s.
+// - "status": only status (and conditions) change; everything else is `old`'s;
+// - "binding" (pods): only spec.nodeName and status change, in one write as upstream's binding.
 void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
                       const std::string& subresource);
 

@@ -1379,28 +1379,22 @@ void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
       return Status::ConflictMessage("pod " + ri.name + " is being deleted, cannot be assigned");
     }
     pod["spec"]["nodeName"] = node;
+    // The PodScheduled condition goes in the same write, as the binding REST handler upstream
+    // sets it (one store write and one watch event per binding).
+    json conds = json::array();
+    for (const auto& c : pod.value("/status/conditions"_json_pointer, json::array())) {
+      if (c.value("type", "") != "PodScheduled") conds.push_back(c);
+    }
+    conds.push_back({{"type", "PodScheduled"},
+                     {"status", "True"},
+                     {"lastProbeTime", nullptr},
+                     {"lastTransitionTime", formatRfc3339(Clock::now())}});
+    pod["status"]["conditions"] = std::move(conds);
     return pod;
   };
-  auto updated =
-      registry_.guaranteedUpdate(*ri.info, ri.namespaceName, ri.name, mutate, "", isDryRun(req));
+  auto updated = registry_.guaranteedUpdate(*ri.info, ri.namespaceName, ri.name, mutate, "binding",
+                                            isDryRun(req));
   if (!updated.ok()) return sendError(w, updated.status());
-  // The PodScheduled condition is status: set it as the binding REST handler does upstream.
-  auto withCondition = registry_.guaranteedUpdate(
-      *ri.info, ri.namespaceName, ri.name,
-      [](json pod) -> Result<json> {
-        json conds = json::array();
-        for (const auto& c : pod.value("/status/conditions"_json_pointer, json::array())) {
-          if (c.value("type", "") != "PodScheduled") conds.push_back(c);
-        }
-        conds.push_back({{"type", "PodScheduled"},
-                         {"status", "True"},
-                         {"lastProbeTime", nullptr},
-                         {"lastTransitionTime", formatRfc3339(Clock::now())}});
-        pod["status"]["conditions"] = conds;
-        return pod;
-      },
-      "status", isDryRun(req));
-  (void)withCondition;
   w.send(jsonResponse(201, Status::Ok().toJson()));
 }
 

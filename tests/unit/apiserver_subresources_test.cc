@@ -83,5 +83,47 @@ TEST_F(SubresourcesTest, BuiltInSubresourcesRouteAsRegistered) {
   EXPECT_EQ((*replaced)["replaced"], true);
 }
 
+// pods/binding sets the node and the PodScheduled condition in one write (one watch event, as
+// upstream), keeps the rest of the pod, and refuses a pod that already has a node.
+TEST_F(SubresourcesTest, BindingSetsTheNodeAndItsConditionInOneWrite) {
+  json pod = {{"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", {{"name", "p"}, {"namespace", "default"}, {"labels", {{"app", "a"}}}}},
+              {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  auto created = rest_->request("POST", "/api/v1/namespaces/default/pods", pod.dump());
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  const std::string before = (*created)["metadata"]["resourceVersion"];
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
+                  {"metadata", {{"name", "p"}}},
+                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", "node-1"}}}};
+  const std::string path = "/api/v1/namespaces/default/pods/p/binding";
+  auto bound = rest_->request("POST", path, binding.dump());
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+
+  auto got = rest_->request("GET", "/api/v1/namespaces/default/pods/p", "");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ((*got)["spec"]["nodeName"], "node-1");
+  EXPECT_EQ(std::stoll((*got)["metadata"]["resourceVersion"].get<std::string>()),
+            std::stoll(before) + 1);
+  EXPECT_EQ((*got)["metadata"]["labels"]["app"], "a");
+  EXPECT_EQ((*got)["spec"]["containers"][0]["image"], "busybox");
+  EXPECT_EQ((*got)["status"]["phase"], "Pending");
+  int scheduled = 0;
+  for (const auto& c : (*got)["status"]["conditions"]) {
+    if (c["type"] == "PodScheduled") {
+      ++scheduled;
+      EXPECT_EQ(c["status"], "True");
+    }
+  }
+  EXPECT_EQ(scheduled, 1);
+
+  auto again = rest_->request("POST", path, binding.dump());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), 409);
+  EXPECT_NE(again.status().message().find("already assigned to node \"node-1\""), std::string::npos)
+      << again.status().message();
+}
+
 }  // namespace
 }  // namespace minik8s::apiserver
