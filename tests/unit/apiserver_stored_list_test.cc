@@ -103,6 +103,20 @@ class StoredListTest : public ::testing::Test {
     return r.ok() ? json::parse(*r) : json();
   }
 
+  // Creates `n` pods named prefix-0.. with an annotation of `fillerBytes` each.
+  void createFilledPods(const std::string& prefix, int n, size_t fillerBytes) {
+    for (int i = 0; i < n; ++i) {
+      json pod = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", prefix + "-" + std::to_string(i)},
+                    {"annotations",
+                     {{"filler", std::string(fillerBytes, static_cast<char>('a' + i % 26))}}}}},
+                  {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+      ASSERT_TRUE(rest_->request("POST", kPods, pod.dump()).ok());
+    }
+  }
+
   static constexpr const char* kPods = "/api/v1/namespaces/default/pods";
   testing::InProcessApiServer server_;
   std::unique_ptr<client::RestClient> rest_;
@@ -187,15 +201,8 @@ TEST_F(StoredListTest, WriteAnswersAreTheStoredObjects) {
 // A list larger than the HTTP server writes in one piece (its body goes out in place, not copied
 // into one buffer with the header) is the same answer, its Content-Length its size.
 TEST_F(StoredListTest, ALargeListIsTheSameAnswer) {
-  for (int i = 0; i < 60; ++i) {
-    json pod = {{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata",
-                 {{"name", "big-" + std::to_string(i)},
-                  {"annotations", {{"filler", std::string(2048, 'a' + i % 26)}}}}},
-                {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
-    ASSERT_TRUE(rest_->request("POST", kPods, pod.dump()).ok());
-  }
+  createFilledPods("big", 60, 2048);
+  if (HasFatalFailure()) return;
   http::Client c(server_.url());
   auto r = c.get(kPods);
   ASSERT_TRUE(r.ok()) << r.status().toString();
@@ -220,15 +227,8 @@ TEST_F(StoredListTest, ALargeListIsTheSameAnswer) {
 // A list over 1 MiB is streamed (chunked, written as it is built): the same bytes, read the same
 // by the client library; pages of it with limit and continue are the same items.
 TEST_F(StoredListTest, AListOverAMegabyteIsStreamedAndTheSameAnswer) {
-  for (int i = 0; i < 150; ++i) {
-    json pod = {{"apiVersion", "v1"},
-                {"kind", "Pod"},
-                {"metadata",
-                 {{"name", "huge-" + std::to_string(i)},
-                  {"annotations", {{"filler", std::string(8192, 'a' + i % 26)}}}}},
-                {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
-    ASSERT_TRUE(rest_->request("POST", kPods, pod.dump()).ok());
-  }
+  createFilledPods("huge", 150, 8192);
+  if (HasFatalFailure()) return;
   http::Client c(server_.url());
   auto r = c.get(kPods);
   ASSERT_TRUE(r.ok()) << r.status().toString();

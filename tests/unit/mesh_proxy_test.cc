@@ -41,19 +41,25 @@ class Backend {
 class MeshProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ProxyOptions o;
-    o.bindAddress = "127.0.0.1";
-    o.outboundPort = o.inboundPort = o.metricsPort = 0;
+    ProxyOptions o = loopbackOptions(registry_);
     o.seed = 1;
-    o.registry = &registry_;
-    o.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
-      std::lock_guard lock(mu_);
-      return dst_;
-    };
     proxy_ = std::make_unique<SidecarProxy>(o);
     ASSERT_TRUE(proxy_->start().ok());
     setRules({});
     redirectTo("10.96.0.10", 80);
+  }
+
+  // A sidecar on free loopback ports whose original destination is the one redirectTo() set.
+  ProxyOptions loopbackOptions(metrics::Registry& registry) {
+    ProxyOptions o;
+    o.bindAddress = "127.0.0.1";
+    o.outboundPort = o.inboundPort = o.metricsPort = 0;
+    o.registry = &registry;
+    o.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
+      std::lock_guard lock(mu_);
+      return dst_;
+    };
+    return o;
   }
 
   void redirectTo(std::string ip, int port) {
@@ -198,16 +204,9 @@ TEST_F(MeshProxyTest, CountsRequestsBySourceWorkload) {
               {{"name", "shop-7d9f"}, {"namespace", "default"}, {"labels", {{"app", "shop"}}}}}}});
   for (std::string podName : {"shop-7d9f", "lone"}) {
     metrics::Registry registry;
-    ProxyOptions o;
-    o.bindAddress = "127.0.0.1";
-    o.outboundPort = o.inboundPort = o.metricsPort = 0;
-    o.registry = &registry;
+    ProxyOptions o = loopbackOptions(registry);
     o.podNamespace = "default";
     o.podName = podName;
-    o.originalDestination = [this](int) -> std::optional<std::pair<std::string, int>> {
-      std::lock_guard lock(mu_);
-      return dst_;
-    };
     SidecarProxy sidecar(o);
     ASSERT_TRUE(sidecar.start().ok());
     sidecar.setConfig(proxy_->config());
