@@ -27,6 +27,7 @@
 #include "cli/controller_flags.h"
 #include "cli/flags_file.h"
 #include "cli/stop_signals.h"
+#include "client/in_process_server.h"
 #include "client/leader_election.h"
 #include "client/rest_client.h"
 #include "client/shared_informers.h"
@@ -143,13 +144,17 @@ std::string kubernetesServiceIp(const std::string& range) {
   return cidr ? formatIpv4(cidr->base + 1) : "10.96.0.1";
 }
 
-// A client of this server for one of its own components (scheduler, controllers): TLS with a
-// certificate of `user`, or plain HTTP with the admin token when the server runs without TLS.
+// A client of this server for one of its own components (scheduler, controllers, monitoring):
+// in-process (client/in_process_server.h), as `user` - the subject of a client certificate - when
+// the server runs TLS, or with the admin token when it runs without (the identity each had over
+// the socket). The URL and a certificate of `user` stay for what cannot go in-process (pods/exec
+// of the meshrollout controller, over WebSocket).
 Result<client::ClientConfig> loopbackConfig(const std::string& url, const apiserver::ServerPki& pki,
-                                            const std::string& user,
-                                            const std::string& adminToken) {
+                                            const std::string& user, const std::string& adminToken,
+                                            std::shared_ptr<client::InProcessServer> inProcess) {
   client::ClientConfig config;
   config.servers = url;
+  config.inProcess = std::move(inProcess);
   if (url.rfind("https://", 0) != 0) {
     config.bearerToken = adminToken;
     return config;
@@ -159,6 +164,7 @@ Result<client::ClientConfig> loopbackConfig(const std::string& url, const apiser
   config.tls.caPem = pki.ca.certPem;
   config.tls.certPem = cert->certPem;
   config.tls.keyPem = cert->keyPem;
+  config.inProcessIdentity = http::PeerCertificate{user, {}, true};
   return config;
 }
 
@@ -212,10 +218,14 @@ int runServer(const ServerFlags& f) {
   // Bind first: the advertised address needs the bound port. Until the API server is ready
   // requests get 503.
   std::atomic<apiserver::ApiServer*> ready{nullptr};
-  http::Server server([&ready](const http::Request& req, http::ResponseWriter& w) {
+  const http::Handler topLevel = [&ready](const http::Request& req, http::ResponseWriter& w) {
     if (auto* api = ready.load()) return api->handle(req, w);
     w.send(http::Response::error(Status::Unavailable("the API server is starting")));
-  });
+  };
+  http::Server server(topLevel);
+  // This server's own components reach it through the same handler, without a socket.
+  auto inProcess = std::make_shared<client::InProcessServer>();
+  inProcess->setHandler(topLevel);
   if (!f.insecureHttp) {
     http::TlsServerConfig tls;
     // By file: a re-issued certificate reaches new connections (serving_cert_rotation.h).
@@ -352,9 +362,10 @@ int runServer(const ServerFlags& f) {
   std::string selfHost = listenHost;
   if (selfHost.empty() || selfHost == "0.0.0.0") selfHost = "127.0.0.1";
   const std::string selfUrl = scheme + selfHost + ":" + std::to_string(server.port());
-  auto schedulerConfig = loopbackConfig(selfUrl, *pki, "system:kube-scheduler", *adminToken);
+  auto schedulerConfig =
+      loopbackConfig(selfUrl, *pki, "system:kube-scheduler", *adminToken, inProcess);
   auto controllersConfig =
-      loopbackConfig(selfUrl, *pki, "system:kube-controller-manager", *adminToken);
+      loopbackConfig(selfUrl, *pki, "system:kube-controller-manager", *adminToken, inProcess);
   if (!schedulerConfig.ok() || !controllersConfig.ok()) {
     LOG_ERROR("cannot issue the scheduler's and controllers' certificates");
     return 1;
@@ -365,7 +376,8 @@ int runServer(const ServerFlags& f) {
   // listed, watched, decoded and kept once in this process, not once per component. They read
   // as the controller-manager, which may read everything; each component writes as itself.
   client::SharedInformers informers(rest);
-  auto monitoringConfig = loopbackConfig(selfUrl, *pki, "system:minik8s-monitoring", *adminToken);
+  auto monitoringConfig =
+      loopbackConfig(selfUrl, *pki, "system:minik8s-monitoring", *adminToken, inProcess);
   if (!monitoringConfig.ok()) {
     LOG_ERROR("cannot issue the service discovery's certificate");
     return 1;
@@ -498,9 +510,13 @@ int runServer(const ServerFlags& f) {
   // Nothing waits out an overloaded server's Retry-After any more.
   schedulerRest.stopRetrying();
   rest.stopRetrying();
+  // The in-process watches end together, not one by one (each at the API server's next client
+  // check, 500 ms) as each informer stops; requests still work (the Leases are released).
+  inProcess->stopStreams();
   for (auto& e : electors) e->stop();  // stops what they started and releases the Leases
   if (cm) cm->stop();
   if (sched) sched->stop();
+  inProcess->stop();  // what the monitoring cache asks now is refused, as by a stopped server
   monitoringParts->cache->stop();
   informers
       .stop();  // the monitoring cache (the API server's handlers hold it) reads what is cached

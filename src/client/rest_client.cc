@@ -6,6 +6,7 @@
 #include <charconv>
 #include <optional>
 
+#include "client/in_process_server.h"
 #include "client/watch_event_decoder.h"
 #include "common/logging.h"
 #include "common/metrics.h"
@@ -69,6 +70,8 @@ RestClient::RestClient(const ClientConfig& config) : RestClient(config.servers) 
   timeouts_ = config.timeouts;
   bearerToken_ = config.bearerToken;
   maxRetries_ = config.maxRetries;
+  inProcess_ = config.inProcess;
+  inProcessIdentity_ = config.inProcessIdentity;
 }
 
 RestClient::~RestClient() = default;
@@ -133,6 +136,14 @@ RestClientMetrics& restClientMetrics() {
 std::string_view hostOf(std::string_view url) {
   if (size_t s = url.find("://"); s != std::string_view::npos) url.remove_prefix(s + 3);
   return url.substr(0, url.find('/'));
+}
+void recordRequest(const std::string& method, std::string_view host,
+                   std::chrono::steady_clock::time_point start, const Result<http::Response>& res) {
+  RestClientMetrics& m = restClientMetrics();
+  m.duration.with({method, host})
+      .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  m.requests.with({res.ok() ? std::to_string(res->status) : std::string("<error>"), method, host})
+      .inc();
 }
 }  // namespace
 
@@ -199,18 +210,19 @@ Result<std::string> RestClient::requestText(const std::string& method, const std
 Result<http::Response> RestClient::send(
     const std::string& method, const std::string& path, const std::string& body,
     const std::vector<std::pair<std::string, std::string>>& headers) {
+  if (inProcess_) {
+    const auto start = std::chrono::steady_clock::now();
+    auto res = inProcess_->request(inProcessIdentity_, method, path, body, withHost(headers));
+    recordRequest(method, hostOf(urls_[0]), start, res);
+    return res;
+  }
   Result<http::Response> res = Status::Unavailable("no API server");
   for (size_t attempt = 0; attempt < urls_.size(); ++attempt) {
     const size_t server = current_.load() % urls_.size();
     auto c = acquire(server);
     const auto start = std::chrono::steady_clock::now();
     res = c->request(method, path, body, headers);
-    RestClientMetrics& m = restClientMetrics();
-    const std::string_view host = hostOf(urls_[server]);
-    m.duration.with({method, host})
-        .observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    m.requests.with({res.ok() ? std::to_string(res->status) : std::string("<error>"), method, host})
-        .inc();
+    recordRequest(method, hostOf(urls_[server]), start, res);
     if (res.ok()) {
       release(server, std::move(c));
       break;
@@ -300,6 +312,7 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
   std::string q = query(params);
   q += (q.empty() ? "?" : "&") + std::string("watch=true&allowWatchBookmarks=true");
   if (timeoutSeconds > 0) q += "&timeoutSeconds=" + std::to_string(timeoutSeconds);
+  if (inProcess_) return watchInProcess(r.path(ns) + q, onEvent, canceller);
   const size_t server = current_.load() % urls_.size();
   http::Client c(urls_[server], tls_, timeouts_);
   if (canceller) {
@@ -327,6 +340,31 @@ Status RestClient::watch(const Resource& r, const std::string& ns, const ListPar
     return res.status();
   }
   if (res->status >= 300) return statusFromResponse(res->status, "");
+  return decoder.failure();
+}
+
+std::vector<std::pair<std::string, std::string>> RestClient::withHost(
+    const std::vector<std::pair<std::string, std::string>>& headers) const {
+  auto out = headers;
+  out.emplace_back("Host", std::string(hostOf(urls_[0])));
+  return out;
+}
+
+Status RestClient::watchInProcess(const std::string& target,
+                                  const std::function<bool(const WatchEvent&)>& onEvent,
+                                  WatchCanceller* canceller) {
+  if (canceller && canceller->cancelled()) return Status::Ok();
+  WatchEventDecoder decoder;
+  auto res = inProcess_->stream(
+      inProcessIdentity_, "GET", target, withHost(authHeaders()),
+      [&](std::string_view chunk) { return decoder.feed(chunk, onEvent); },
+      canceller ? std::function<bool()>([canceller] { return canceller->cancelled(); })
+                : std::function<bool()>());
+  if (!res.ok()) {
+    if (canceller && canceller->cancelled()) return Status::Ok();
+    return res.status();
+  }
+  if (res->status >= 300) return statusFromResponse(res->status, res->body);
   return decoder.failure();
 }
 

@@ -16,6 +16,12 @@
 // comes back to an earlier one when the servers after it fail in turn. Watches are not retried
 // here: the caller's next watch (an informer relists and rewatches) goes to the new server.
 //
+// In-process (minik8s server's own components): a ClientConfig with `inProcess` set hands every
+// request and watch to that API server of this process (client/in_process_server.h) as
+// `inProcessIdentity`, instead of sending it to `servers`; there is then no failover (the
+// components of a server talk to their own server), and `servers` is only the address given to
+// what cannot go in-process (pods/exec over WebSocket) and the host of the request metrics.
+//
 // Overload (as client-go): an answer 429, or 5xx, with a `Retry-After: N` header is retried after
 // N seconds (at most 10 s per wait), up to ClientConfig::maxRetries times (10), whatever the
 // method: the server did not act on it. stopRetrying() ends such waits (the last answer is
@@ -28,13 +34,17 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/http.h"
 #include "common/http_client.h"
 #include "common/status.h"
 
 namespace minik8s::client {
+
+class InProcessServer;  // client/in_process_server.h
 
 // A resource as the REST API addresses it.
 struct Resource {
@@ -69,7 +79,8 @@ struct WatchEvent {
   json object;
 };
 
-// Ends a watch running in another thread (closes its connection).
+// Ends a watch running in another thread: closes its connection, or, in-process, makes the
+// server's handler see its client gone (it ends at its next client check, within 500 ms).
 class WatchCanceller {
  public:
   void cancel();
@@ -89,6 +100,11 @@ struct ClientConfig {
   std::string bearerToken;        // sent as Authorization: Bearer when set
   http::ClientTimeouts timeouts;  // connect, request and dead-peer limits of every connection
   int maxRetries = 10;            // retries of answers with Retry-After (client-go's default)
+  // Set: requests go to this API server of the same process, not over `servers` (see above).
+  std::shared_ptr<InProcessServer> inProcess;
+  // Who the in-process requests come from, as a verified client certificate (no value: none,
+  // the bearer token authenticates them).
+  std::optional<http::PeerCertificate> inProcessIdentity;
 };
 
 class RestClient {
@@ -100,6 +116,7 @@ class RestClient {
 
   const std::string& baseUrl() const { return baseUrl_; }  // as given (all servers)
   std::string currentUrl() const;                          // the server in use now
+  bool inProcess() const { return inProcess_ != nullptr; }
   // Sends `Authorization: Bearer <token>` with every request (call before first use).
   void setBearerToken(std::string token) { bearerToken_ = std::move(token); }
   // Retries of 429/5xx answers that carry Retry-After (0: none). Call before first use.
@@ -152,6 +169,13 @@ class RestClient {
   Result<http::Response> send(const std::string& method, const std::string& path,
                               const std::string& body,
                               const std::vector<std::pair<std::string, std::string>>& headers);
+  // watch() through inProcess_: the handler runs on this thread and feeds the decoder.
+  Status watchInProcess(const std::string& target,
+                        const std::function<bool(const WatchEvent&)>& onEvent,
+                        WatchCanceller* canceller);
+  // `headers` and the Host header an HTTP client would send to urls_[0].
+  std::vector<std::pair<std::string, std::string>> withHost(
+      const std::vector<std::pair<std::string, std::string>>& headers) const;
   // Sleeps `d` unless stopRetrying() is called; false when it was.
   bool waitToRetry(std::chrono::milliseconds d);
 
@@ -167,6 +191,8 @@ class RestClient {
   bool stopRetrying_ = false;
   std::mutex mu_;
   std::vector<std::pair<size_t, std::unique_ptr<http::Client>>> pool_;  // (server, connection)
+  std::shared_ptr<InProcessServer> inProcess_;  // set: the only transport (no urls_, no pool_)
+  std::optional<http::PeerCertificate> inProcessIdentity_;
 };
 
 // Builds the failure Status from an error response body (a meta/v1 Status) and its code.
