@@ -278,6 +278,9 @@ int main(int argc, char** argv) {
   const int serverPort = freePort(), registryPort = freePort(), agentPort = freePort();
   const std::string url = "https://127.0.0.1:" + std::to_string(serverPort);
   const bool madeCni0 = std::system("ip link show cni0 >/dev/null 2>&1") != 0;
+  // The agent's network (backend none, this namespace) masquerades its pods with one chain.
+  const bool madeMasqChain =
+      std::system("iptables -w -t nat -S MINIK8S-POD-MASQ >/dev/null 2>&1") != 0;
 
   pid_t server = spawn({bin, "server", "--data-dir", dir + "/server", "--listen",
                         "127.0.0.1:" + std::to_string(serverPort)},
@@ -340,6 +343,12 @@ int main(int argc, char** argv) {
                  "2>/dev/null")
                     .c_str());
     if (madeCni0) std::system("ip link del cni0 2>/dev/null");
+    if (madeMasqChain) {
+      std::system(
+          "iptables -w -t nat -S POSTROUTING | grep -- '-j MINIK8S-POD-MASQ' | sed 's/^-A //' | "
+          "while read -r rule; do eval iptables -w -t nat -D \"$rule\"; done; "
+          "iptables -w -t nat -F MINIK8S-POD-MASQ; iptables -w -t nat -X MINIK8S-POD-MASQ");
+    }
     stopProcess(registry, 3s);
     stopProcess(server, 5s);
     // Whatever still runs from the private dir (a docker-registry whose parent died), and the

@@ -453,9 +453,10 @@ int runAgent(AgentFlags f) {
     const int mtu = *backend == network::OverlayBackend::kVxlan ? no.overlay.mtu : 1500;
     if (containerd) {
       const auto& layout = containerd->layout();
+      // ipMasq off: the network agent masquerades the node's pods with one chain (overlay.h).
       no.configureCni = [&layout, mtu](const Ipv4Cidr& cidr) {
         return kubelet::runtime::writeCniConfig(layout.cniConfDir(), cidr.toString(), "cni0", mtu,
-                                                true, layout.cniIpamDir());
+                                                false, layout.cniIpamDir());
       };
     }
     net = std::make_unique<network::NetworkAgent>(client, no, network::realRunner());

@@ -12,6 +12,8 @@ namespace minik8s::network {
 namespace {
 
 const char* kMasqComment = "minik8s: pod to pod traffic keeps its source address";
+const char* kPodMasqChain = "MINIK8S-POD-MASQ";
+const char* kPodMasqComment = "minik8s: pods leaving the node take its address";
 
 std::string netAddress(const Ipv4Cidr& c) { return formatIpv4(c.base); }
 
@@ -43,6 +45,7 @@ Result<std::string> Overlay::run(const std::vector<std::string>& argv) {
 }
 
 Status Overlay::setUp(const Ipv4Cidr& ownPodCidr) {
+  if (Status s = ensurePodMasquerade(ownPodCidr); !s.ok()) return s;
   if (options_.backend == OverlayBackend::kNone) return Status::Ok();
   // Forwarding between cni0, the overlay and the underlay (per network namespace).
   std::ofstream("/proc/sys/net/ipv4/ip_forward") << "1";
@@ -74,9 +77,9 @@ Status Overlay::ensureVxlanDevice(const Ipv4Cidr& ownPodCidr) {
     }
   }
   if (!keep) {
-    auto add = run({"ip", "link", "add", dev, "type", "vxlan", "id", std::to_string(options_.vni),
-                    "local", options_.underlayIp, "dstport", std::to_string(options_.vxlanPort),
-                    "nolearning"});
+    auto add =
+        run({"ip", "link", "add", dev, "type", "vxlan", "id", std::to_string(options_.vni), "local",
+             options_.underlayIp, "dstport", std::to_string(options_.vxlanPort), "nolearning"});
     if (!add.ok()) return add.status();
   }
   for (const auto& argv : std::vector<std::vector<std::string>>{
@@ -90,8 +93,8 @@ Status Overlay::ensureVxlanDevice(const Ipv4Cidr& ownPodCidr) {
 
 Status Overlay::ensureMasqueradeException() {
   const std::string cidr = options_.clusterCidr.toString();
-  const std::vector<std::string> rule = {"-s", cidr, "-d", cidr, "-m", "comment", "--comment",
-                                         kMasqComment, "-j", "RETURN"};
+  const std::vector<std::string> rule = {"-s",      cidr,        "-d",         cidr, "-m",
+                                         "comment", "--comment", kMasqComment, "-j", "RETURN"};
   std::vector<std::string> check = {"iptables", "-w", "-t", "nat", "-C", "POSTROUTING"};
   check.insert(check.end(), rule.begin(), rule.end());
   auto present = runner_(check);
@@ -100,6 +103,36 @@ Status Overlay::ensureMasqueradeException() {
   std::vector<std::string> insert = {"iptables", "-w", "-t", "nat", "-I", "POSTROUTING", "1"};
   insert.insert(insert.end(), rule.begin(), rule.end());
   auto r = run(insert);
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+// One chain for the whole node, as the CNI bridge plugin's ipMasq makes one per pod: traffic
+// from the node's pods to anything but their own subnet (and multicast) takes the node's address.
+// Pod-to-pod traffic across nodes returns earlier (ensureMasqueradeException). Made once at
+// start, not on every pod start and stop under the xtables lock.
+Status Overlay::ensurePodMasquerade(const Ipv4Cidr& ownPodCidr) {
+  const std::string cidr = ownPodCidr.toString();
+  auto created = runner_({"iptables", "-w", "-t", "nat", "-N", kPodMasqChain});  // may exist
+  if (!created.ok()) return created.status();
+  for (const auto& argv : std::vector<std::vector<std::string>>{
+           {"iptables", "-w", "-t", "nat", "-F", kPodMasqChain},
+           {"iptables", "-w", "-t", "nat", "-A", kPodMasqChain, "-d", cidr, "-j", "RETURN"},
+           {"iptables", "-w", "-t", "nat", "-A", kPodMasqChain, "!", "-d", "224.0.0.0/4", "-j",
+            "MASQUERADE"}}) {
+    auto r = run(argv);
+    if (!r.ok()) return r.status();
+  }
+  const std::vector<std::string> jump = {
+      "-s", cidr, "-m", "comment", "--comment", kPodMasqComment, "-j", kPodMasqChain};
+  std::vector<std::string> check = {"iptables", "-w", "-t", "nat", "-C", "POSTROUTING"};
+  check.insert(check.end(), jump.begin(), jump.end());
+  auto present = runner_(check);
+  if (!present.ok()) return present.status();
+  ownPodCidr_ = ownPodCidr;
+  if (present->exitCode == 0) return Status::Ok();
+  std::vector<std::string> append = {"iptables", "-w", "-t", "nat", "-A", "POSTROUTING"};
+  append.insert(append.end(), jump.begin(), jump.end());
+  auto r = run(append);
   return r.ok() ? Status::Ok() : r.status();
 }
 
@@ -130,8 +163,8 @@ Status Overlay::sync(const std::vector<PeerNode>& peers) {
       const std::string mac = vtepMacFor(p.podCidr);
       const std::string gw = netAddress(p.podCidr);
       note(run({"ip", "neigh", "replace", gw, "lladdr", mac, "dev", dev, "nud", "permanent"}));
-      note(run({"bridge", "fdb", "replace", mac, "dev", dev, "dst", p.underlayIp, "self",
-                "permanent"}));
+      note(run(
+          {"bridge", "fdb", "replace", mac, "dev", dev, "dst", p.underlayIp, "self", "permanent"}));
       note(run({"ip", "route", "replace", cidr, "via", gw, "dev", dev, "onlink", "proto", proto}));
     } else {
       note(run({"ip", "route", "replace", cidr, "via", p.underlayIp, "proto", proto}));
@@ -175,6 +208,13 @@ Status Overlay::sync(const std::vector<PeerNode>& peers) {
 }
 
 Status Overlay::tearDown() {
+  if (ownPodCidr_) {
+    (void)runner_({"iptables", "-w", "-t", "nat", "-D", "POSTROUTING", "-s",
+                   ownPodCidr_->toString(), "-m", "comment", "--comment", kPodMasqComment, "-j",
+                   kPodMasqChain});
+    (void)runner_({"iptables", "-w", "-t", "nat", "-F", kPodMasqChain});
+    (void)runner_({"iptables", "-w", "-t", "nat", "-X", kPodMasqChain});
+  }
   if (options_.backend == OverlayBackend::kNone) return Status::Ok();
   auto owned = ownedRoutes();
   if (owned.ok())

@@ -8,21 +8,24 @@
 //    FDB entry sending that MAC to the peer's underlay IP. Works across L3 hops.
 //  - host-gw: for every peer `<peer podCIDR> via <peer underlay IP>`; nodes must share an L2 link.
 // Routes this code adds carry `proto 107`, so a sync (also after an agent restart) removes the
-// stale ones of deleted nodes and nothing else. It also keeps pod-to-pod traffic out of the CNI
-// bridge plugin's masquerade so pods see each other's real addresses.
+// stale ones of deleted nodes and nothing else. It masquerades the node's pods' traffic that
+// leaves the pod network with one chain per node (the CNI bridge plugin runs with ipMasq off: its
+// chain and rules per pod cost iptables runs under the xtables lock on every pod start and stop),
+// and keeps pod-to-pod traffic across nodes out of it so pods see each other's real addresses.
 //
 // Commands run through a Runner (iproute2, bridge, iptables); unit tests pass a fake.
 // Not thread-safe: one owner (the NetworkAgent's sync thread) calls it.
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "common/cidr.h"
 #include "common/command.h"
 #include "common/status.h"
-#include "common/cidr.h"
 
 namespace minik8s::network {
 
@@ -40,7 +43,7 @@ struct PeerNode {
 
 struct OverlayOptions {
   OverlayBackend backend = OverlayBackend::kVxlan;
-  std::string underlayIp;  // this node's address on the underlay (its InternalIP)
+  std::string underlayIp;                // this node's address on the underlay (its InternalIP)
   Ipv4Cidr clusterCidr{0x0af40000, 16};  // 10.244.0.0/16
   std::string vxlanDevice = "vxlan0";
   int vni = 1;
@@ -58,27 +61,29 @@ class Overlay {
  public:
   Overlay(OverlayOptions options, Runner runner);
 
-  // Creates (or repairs) this node's side: the VXLAN device for `ownPodCidr`, IP forwarding and
+  // Creates (or repairs) this node's side: the masquerade of `ownPodCidr`'s traffic leaving the
+  // pod network (every backend, kNone too), the VXLAN device for `ownPodCidr`, IP forwarding and
   // the pod-to-pod masquerade exception. Idempotent.
   Status setUp(const Ipv4Cidr& ownPodCidr);
   // Makes routes, neighbours and FDB entries match `peers` exactly. Idempotent.
   Status sync(const std::vector<PeerNode>& peers);
-  // Removes the device, the routes and the iptables rule this code added.
+  // Removes the device, the routes and the iptables rules and chain this code added.
   Status tearDown();
 
  private:
   Result<std::string> run(const std::vector<std::string>& argv);
   Status ensureVxlanDevice(const Ipv4Cidr& ownPodCidr);
   Status ensureMasqueradeException();
+  Status ensurePodMasquerade(const Ipv4Cidr& ownPodCidr);
   Result<std::set<std::string>> ownedRoutes();
 
   OverlayOptions options_;
   Runner runner_;
+  std::optional<Ipv4Cidr> ownPodCidr_;  // set once the pod masquerade is in place
 };
 
 // The peers in a list of Node objects: every node other than `self` with a spec.podCIDR and an
 // InternalIP. Nodes being deleted are left out.
-std::vector<PeerNode> peersFromNodes(const std::vector<json>& nodes,
-                                     const std::string& self);
+std::vector<PeerNode> peersFromNodes(const std::vector<json>& nodes, const std::string& self);
 
 }  // namespace minik8s::network

@@ -89,6 +89,8 @@ std::string renderCniConfig(const std::string& podCidr, const std::string& bridg
                {"plugins",
                 {bridge,
                  {{"type", "portmap"}, {"capabilities", {{"portMappings", true}}}},
+                 // Needed: containerd 1.6's CRI does not bring up the sandbox's lo itself
+                 // (without it `kubectl port-forward` to a pod's localhost fails).
                  {{"type", "loopback"}}}}};
   return list.dump(2) + "\n";
 }
