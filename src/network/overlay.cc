@@ -122,8 +122,12 @@ Status Overlay::ensurePodMasquerade(const Ipv4Cidr& ownPodCidr) {
     auto r = run(argv);
     if (!r.ok()) return r.status();
   }
+  // Routed packets only: frames a bridge of this namespace merely passes on (with
+  // bridge-nf-call-iptables they traverse nat POSTROUTING too) are not leaving the node's pods,
+  // even when their source is in the same range (other machines' or namespaces' pods).
   const std::vector<std::string> jump = {
-      "-s", cidr, "-m", "comment", "--comment", kPodMasqComment, "-j", kPodMasqChain};
+      "-s", cidr,      "-m",        "physdev",       "!",  "--physdev-is-bridged",
+      "-m", "comment", "--comment", kPodMasqComment, "-j", kPodMasqChain};
   std::vector<std::string> check = {"iptables", "-w", "-t", "nat", "-C", "POSTROUTING"};
   check.insert(check.end(), jump.begin(), jump.end());
   auto present = runner_(check);
@@ -210,8 +214,8 @@ Status Overlay::sync(const std::vector<PeerNode>& peers) {
 Status Overlay::tearDown() {
   if (ownPodCidr_) {
     (void)runner_({"iptables", "-w", "-t", "nat", "-D", "POSTROUTING", "-s",
-                   ownPodCidr_->toString(), "-m", "comment", "--comment", kPodMasqComment, "-j",
-                   kPodMasqChain});
+                   ownPodCidr_->toString(), "-m", "physdev", "!", "--physdev-is-bridged", "-m",
+                   "comment", "--comment", kPodMasqComment, "-j", kPodMasqChain});
     (void)runner_({"iptables", "-w", "-t", "nat", "-F", kPodMasqChain});
     (void)runner_({"iptables", "-w", "-t", "nat", "-X", kPodMasqChain});
   }

@@ -206,11 +206,14 @@ cluster_down_quiet() {
 # node_ns NODE: the network namespace name of a cluster node (for ip -n / nsenter).
 node_ns() { echo "$CL_PREFIX-$1"; }
 
-# host_cni_cleanup: what the CNI plugins of an agent run in the host namespace left in the host's
-# nat table: per-pod masquerade rules and chains of our "minik8s" network, and portmap's
-# CNI-HOSTPORT-* chains once no pod uses them.
+# host_cni_cleanup: what an agent run in the host namespace left in the host's nat table: its
+# network's masquerade chain (MINIK8S-POD-MASQ), per-pod masquerade rules and chains of our
+# "minik8s" network (older agents), and portmap's CNI-HOSTPORT-* chains once no pod uses them.
 host_cni_cleanup() {
   local line c
+  iptables-save -t nat | grep -- '-A POSTROUTING .*-j MINIK8S-POD-MASQ' | sed 's/^-A /-D /' |
+    while read -r line; do eval iptables -w -t nat "$line" 2>/dev/null || true; done
+  iptables -w -t nat -F MINIK8S-POD-MASQ 2>/dev/null; iptables -w -t nat -X MINIK8S-POD-MASQ 2>/dev/null
   iptables-save -t nat | grep -- '-A POSTROUTING' | grep 'name: \\"minik8s\\"' | sed 's/^-A /-D /' |
     while read -r line; do eval iptables -w -t nat "$line" 2>/dev/null || true; done
   for c in $(iptables-save -t nat | grep -o '^:CNI-[0-9a-f]\{24\}' | tr -d ':'); do

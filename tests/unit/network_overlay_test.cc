@@ -105,8 +105,8 @@ TEST(OverlayTest, VxlanSetUpCreatesDeviceAndMasqueradeException) {
 // on every backend; set up twice it stays one jump, and tearDown removes it.
 TEST(OverlayTest, SetUpMasqueradesThePodsLeavingTheNodeWithOneChain) {
   const std::string jump =
-      "POSTROUTING -s 10.244.3.0/24 -m comment --comment minik8s: pods leaving the node take its "
-      "address -j MINIK8S-POD-MASQ";
+      "POSTROUTING -s 10.244.3.0/24 -m physdev ! --physdev-is-bridged -m comment --comment "
+      "minik8s: pods leaving the node take its address -j MINIK8S-POD-MASQ";
   FakeRunner fake;
   fake.answers["iptables -w -t nat -C " + jump] = {1, ""};
   OverlayOptions o;
