@@ -136,6 +136,33 @@ void runHandler(const http::Handler& handler, const http::Request& req, InProces
 }
 }  // namespace
 
+bool InProcessServer::servesInProcess(std::string_view target) {
+  std::string_view path = target.substr(0, target.find('?'));
+  std::vector<std::string_view> segments;
+  while (!path.empty()) {
+    const size_t slash = path.find('/');
+    if (slash != 0) segments.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  // /api/v1/... or /apis/GROUP/VERSION/..., then namespaces/NS/ when namespaced, then
+  // RESOURCE/NAME/SUBRESOURCE.
+  size_t at;
+  if (!segments.empty() && segments[0] == "api") {
+    at = 2;
+  } else if (!segments.empty() && segments[0] == "apis") {
+    at = 3;
+  } else {
+    return true;
+  }
+  if (segments.size() > at + 2 && segments[at] == "namespaces") at += 2;
+  if (segments.size() <= at + 2) return true;
+  const std::string_view resource = segments[at], subresource = segments[at + 2];
+  if (subresource == "proxy") return false;
+  return !(resource == "pods" && (subresource == "log" || subresource == "exec" ||
+                                  subresource == "attach" || subresource == "portforward"));
+}
+
 Result<http::Response> InProcessServer::request(
     const std::optional<http::PeerCertificate>& identity, const std::string& method,
     const std::string& target, const std::string& body, const Headers& headers) const {

@@ -18,7 +18,8 @@
 // after stopStreams() waits (up to 10 s) for its `gone` and fails, as one to a server that
 // stopped answering: the informers of a stopping process, stopped one after another, neither
 // spin nor sleep in back-off meanwhile, and none waits for a handler's next client check.
-// Upgrades (exec, port-forward) cannot go in-process: takeStream() gives nullptr.
+// Upgrades and relays (a pod's log, exec, port-forward, proxy) cannot go in-process:
+// takeStream() gives nullptr; servesInProcess() tells which requests those are.
 //
 // Thread-safe. setHandler() before the first request; requests before it, or after stop(), are
 // Unavailable (as a server that cannot be reached).
@@ -52,6 +53,12 @@ class InProcessServer {
   // stopStreams(), and requests are refused with Unavailable too.
   void stop();
   bool stopped() const { return stopped_.load(); }
+
+  // Whether a request to `target` (path?query) can be served in-process: not a pod's log, exec,
+  // attach or portforward, nor a proxy subresource, which the API server answers by handing the
+  // connection over (takeStream) to the node agent or the proxied backend. A RestClient sends
+  // those over its URL instead.
+  static bool servesInProcess(std::string_view target);
 
   // One request; the whole answer (a streamed one assembled). `target` is path?query as sent
   // over HTTP (percent-encoded).

@@ -210,7 +210,7 @@ Result<std::string> RestClient::requestText(const std::string& method, const std
 Result<http::Response> RestClient::send(
     const std::string& method, const std::string& path, const std::string& body,
     const std::vector<std::pair<std::string, std::string>>& headers) {
-  if (inProcess_) {
+  if (inProcess_ && InProcessServer::servesInProcess(path)) {
     const auto start = std::chrono::steady_clock::now();
     auto res = inProcess_->request(inProcessIdentity_, method, path, body, withHost(headers));
     recordRequest(method, hostOf(urls_[0]), start, res);

@@ -435,5 +435,44 @@ TEST(InProcessServerTest, AStreamSeesItsClientGoneOnCancelWhileWaiting) {
   EXPECT_EQ(events.load(), 1);
 }
 
+// What the API server answers by handing the connection over (a pod's log, exec, attach and
+// port-forward through the agent, the proxy subresources) goes over the client's URL; the rest,
+// a pod named "log" included, in-process.
+TEST(InProcessServerTest, ConnectionHandOversGoOverTheUrl) {
+  http::Server overHttp([](const http::Request& req, http::ResponseWriter& w) {
+    w.send(http::Response::json(200, json{{"via", "http"}, {"path", req.path}}));
+  });
+  ASSERT_TRUE(overHttp.start("127.0.0.1:0").ok());
+  auto server = std::make_shared<InProcessServer>();
+  server->setHandler([](const http::Request& req, http::ResponseWriter& w) {
+    w.send(http::Response::json(200, json{{"via", "in-process"}, {"path", req.path}}));
+  });
+  ClientConfig config;
+  config.servers = "http://127.0.0.1:" + std::to_string(overHttp.port());
+  config.inProcess = server;
+  RestClient client(config);
+  auto via = [&](const std::string& path) {
+    auto r = client.requestText("GET", path);
+    EXPECT_TRUE(r.ok()) << path << ": " << r.status().toString();
+    return r.ok() ? json::parse(*r).value("via", "") : std::string();
+  };
+  for (const char* path :
+       {"/api/v1/namespaces/d/pods/p/log?container=function&tailLines=50",
+        "/api/v1/namespaces/d/pods/p/exec?command=ls", "/api/v1/namespaces/d/pods/p/attach",
+        "/api/v1/namespaces/d/pods/p/portforward", "/api/v1/nodes/node-1/proxy/metrics",
+        "/api/v1/namespaces/d/services/web:80/proxy/",
+        "/apis/metrics.k8s.io/v1beta1/namespaces/d/pods/p/proxy"}) {
+    EXPECT_EQ(via(path), "http") << path;
+  }
+  for (const char* path :
+       {"/api/v1/namespaces/d/pods/log", "/api/v1/namespaces/d/pods/p",
+        "/api/v1/namespaces/d/pods/p/status", "/api/v1/namespaces/d/pods/p/binding",
+        "/api/v1/namespaces/d/finalize", "/api/v1/nodes/proxy", "/apis/apps/v1/deployments",
+        "/version", "/api/v1/namespaces/log/pods?watch=false"}) {
+    EXPECT_EQ(via(path), "in-process") << path;
+  }
+  overHttp.stop();
+}
+
 }  // namespace
 }  // namespace minik8s::client
