@@ -31,7 +31,7 @@ const std::string* EncodedObject::get(const json& object, const std::string* sto
   return apiVersion_ == apiVersion && kind_ == kind ? &text_ : nullptr;
 }
 
-CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
+CachedEvent toCachedEvent(const storage::WatchEvent& ev, bool decode) {
   CachedEvent out;
   out.encoded = std::make_shared<EncodedObject>();
   out.revision = ev.kv.modRevision;
@@ -45,7 +45,7 @@ CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
     out.text = std::make_shared<const std::string>(ev.kv.value);
     if (!ev.prevValue.empty()) out.prevText = std::make_shared<const std::string>(ev.prevValue);
   }
-  decodeCachedEvent(out);
+  if (decode) decodeCachedEvent(out);
   return out;
 }
 
@@ -181,6 +181,7 @@ void WatchCache::run() {
           w->cv_.notify_all();
         }
         ring_.clear();
+        latestByKey_.clear();
         horizon_ = latest_ = *rev;
       }
       std::lock_guard lock(mu_);
@@ -189,7 +190,10 @@ void WatchCache::run() {
     }
     std::vector<CachedEvent> events;
     events.reserve(batch.size());
-    for (const auto& ev : batch) events.push_back(toCachedEvent(ev));
+    for (const auto& ev : batch) {
+      events.push_back(toCachedEvent(ev, false));
+      shareWithPrevious(events.back());
+    }
     // Objects the ring no longer keeps decoded, freed after the batch is delivered and outside
     // the lock.
     std::vector<std::shared_ptr<const json>> released;
@@ -213,10 +217,39 @@ void WatchCache::run() {
       }
       while (ring_.size() > capacity_) {
         horizon_ = ring_.front().revision;
+        forgetIfLatest(ring_.front());
         ring_.pop_front();
       }
     }
   }
+}
+
+void WatchCache::shareWithPrevious(CachedEvent& ev) {
+  auto it = latestByKey_.find(ev.key);
+  if (it != latestByKey_.end() && ev.prevText) {
+    auto text = it->second.text.lock();
+    if (text && *text == *ev.prevText) {
+      if (ev.text == ev.prevText) ev.text = text;  // a deletion's text is its previous one
+      ev.prevText = std::move(text);
+      // Only selectors read a modification's prevObject (serveWatch): the previous object's
+      // resourceVersion does not matter there. A deletion's object is sent, with the deletion's
+      // resourceVersion: it is decoded anew.
+      if (ev.type == CachedEvent::Type::kModified) ev.prevObject = it->second.object.lock();
+    }
+  }
+  decodeCachedEvent(ev);
+  if (ev.type == CachedEvent::Type::kDeleted) {
+    if (it != latestByKey_.end()) latestByKey_.erase(it);
+    return;
+  }
+  Latest& latest = it != latestByKey_.end() ? it->second : latestByKey_[ev.key];
+  latest.text = ev.text;
+  latest.object = ev.object;
+}
+
+void WatchCache::forgetIfLatest(const CachedEvent& ev) {
+  auto it = latestByKey_.find(ev.key);
+  if (it != latestByKey_.end() && it->second.text.lock() == ev.text) latestByKey_.erase(it);
 }
 
 // A store batch goes to each watcher under one lock and with one wake-up: a watcher thread then

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "storage/store.h"
@@ -54,8 +55,9 @@ struct CachedEvent {
   std::shared_ptr<const std::string> text, prevText;
 };
 
-// Decodes a store event; the object's resourceVersion is the event's revision.
-CachedEvent toCachedEvent(const storage::WatchEvent& ev);
+// Decodes a store event; the object's resourceVersion is the event's revision. With
+// `decode` false only its texts are kept (decodeCachedEvent decodes them later).
+CachedEvent toCachedEvent(const storage::WatchEvent& ev, bool decode = true);
 
 class WatchCache;
 
@@ -106,6 +108,12 @@ class WatchCache {
   void run();
   void unregister(Watcher* w);
   void deliver(const std::vector<CachedEvent>& events);
+  // Gives `ev` the previous event's text and decoded object for its key when its previous text is
+  // that one (a key's events otherwise hold each version twice: as one event's text and the next
+  // one's prevText), then decodes what it still lacks. Run thread only.
+  void shareWithPrevious(CachedEvent& ev);
+  // Forgets the key of an event leaving the ring when it was the key's latest. Run thread only.
+  void forgetIfLatest(const CachedEvent& ev);
 
   storage::Store& store_;
   size_t capacity_, maxQueue_;
@@ -117,6 +125,13 @@ class WatchCache {
   std::thread thread_;
   std::unique_ptr<storage::WatchStream> stream_;
   bool stopping_ = false;
+  // The latest event of each key in the ring (its text and decoded object while something holds
+  // them), for shareWithPrevious. Run thread only.
+  struct Latest {
+    std::weak_ptr<const std::string> text;
+    std::weak_ptr<const json> object;
+  };
+  std::unordered_map<std::string, Latest> latestByKey_;
 };
 
 }  // namespace minik8s::apiserver

@@ -43,6 +43,50 @@ TEST(WatchCacheTest, DeliversChangesUnderPrefixInOrderWithVersions) {
   cache.stop();
 }
 
+// A key's events hold each version once: an update's previous text and decoded object are the
+// ones of the key's event before it, and a deletion's text is the last one; the deletion's object
+// is its own, with the deletion's resourceVersion. Other keys' events in between change nothing.
+TEST(WatchCacheTest, AKeysEventsShareTheTextsAndObjectsOfTheEventBefore) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto w = cache.watch("/registry/x/", 0);
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE(store.create("/registry/x/a", obj("a", 1)).ok());
+  ASSERT_TRUE(store.create("/registry/x/b", obj("b", 1)).ok());
+  ASSERT_TRUE(store.update("/registry/x/a", obj("a", 2), 0).ok());
+  ASSERT_TRUE(store.update("/registry/x/b", obj("b", 2), 0).ok());
+  ASSERT_TRUE(store.update("/registry/x/a", obj("a", 3), 0).ok());
+  ASSERT_TRUE(store.remove("/registry/x/a", 0).ok());
+  auto events = drain(**w, 6);
+  ASSERT_EQ(events.size(), 6u);
+  const CachedEvent &a1 = events[0], &b1 = events[1], &a2 = events[2], &b2 = events[3],
+                    &a3 = events[4], &gone = events[5];
+  EXPECT_EQ(a2.prevText, a1.text);
+  EXPECT_EQ(a2.prevObject, a1.object);
+  EXPECT_EQ(b2.prevText, b1.text);
+  EXPECT_EQ(b2.prevObject, b1.object);
+  EXPECT_EQ(a3.prevText, a2.text);
+  EXPECT_EQ(a3.prevObject, a2.object);
+  EXPECT_EQ((*a3.prevObject)["v"], 2);
+  ASSERT_EQ(gone.type, CachedEvent::Type::kDeleted);
+  EXPECT_EQ(gone.text, a3.text);
+  EXPECT_EQ(gone.prevText, a3.text);
+  ASSERT_TRUE(gone.object);
+  EXPECT_NE(gone.object, a3.object);
+  EXPECT_EQ((*gone.object)["v"], 3);
+  EXPECT_EQ((*gone.object)["metadata"]["resourceVersion"], "6");
+
+  // The key comes back: its first event starts afresh.
+  ASSERT_TRUE(store.create("/registry/x/a", obj("a", 9)).ok());
+  auto again = drain(**w, 1);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].type, CachedEvent::Type::kAdded);
+  EXPECT_EQ(again[0].prevText, nullptr);
+  EXPECT_EQ((*again[0].object)["v"], 9);
+  cache.stop();
+}
+
 TEST(WatchCacheTest, TwoWatchersShareOneEncodingOfAnEvent) {
   testing::FakeStore store;
   WatchCache cache(store);
