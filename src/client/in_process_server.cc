@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "common/logging.h"
+#include "common/strings.h"
 
 namespace minik8s::client {
 
@@ -137,14 +138,7 @@ void runHandler(const http::Handler& handler, const http::Request& req, InProces
 }  // namespace
 
 bool InProcessServer::servesInProcess(std::string_view target) {
-  std::string_view path = target.substr(0, target.find('?'));
-  std::vector<std::string_view> segments;
-  while (!path.empty()) {
-    const size_t slash = path.find('/');
-    if (slash != 0) segments.push_back(path.substr(0, slash));
-    if (slash == std::string_view::npos) break;
-    path.remove_prefix(slash + 1);
-  }
+  const std::vector<std::string> segments = splitNonEmpty(target.substr(0, target.find('?')), '/');
   // /api/v1/... or /apis/GROUP/VERSION/..., then namespaces/NS/ when namespaced, then
   // RESOURCE/NAME/SUBRESOURCE.
   size_t at;
@@ -157,7 +151,8 @@ bool InProcessServer::servesInProcess(std::string_view target) {
   }
   if (segments.size() > at + 2 && segments[at] == "namespaces") at += 2;
   if (segments.size() <= at + 2) return true;
-  const std::string_view resource = segments[at], subresource = segments[at + 2];
+  const std::string& resource = segments[at];
+  const std::string& subresource = segments[at + 2];
   if (subresource == "proxy") return false;
   return !(resource == "pods" && (subresource == "log" || subresource == "exec" ||
                                   subresource == "attach" || subresource == "portforward"));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <initializer_list>
 #include <map>
 
 #include "common/logging.h"
@@ -16,6 +17,30 @@ const char* kPodMasqChain = "MINIK8S-POD-MASQ";
 const char* kPodMasqComment = "minik8s: pods leaving the node take its address";
 
 std::string netAddress(const Ipv4Cidr& c) { return formatIpv4(c.base); }
+
+// `iptables -w -t nat ARGS... RULE...`
+std::vector<std::string> natArgv(std::initializer_list<std::string> args,
+                                 const std::vector<std::string>& rule = {}) {
+  std::vector<std::string> argv = {"iptables", "-w", "-t", "nat"};
+  argv.insert(argv.end(), args);
+  argv.insert(argv.end(), rule.begin(), rule.end());
+  return argv;
+}
+
+// The POSTROUTING rule that keeps pod-to-pod traffic across nodes out of any masquerade.
+std::vector<std::string> masqueradeExceptionRule(const Ipv4Cidr& clusterCidr) {
+  const std::string cidr = clusterCidr.toString();
+  return {"-s", cidr, "-d", cidr, "-m", "comment", "--comment", kMasqComment, "-j", "RETURN"};
+}
+
+// The POSTROUTING jump of the node's pods to their masquerade chain. Routed packets only: frames
+// a bridge of this namespace merely passes on (with bridge-nf-call-iptables they traverse nat
+// POSTROUTING too) are not leaving the node's pods, even when their source is in the same range
+// (other machines' or namespaces' pods).
+std::vector<std::string> podMasqueradeJump(const Ipv4Cidr& podCidr) {
+  return {"-s", podCidr.toString(), "-m",        "physdev",       "!",  "--physdev-is-bridged",
+          "-m", "comment",          "--comment", kPodMasqComment, "-j", kPodMasqChain};
+}
 
 }  // namespace
 
@@ -91,19 +116,18 @@ Status Overlay::ensureVxlanDevice(const Ipv4Cidr& ownPodCidr) {
   return Status::Ok();
 }
 
-Status Overlay::ensureMasqueradeException() {
-  const std::string cidr = options_.clusterCidr.toString();
-  const std::vector<std::string> rule = {"-s",      cidr,        "-d",         cidr, "-m",
-                                         "comment", "--comment", kMasqComment, "-j", "RETURN"};
-  std::vector<std::string> check = {"iptables", "-w", "-t", "nat", "-C", "POSTROUTING"};
-  check.insert(check.end(), rule.begin(), rule.end());
-  auto present = runner_(check);
+// Adds `rule` to nat POSTROUTING, first or last, unless it is there already.
+Status Overlay::ensurePostroutingRule(const std::vector<std::string>& rule, bool first) {
+  auto present = runner_(natArgv({"-C", "POSTROUTING"}, rule));
   if (!present.ok()) return present.status();
   if (present->exitCode == 0) return Status::Ok();
-  std::vector<std::string> insert = {"iptables", "-w", "-t", "nat", "-I", "POSTROUTING", "1"};
-  insert.insert(insert.end(), rule.begin(), rule.end());
-  auto r = run(insert);
+  auto r =
+      run(first ? natArgv({"-I", "POSTROUTING", "1"}, rule) : natArgv({"-A", "POSTROUTING"}, rule));
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Status Overlay::ensureMasqueradeException() {
+  return ensurePostroutingRule(masqueradeExceptionRule(options_.clusterCidr), true);
 }
 
 // One chain for the whole node, as the CNI bridge plugin's ipMasq makes one per pod: traffic
@@ -112,32 +136,16 @@ Status Overlay::ensureMasqueradeException() {
 // start, not on every pod start and stop under the xtables lock.
 Status Overlay::ensurePodMasquerade(const Ipv4Cidr& ownPodCidr) {
   const std::string cidr = ownPodCidr.toString();
-  auto created = runner_({"iptables", "-w", "-t", "nat", "-N", kPodMasqChain});  // may exist
+  auto created = runner_(natArgv({"-N", kPodMasqChain}));  // may exist
   if (!created.ok()) return created.status();
-  for (const auto& argv : std::vector<std::vector<std::string>>{
-           {"iptables", "-w", "-t", "nat", "-F", kPodMasqChain},
-           {"iptables", "-w", "-t", "nat", "-A", kPodMasqChain, "-d", cidr, "-j", "RETURN"},
-           {"iptables", "-w", "-t", "nat", "-A", kPodMasqChain, "!", "-d", "224.0.0.0/4", "-j",
-            "MASQUERADE"}}) {
+  for (const auto& argv :
+       {natArgv({"-F", kPodMasqChain}), natArgv({"-A", kPodMasqChain, "-d", cidr, "-j", "RETURN"}),
+        natArgv({"-A", kPodMasqChain, "!", "-d", "224.0.0.0/4", "-j", "MASQUERADE"})}) {
     auto r = run(argv);
     if (!r.ok()) return r.status();
   }
-  // Routed packets only: frames a bridge of this namespace merely passes on (with
-  // bridge-nf-call-iptables they traverse nat POSTROUTING too) are not leaving the node's pods,
-  // even when their source is in the same range (other machines' or namespaces' pods).
-  const std::vector<std::string> jump = {
-      "-s", cidr,      "-m",        "physdev",       "!",  "--physdev-is-bridged",
-      "-m", "comment", "--comment", kPodMasqComment, "-j", kPodMasqChain};
-  std::vector<std::string> check = {"iptables", "-w", "-t", "nat", "-C", "POSTROUTING"};
-  check.insert(check.end(), jump.begin(), jump.end());
-  auto present = runner_(check);
-  if (!present.ok()) return present.status();
   ownPodCidr_ = ownPodCidr;
-  if (present->exitCode == 0) return Status::Ok();
-  std::vector<std::string> append = {"iptables", "-w", "-t", "nat", "-A", "POSTROUTING"};
-  append.insert(append.end(), jump.begin(), jump.end());
-  auto r = run(append);
-  return r.ok() ? Status::Ok() : r.status();
+  return ensurePostroutingRule(podMasqueradeJump(ownPodCidr), false);
 }
 
 Result<std::set<std::string>> Overlay::ownedRoutes() {
@@ -213,11 +221,9 @@ Status Overlay::sync(const std::vector<PeerNode>& peers) {
 
 Status Overlay::tearDown() {
   if (ownPodCidr_) {
-    (void)runner_({"iptables", "-w", "-t", "nat", "-D", "POSTROUTING", "-s",
-                   ownPodCidr_->toString(), "-m", "physdev", "!", "--physdev-is-bridged", "-m",
-                   "comment", "--comment", kPodMasqComment, "-j", kPodMasqChain});
-    (void)runner_({"iptables", "-w", "-t", "nat", "-F", kPodMasqChain});
-    (void)runner_({"iptables", "-w", "-t", "nat", "-X", kPodMasqChain});
+    (void)runner_(natArgv({"-D", "POSTROUTING"}, podMasqueradeJump(*ownPodCidr_)));
+    (void)runner_(natArgv({"-F", kPodMasqChain}));
+    (void)runner_(natArgv({"-X", kPodMasqChain}));
   }
   if (options_.backend == OverlayBackend::kNone) return Status::Ok();
   auto owned = ownedRoutes();
@@ -226,9 +232,7 @@ Status Overlay::tearDown() {
       (void)run({"ip", "route", "del", dst, "proto", std::to_string(kRouteProto)});
   if (options_.backend == OverlayBackend::kVxlan)
     (void)runner_({"ip", "link", "del", options_.vxlanDevice});
-  const std::string cidr = options_.clusterCidr.toString();
-  (void)runner_({"iptables", "-w", "-t", "nat", "-D", "POSTROUTING", "-s", cidr, "-d", cidr, "-m",
-                 "comment", "--comment", kMasqComment, "-j", "RETURN"});
+  (void)runner_(natArgv({"-D", "POSTROUTING"}, masqueradeExceptionRule(options_.clusterCidr)));
   return Status::Ok();
 }
 

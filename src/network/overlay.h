@@ -73,6 +73,7 @@ class Overlay {
  private:
   Result<std::string> run(const std::vector<std::string>& argv);
   Status ensureVxlanDevice(const Ipv4Cidr& ownPodCidr);
+  Status ensurePostroutingRule(const std::vector<std::string>& rule, bool first);
   Status ensureMasqueradeException();
   Status ensurePodMasquerade(const Ipv4Cidr& ownPodCidr);
   Result<std::set<std::string>> ownedRoutes();
