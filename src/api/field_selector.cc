@@ -69,7 +69,8 @@ std::string stringAt(const json& obj, std::string_view path) {
   return "";
 }
 
-bool supportedByKind(const std::string& kind, std::string_view field) {
+// The fields each kind can be selected on besides metadata.name and metadata.namespace.
+const std::vector<std::string_view>& kindFields(const std::string& kind) {
   static const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> kFields = {
       {"Pod",
        {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
@@ -83,11 +84,17 @@ bool supportedByKind(const std::string& kind, std::string_view field) {
       {"Namespace", {"status.phase"}},
       {"ReplicaSet", {"status.replicas"}},
   };
-  if (field == "metadata.name" || field == "metadata.namespace") return true;
+  static const std::vector<std::string_view> kNone;
   for (const auto& [k, fields] : kFields) {
-    if (k == kind) return std::find(fields.begin(), fields.end(), field) != fields.end();
+    if (k == kind) return fields;
   }
-  return false;
+  return kNone;
+}
+
+bool supportedByKind(const std::string& kind, std::string_view field) {
+  if (field == "metadata.name" || field == "metadata.namespace") return true;
+  const auto& fields = kindFields(kind);
+  return std::find(fields.begin(), fields.end(), field) != fields.end();
 }
 
 }  // namespace
@@ -174,6 +181,28 @@ Result<bool> FieldSelector::matches(const std::string& kind, const json& obj) co
     auto actual = fieldValue(kind, term.field, obj);
     if (!actual.ok()) return actual.status();
     if ((*actual == term.value) == term.notEquals) return false;
+  }
+  return true;
+}
+
+FieldSet FieldSelector::fieldSet(const std::string& kind, const json& obj) {
+  FieldSet out;
+  auto add = [&](std::string_view field) {
+    std::string name(field);
+    auto value = fieldValue(kind, name, obj);
+    out.emplace_back(std::move(name), value.ok() ? std::move(value).value() : std::string());
+  };
+  add("metadata.name");
+  add("metadata.namespace");
+  for (std::string_view field : kindFields(kind)) add(field);
+  return out;
+}
+
+bool FieldSelector::matches(const FieldSet& fields) const {
+  for (const auto& term : terms_) {
+    auto it = std::find_if(fields.begin(), fields.end(),
+                           [&](const auto& f) { return f.first == term.field; });
+    if (it == fields.end() || (it->second == term.value) == term.notEquals) return false;
   }
   return true;
 }

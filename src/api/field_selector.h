@@ -10,11 +10,16 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
 
 namespace minik8s::api {
+
+// Every selectable field of an object with its value (Kubernetes' fields.Set from GetAttrs):
+// what a field selector reads, without the object.
+using FieldSet = std::vector<std::pair<std::string, std::string>>;
 
 class FieldSelector {
  public:
@@ -34,8 +39,13 @@ class FieldSelector {
   static Result<std::string> fieldValue(const std::string& kind, const std::string& field,
                                         const json& obj);
 
+  // The value of each field kind can be selected on in obj.
+  static FieldSet fieldSet(const std::string& kind, const json& obj);
+
   // Whether obj (an object of the given kind) satisfies every term.
   Result<bool> matches(const std::string& kind, const json& obj) const;
+  // The same for an object's fieldSet; a field the set lacks does not match.
+  bool matches(const FieldSet& fields) const;
   bool empty() const { return terms_.empty(); }
   // Terms sorted, values re-escaped: "metadata.name=a,spec.nodeName!=".
   std::string toString() const;

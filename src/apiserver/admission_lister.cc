@@ -172,7 +172,9 @@ bool AdmissionLister::drain(Kept& k) {
   std::vector<CachedEvent> events;
   Status s = k.watcher->next(events, std::chrono::milliseconds(0));
   for (const auto& ev : events) {
-    apply(k, ev.key, ev.revision, ev.type == CachedEvent::Type::kDeleted ? nullptr : ev.object);
+    apply(k, ev.key, ev.revision,
+          ev.type == CachedEvent::Type::kDeleted ? nullptr
+                                                 : std::make_shared<const json>(eventObject(ev)));
   }
   if (s.ok()) return true;
   k.watcher->stop();

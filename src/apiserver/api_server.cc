@@ -836,6 +836,15 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     }
     return true;
   };
+  // The same for a version of an event's object, read from its shared attributes: a watch
+  // without selectors decodes nothing.
+  auto selects = [&](ObjectAttributes* attributes) {
+    if (!attributes) return false;
+    if (!labels && !fields) return true;
+    auto values = attributes->get(r.kind);
+    return (!labels || labels->matches(values->labels)) &&
+           (!fields || fields->matches(values->fields));
+  };
   const bool bookmarks = isTrueParam(req.param("allowWatchBookmarks").value_or(""));
   const std::string sendInitial = req.param("sendInitialEvents").value_or("");
   const std::string rvParam = req.param("resourceVersion").value_or("");
@@ -908,11 +917,10 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
   // An event of the cache, sent as stored: its text is encoded once for all watchers.
   const bool asStored = !table && &registry_.storageInfo(r) == &r;
   auto writeCached = [&](const char* type, const CachedEvent& ev) -> bool {
-    const std::string* text =
-        asStored && ev.encoded
-            ? ev.encoded->get(*ev.object, ev.text.get(), ev.revision, r.apiVersion(), r.kind)
-            : nullptr;
-    if (!text) return writeEvent(type, *ev.object);
+    const std::string* text = asStored && ev.encoded
+                                  ? ev.encoded->get(*ev.text, ev.revision, r.apiVersion(), r.kind)
+                                  : nullptr;
+    if (!text) return writeEvent(type, eventObject(ev));
     pending.append("{\"object\":")
         .append(*text)
         .append(",\"type\":\"")
@@ -955,8 +963,8 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     bool ok = true;
     for (const auto& ev : events) {
       lastRev = ev.revision;
-      const bool now = matches(*ev.object);
-      const bool before = ev.prevObject && matches(*ev.prevObject);
+      const bool now = selects(ev.attributes.get());
+      const bool before = selects(ev.prevAttributes.get());
       switch (ev.type) {
         case CachedEvent::Type::kAdded:
           if (now) ok = writeCached("ADDED", ev);

@@ -8,22 +8,33 @@
 namespace minik8s::apiserver {
 
 namespace {
-std::shared_ptr<const json> decodeValue(const std::string& value, int64_t revision) {
-  json obj = json::parse(value, nullptr, false);
+json decodeText(const std::string& text, int64_t revision) {
+  json obj = json::parse(text, nullptr, false);
   if (obj.is_discarded() || !obj.is_object()) obj = json::object();
   obj["metadata"]["resourceVersion"] = std::to_string(revision);
-  return std::make_shared<const json>(std::move(obj));
+  return obj;
+}
+
+std::shared_ptr<const ObjectAttributes::Values> attributesOf(const std::string& text,
+                                                             const std::string& kind) {
+  json obj = json::parse(text, nullptr, false);
+  if (obj.is_discarded() || !obj.is_object()) obj = json::object();
+  auto values = std::make_shared<ObjectAttributes::Values>();
+  if (auto meta = obj.find("metadata"); meta != obj.end() && meta->is_object()) {
+    if (auto labels = meta->find("labels"); labels != meta->end()) values->labels = *labels;
+  }
+  values->fields = api::FieldSelector::fieldSet(kind, obj);
+  return values;
 }
 }  // namespace
 
-const std::string* EncodedObject::get(const json& object, const std::string* storedText,
-                                      int64_t revision, const std::string& apiVersion,
-                                      const std::string& kind) {
+const std::string* EncodedObject::get(const std::string& storedText, int64_t revision,
+                                      const std::string& apiVersion, const std::string& kind) {
   std::call_once(once_, [&] {
     apiVersion_ = apiVersion;
     kind_ = kind;
-    if (storedText && appendServedText(text_, *storedText, revision, apiVersion, kind)) return;
-    json labelled = object;
+    if (appendServedText(text_, storedText, revision, apiVersion, kind)) return;
+    json labelled = decodeText(storedText, revision);
     labelled["apiVersion"] = apiVersion;
     labelled["kind"] = kind;
     text_ = labelled.dump(-1, ' ', false, json::error_handler_t::replace);
@@ -31,7 +42,15 @@ const std::string* EncodedObject::get(const json& object, const std::string* sto
   return apiVersion_ == apiVersion && kind_ == kind ? &text_ : nullptr;
 }
 
-CachedEvent toCachedEvent(const storage::WatchEvent& ev, bool decode) {
+std::shared_ptr<const ObjectAttributes::Values> ObjectAttributes::get(const std::string& kind) {
+  std::call_once(once_, [&] {
+    kind_ = kind;
+    values_ = attributesOf(*text_, kind);
+  });
+  return kind_ == kind ? values_ : attributesOf(*text_, kind);
+}
+
+CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
   CachedEvent out;
   out.encoded = std::make_shared<EncodedObject>();
   out.revision = ev.kv.modRevision;
@@ -45,15 +64,17 @@ CachedEvent toCachedEvent(const storage::WatchEvent& ev, bool decode) {
     out.text = std::make_shared<const std::string>(ev.kv.value);
     if (!ev.prevValue.empty()) out.prevText = std::make_shared<const std::string>(ev.prevValue);
   }
-  if (decode) decodeCachedEvent(out);
+  out.attributes = std::make_shared<ObjectAttributes>(out.text);
+  if (out.type == CachedEvent::Type::kDeleted) {
+    out.prevAttributes = out.attributes;
+  } else if (out.prevText) {
+    out.prevAttributes = std::make_shared<ObjectAttributes>(out.prevText);
+  }
   return out;
 }
 
-void decodeCachedEvent(CachedEvent& ev) {
-  if (!ev.object && ev.text) ev.object = decodeValue(*ev.text, ev.revision);
-  if (ev.prevObject || !ev.prevText) return;
-  ev.prevObject =
-      ev.type == CachedEvent::Type::kDeleted ? ev.object : decodeValue(*ev.prevText, ev.revision);
+json eventObject(const CachedEvent& ev) {
+  return ev.text ? decodeText(*ev.text, ev.revision) : decodeText("{}", ev.revision);
 }
 
 Watcher::~Watcher() { stop(); }
@@ -84,16 +105,9 @@ Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds ti
   if (timeout.count() > 0) {
     cv_.wait_for(lock, timeout, [&] { return stopped_ || !queue_.empty() || !failure_.ok(); });
   }
-  const size_t first = out.size();
   while (!queue_.empty()) {
     out.push_back(std::move(queue_.front()));
     queue_.pop_front();
-  }
-  if (out.size() > first) {
-    lock.unlock();
-    // Events from far back in the ring kept only their texts.
-    for (size_t i = first; i < out.size(); ++i) decodeCachedEvent(out[i]);
-    return Status::Ok();
   }
   if (!out.empty()) return Status::Ok();
   if (!failure_.ok()) return failure_;
@@ -191,12 +205,9 @@ void WatchCache::run() {
     std::vector<CachedEvent> events;
     events.reserve(batch.size());
     for (const auto& ev : batch) {
-      events.push_back(toCachedEvent(ev, false));
+      events.push_back(toCachedEvent(ev));
       shareWithPrevious(events.back());
     }
-    // Objects the ring no longer keeps decoded, freed after the batch is delivered and outside
-    // the lock.
-    std::vector<std::shared_ptr<const json>> released;
     std::lock_guard lock(mu_);
     std::erase_if(events, [&](const CachedEvent& ce) {
       if (ce.revision <= latest_) return true;
@@ -210,11 +221,6 @@ void WatchCache::run() {
       // the ring's 20,000 events would otherwise hold a second copy of every object (the
       // watchers' queued copies keep theirs until sent).
       if (ring_.size() > kEncodedWindow) ring_[ring_.size() - 1 - kEncodedWindow].encoded.reset();
-      if (ring_.size() > kDecodedWindow) {
-        CachedEvent& old = ring_[ring_.size() - 1 - kDecodedWindow];
-        released.push_back(std::move(old.object));
-        released.push_back(std::move(old.prevObject));
-      }
       while (ring_.size() > capacity_) {
         horizon_ = ring_.front().revision;
         forgetIfLatest(ring_.front());
@@ -231,20 +237,18 @@ void WatchCache::shareWithPrevious(CachedEvent& ev) {
     if (text && *text == *ev.prevText) {
       if (ev.text == ev.prevText) ev.text = text;  // a deletion's text is its previous one
       ev.prevText = std::move(text);
-      // Only selectors read a modification's prevObject (serveWatch): the previous object's
-      // resourceVersion does not matter there. A deletion's object is sent, with the deletion's
-      // resourceVersion: it is decoded anew.
-      if (ev.type == CachedEvent::Type::kModified) ev.prevObject = it->second.object.lock();
+      ev.prevAttributes = it->second.attributes.lock();
+      if (!ev.prevAttributes) ev.prevAttributes = std::make_shared<ObjectAttributes>(ev.prevText);
+      if (ev.type == CachedEvent::Type::kDeleted) ev.attributes = ev.prevAttributes;
     }
   }
-  decodeCachedEvent(ev);
   if (ev.type == CachedEvent::Type::kDeleted) {
     if (it != latestByKey_.end()) latestByKey_.erase(it);
     return;
   }
   Latest& latest = it != latestByKey_.end() ? it->second : latestByKey_[ev.key];
   latest.text = ev.text;
-  latest.object = ev.object;
+  latest.attributes = ev.attributes;
 }
 
 void WatchCache::forgetIfLatest(const CachedEvent& ev) {

@@ -1,13 +1,13 @@
 // WatchCache: one store watch that feeds every API watch client.
 //
-// A single background thread reads the store's change stream from the revision at start, decodes
-// each value once into a shared immutable JSON object and keeps the last `capacity` events in a
-// ring. A watcher asks for events under a key prefix after a revision: it is served from the ring
-// when the ring reaches back that far, otherwise from its own store watch (so resuming from an
-// older revision works until compaction, then fails with Expired/410). Each watcher has its own
-// bounded queue: a slow client never blocks the cache or other clients; one that falls more than
-// `maxQueue` events behind is terminated with Expired and re-lists, as client-go does.
-// Thread-safe.
+// A single background thread reads the store's change stream from the revision at start and keeps
+// the last `capacity` events in a ring, as the stored texts (each version once, shared by every
+// watcher; decoded only where a watcher needs the object). A watcher asks for events under a key
+// prefix after a revision: it is served from the ring when the ring reaches back that far,
+// otherwise from its own store watch (so resuming from an older revision works until compaction,
+// then fails with Expired/410). Each watcher has its own bounded queue: a slow client never blocks
+// the cache or other clients; one that falls more than `maxQueue` events behind is terminated with
+// Expired and re-lists, as client-go does. Thread-safe.
 #pragma once
 
 #include <condition_variable>
@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/field_selector.h"
 #include "storage/store.h"
 
 namespace minik8s::apiserver {
@@ -28,11 +29,11 @@ namespace minik8s::apiserver {
 // to N watchers is encoded once, not N times. Thread-safe.
 class EncodedObject {
  public:
-  // The text for `object` labelled apiVersion/kind; nullptr when it was already made with
-  // another apiVersion or kind (the caller then encodes its own). It is written from
-  // `storedText`, the text `object` decodes from, with `revision` as its resourceVersion
-  // (stored_json.h), when that text is of the stored shape; otherwise `object` is encoded.
-  const std::string* get(const json& object, const std::string* storedText, int64_t revision,
+  // The text for the object of `storedText` labelled apiVersion/kind, with `revision` as its
+  // resourceVersion (stored_json.h; a text not of the stored shape is decoded and encoded again);
+  // nullptr when it was already made with another apiVersion or kind (the caller then encodes
+  // its own).
+  const std::string* get(const std::string& storedText, int64_t revision,
                          const std::string& apiVersion, const std::string& kind);
 
  private:
@@ -40,35 +41,52 @@ class EncodedObject {
   std::string apiVersion_, kind_, text_;
 };
 
+// What a watch's selectors read of one version of an object: its labels and the fields its kind
+// can be selected on (Kubernetes' GetAttrs). Taken from the stored text by the first watcher with
+// a selector and shared by every other: a decoded tree is ~10x its text, these a few hundred
+// bytes, and a watch without selectors decodes nothing. Thread-safe.
+class ObjectAttributes {
+ public:
+  struct Values {
+    json labels;  // metadata.labels; null when none
+    api::FieldSet fields;
+  };
+  explicit ObjectAttributes(std::shared_ptr<const std::string> text) : text_(std::move(text)) {}
+  // The values for an object of `kind`; shared when made for that kind, else made anew.
+  std::shared_ptr<const Values> get(const std::string& kind);
+
+ private:
+  std::once_flag once_;
+  std::shared_ptr<const std::string> text_;  // the one its events hold
+  std::string kind_;
+  std::shared_ptr<const Values> values_;
+};
+
 struct CachedEvent {
   enum class Type { kAdded, kModified, kDeleted };
   Type type = Type::kAdded;
   int64_t revision = 0;
   std::string key;
-  std::shared_ptr<const json> object;      // with metadata.resourceVersion set
-  std::shared_ptr<const json> prevObject;  // null for kAdded
-  std::shared_ptr<EncodedObject> encoded;  // `object`'s text, shared by every watcher
-  // The stored texts `object` and `prevObject` decode from. Only the latest kDecodedWindow events
-  // of the ring keep their decoded objects (a tree is ~10x its text: 10,000 pods in the ring held
-  // ~120 MiB of trees); older ones keep these, and Watcher::next decodes them again for the
-  // watcher resuming that far back.
+  // The stored texts of the object and of its previous version (null for kAdded; a deletion's
+  // text is its last state). Objects are decoded only where a watcher needs one (eventObject).
   std::shared_ptr<const std::string> text, prevText;
+  std::shared_ptr<EncodedObject> encoded;  // `text`'s served form, shared by every watcher
+  // What selectors read of `text` and `prevText` (null exactly when the text is).
+  std::shared_ptr<ObjectAttributes> attributes, prevAttributes;
 };
 
-// Decodes a store event; the object's resourceVersion is the event's revision. With
-// `decode` false only its texts are kept (decodeCachedEvent decodes them later).
-CachedEvent toCachedEvent(const storage::WatchEvent& ev, bool decode = true);
+// A store event as the cache keeps it.
+CachedEvent toCachedEvent(const storage::WatchEvent& ev);
+
+// The event's object decoded from its text, with the event's revision as its resourceVersion (a
+// deletion's: the last state). An undecodable text is an empty object.
+json eventObject(const CachedEvent& ev);
 
 class WatchCache;
 
 // How many of the latest events in the ring keep their shared encoding (older ones, sent only to
 // a watcher resuming from far back, are encoded by that watcher).
 inline constexpr size_t kEncodedWindow = 1024;
-// How many of the latest events in the ring keep their decoded objects.
-inline constexpr size_t kDecodedWindow = kEncodedWindow;
-
-// Decodes the objects of an event that kept only its texts (no-op when decoded).
-void decodeCachedEvent(CachedEvent& ev);
 
 class Watcher {
  public:
@@ -108,9 +126,9 @@ class WatchCache {
   void run();
   void unregister(Watcher* w);
   void deliver(const std::vector<CachedEvent>& events);
-  // Gives `ev` the previous event's text and decoded object for its key when its previous text is
-  // that one (a key's events otherwise hold each version twice: as one event's text and the next
-  // one's prevText), then decodes what it still lacks. Run thread only.
+  // Gives `ev` the previous event's text and attributes for its key when its previous text is that
+  // one (a key's events otherwise hold each version twice: as one event's text and the next one's
+  // prevText). Run thread only.
   void shareWithPrevious(CachedEvent& ev);
   // Forgets the key of an event leaving the ring when it was the key's latest. Run thread only.
   void forgetIfLatest(const CachedEvent& ev);
@@ -125,11 +143,11 @@ class WatchCache {
   std::thread thread_;
   std::unique_ptr<storage::WatchStream> stream_;
   bool stopping_ = false;
-  // The latest event of each key in the ring (its text and decoded object while something holds
+  // The latest event of each key in the ring (its text and attributes while something holds
   // them), for shareWithPrevious. Run thread only.
   struct Latest {
     std::weak_ptr<const std::string> text;
-    std::weak_ptr<const json> object;
+    std::weak_ptr<ObjectAttributes> attributes;
   };
   std::unordered_map<std::string, Latest> latestByKey_;
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 #include <set>
 #include <thread>
 
@@ -306,6 +307,66 @@ TEST_F(StoredListTest, WatchersGetTheSameLinesWhateverTheChunking) {
   }
   EXPECT_EQ(start, bodies[0].size());  // nothing after the last line
   EXPECT_EQ(names.size(), static_cast<size_t>(kCreates));
+}
+
+// A watch with selectors sees an object enter its selection as ADDED, change inside it as
+// MODIFIED and leave it as DELETED, by labels and by fields alike; the
+// events a watch without selectors gets are unchanged.
+TEST_F(StoredListTest, WatchSelectorsFollowObjectsInAndOutOfTheSelection) {
+  const std::string rv = get(kPods)["metadata"]["resourceVersion"];
+  auto watch = [&](const std::string& query, int want) {
+    return std::async(std::launch::async, [this, query, want, rv] {
+      http::Client c(server_.url());
+      std::string body;
+      int lines = 0;
+      c.stream("GET", std::string(kPods) + "?watch=1&resourceVersion=" + rv + query,
+               [&](std::string_view chunk) {
+                 body.append(chunk);
+                 lines += std::count(chunk.begin(), chunk.end(), '\n');
+                 return lines < want;
+               });
+      std::vector<std::string> seen;
+      size_t start = 0;
+      for (size_t nl; (nl = body.find('\n', start)) != std::string::npos; start = nl + 1) {
+        json ev = json::parse(body.substr(start, nl - start));
+        const std::string type = ev["type"];
+        const json& obj = ev["object"];
+        seen.push_back(type == "DELETED"
+                           ? type
+                           : type + " " + obj["metadata"]["labels"].value("tier", "-") + " " +
+                                 obj["spec"].value("restartPolicy", "-"));
+      }
+      return seen;
+    });
+  };
+  auto byLabel = watch("&labelSelector=tier%3Dweb", 3);
+  auto byField = watch("&fieldSelector=spec.restartPolicy%3DNever,metadata.name%3Dsel", 2);
+  auto all = watch("", 5);
+  // The watches start at rv: they get every event after it, whenever they open.
+  auto pod = [](const std::string& tier, const std::string& policy) {
+    return json{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", {{"name", "sel"}, {"labels", {{"tier", tier}}}}},
+        {"spec",
+         {{"restartPolicy", policy}, {"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+  };
+  const std::string path = std::string(kPods) + "/sel";
+  auto patchLabel = [&](const std::string& tier) {
+    return rest_->request("PATCH", path, json{{"metadata", {{"labels", {{"tier", tier}}}}}}.dump(),
+                          "application/merge-patch+json");
+  };
+  ASSERT_TRUE(rest_->request("POST", kPods, pod("db", "Never").dump()).ok());
+  ASSERT_TRUE(patchLabel("web").ok());
+  ASSERT_TRUE(patchLabel("web2").ok());
+  ASSERT_TRUE(patchLabel("web").ok());
+  ASSERT_TRUE(rest_->request("DELETE", path).ok());
+  EXPECT_EQ(byLabel.get(),
+            (std::vector<std::string>{"ADDED web Never", "DELETED", "ADDED web Never"}));
+  EXPECT_EQ(byField.get(), (std::vector<std::string>{"ADDED db Never", "MODIFIED web Never"}));
+  EXPECT_EQ(all.get(),
+            (std::vector<std::string>{"ADDED db Never", "MODIFIED web Never", "MODIFIED web2 Never",
+                                      "MODIFIED web Never", "DELETED"}));
 }
 
 TEST_F(StoredListTest, PagesSelectorsAndTablesAsBefore) {

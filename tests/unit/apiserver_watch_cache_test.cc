@@ -34,19 +34,19 @@ TEST(WatchCacheTest, DeliversChangesUnderPrefixInOrderWithVersions) {
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].type, CachedEvent::Type::kAdded);
   EXPECT_EQ(events[1].type, CachedEvent::Type::kModified);
-  EXPECT_EQ((*events[1].object)["v"], 2);
-  EXPECT_EQ((*events[1].prevObject)["v"], 1);
-  EXPECT_EQ((*events[1].object)["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ(eventObject(events[1])["v"], 2);
+  EXPECT_EQ(json::parse(*events[1].prevText)["v"], 1);
+  EXPECT_EQ(eventObject(events[1])["metadata"]["resourceVersion"], "3");
   EXPECT_EQ(events[2].type, CachedEvent::Type::kDeleted);
-  EXPECT_EQ((*events[2].object)["v"], 2);  // the last state
-  EXPECT_EQ((*events[2].object)["metadata"]["resourceVersion"], "4");
+  EXPECT_EQ(eventObject(events[2])["v"], 2);  // the last state
+  EXPECT_EQ(eventObject(events[2])["metadata"]["resourceVersion"], "4");
   cache.stop();
 }
 
-// A key's events hold each version once: an update's previous text and decoded object are the
-// ones of the key's event before it, and a deletion's text is the last one; the deletion's object
-// is its own, with the deletion's resourceVersion. Other keys' events in between change nothing.
-TEST(WatchCacheTest, AKeysEventsShareTheTextsAndObjectsOfTheEventBefore) {
+// A key's events hold each version once: an update's previous text and attributes are the ones
+// of the key's event before it, and a deletion's are the last ones; the deletion's object has the
+// deletion's resourceVersion. Other keys' events in between change nothing.
+TEST(WatchCacheTest, AKeysEventsShareTheTextsAndAttributesOfTheEventBefore) {
   testing::FakeStore store;
   WatchCache cache(store);
   ASSERT_TRUE(cache.start().ok());
@@ -63,19 +63,19 @@ TEST(WatchCacheTest, AKeysEventsShareTheTextsAndObjectsOfTheEventBefore) {
   const CachedEvent &a1 = events[0], &b1 = events[1], &a2 = events[2], &b2 = events[3],
                     &a3 = events[4], &gone = events[5];
   EXPECT_EQ(a2.prevText, a1.text);
-  EXPECT_EQ(a2.prevObject, a1.object);
+  EXPECT_EQ(a2.prevAttributes, a1.attributes);
   EXPECT_EQ(b2.prevText, b1.text);
-  EXPECT_EQ(b2.prevObject, b1.object);
+  EXPECT_EQ(b2.prevAttributes, b1.attributes);
   EXPECT_EQ(a3.prevText, a2.text);
-  EXPECT_EQ(a3.prevObject, a2.object);
-  EXPECT_EQ((*a3.prevObject)["v"], 2);
+  EXPECT_EQ(a3.prevAttributes, a2.attributes);
+  EXPECT_EQ(json::parse(*a3.prevText)["v"], 2);
   ASSERT_EQ(gone.type, CachedEvent::Type::kDeleted);
   EXPECT_EQ(gone.text, a3.text);
   EXPECT_EQ(gone.prevText, a3.text);
-  ASSERT_TRUE(gone.object);
-  EXPECT_NE(gone.object, a3.object);
-  EXPECT_EQ((*gone.object)["v"], 3);
-  EXPECT_EQ((*gone.object)["metadata"]["resourceVersion"], "6");
+  EXPECT_EQ(gone.attributes, a3.attributes);
+  EXPECT_EQ(gone.prevAttributes, a3.attributes);
+  EXPECT_EQ(eventObject(gone)["v"], 3);
+  EXPECT_EQ(eventObject(gone)["metadata"]["resourceVersion"], "6");
 
   // The key comes back: its first event starts afresh.
   ASSERT_TRUE(store.create("/registry/x/a", obj("a", 9)).ok());
@@ -83,7 +83,8 @@ TEST(WatchCacheTest, AKeysEventsShareTheTextsAndObjectsOfTheEventBefore) {
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0].type, CachedEvent::Type::kAdded);
   EXPECT_EQ(again[0].prevText, nullptr);
-  EXPECT_EQ((*again[0].object)["v"], 9);
+  EXPECT_EQ(again[0].prevAttributes, nullptr);
+  EXPECT_EQ(eventObject(again[0])["v"], 9);
   cache.stop();
 }
 
@@ -100,19 +101,16 @@ TEST(WatchCacheTest, TwoWatchersShareOneEncodingOfAnEvent) {
   ASSERT_EQ(e1.size(), 1u);
   ASSERT_EQ(e2.size(), 1u);
   ASSERT_TRUE(e1[0].encoded && e1[0].encoded == e2[0].encoded);
-  const std::string* first =
-      e1[0].encoded->get(*e1[0].object, e1[0].text.get(), e1[0].revision, "v1", "Pod");
-  const std::string* second =
-      e2[0].encoded->get(*e2[0].object, e2[0].text.get(), e2[0].revision, "v1", "Pod");
+  const std::string* first = e1[0].encoded->get(*e1[0].text, e1[0].revision, "v1", "Pod");
+  const std::string* second = e2[0].encoded->get(*e2[0].text, e2[0].revision, "v1", "Pod");
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first, second);  // encoded once
-  json expected = *e1[0].object;
+  json expected = eventObject(e1[0]);
   expected["apiVersion"] = "v1";
   expected["kind"] = "Pod";
   EXPECT_EQ(*first, expected.dump());
   // Asked with another label, it is not the caller's text.
-  EXPECT_EQ(e1[0].encoded->get(*e1[0].object, e1[0].text.get(), e1[0].revision, "v2", "Pod"),
-            nullptr);
+  EXPECT_EQ(e1[0].encoded->get(*e1[0].text, e1[0].revision, "v2", "Pod"), nullptr);
   cache.stop();
 }
 
@@ -138,9 +136,9 @@ TEST(WatchCacheTest, EncodingFromTheStoredTextIsTheEncodingOfTheObject) {
   auto events = drain(**w, 3);
   ASSERT_EQ(events.size(), 3u);
   for (const auto& ev : events) {
-    const std::string* text = ev.encoded->get(*ev.object, ev.text.get(), ev.revision, "v1", "Pod");
+    const std::string* text = ev.encoded->get(*ev.text, ev.revision, "v1", "Pod");
     ASSERT_NE(text, nullptr);
-    EXPECT_EQ(*text, ev.object->dump());
+    EXPECT_EQ(*text, eventObject(ev).dump());
     EXPECT_NE(text->find("\"resourceVersion\":\"" + std::to_string(ev.revision) + "\""),
               std::string::npos);
   }
@@ -215,44 +213,52 @@ TEST(WatchCacheTest, ManyWatchersGetEveryEventWithOneEncoding) {
     for (size_t i = 0; i < got.size(); ++i) {
       EXPECT_EQ(got[i].revision, static_cast<int64_t>(i + 1));
       EXPECT_EQ(got[i].encoded, first[i].encoded);
-      EXPECT_EQ(got[i].object, first[i].object);
+      EXPECT_EQ(got[i].text, first[i].text);
+      EXPECT_EQ(got[i].attributes, first[i].attributes);
     }
   }
   cache.stop();
 }
 
-// Events older than the decoded window keep only their texts in the ring; a watcher resuming
-// from there gets them decoded as the recent ones, objects and previous objects alike.
-TEST(WatchCacheTest, ResumesFromBeyondTheDecodedWindowWithDecodedObjects) {
+// A watch's selectors read each version's labels and selectable fields from attributes made
+// once, by the first watcher that asks, and shared by the events holding that version; they are
+// made for the watch's kind.
+TEST(WatchCacheTest, AttributesAreTheLabelsAndSelectableFieldsOfEachVersion) {
   testing::FakeStore store;
   WatchCache cache(store);
   ASSERT_TRUE(cache.start().ok());
-  const int total = static_cast<int>(kDecodedWindow) + 10;
-  ASSERT_TRUE(store.create("/registry/x/a", obj("a", 0)).ok());
-  for (int i = 1; i < total; ++i) {
-    ASSERT_TRUE(store.update("/registry/x/a", obj("a", i), 0).ok());
-  }
-  ASSERT_TRUE(store.remove("/registry/x/a", 0).ok());
-  while (cache.latestRevision() < total + 1) std::this_thread::sleep_for(10ms);
-  auto w = cache.watch("/registry/x/", 0);
+  auto w = cache.watch("/registry/core/pods/", 0);
   ASSERT_TRUE(w.ok());
-  auto events = drain(**w, total + 1);
-  ASSERT_EQ(events.size(), static_cast<size_t>(total + 1));
-  EXPECT_EQ(events[0].type, CachedEvent::Type::kAdded);
-  EXPECT_EQ(events[0].prevObject, nullptr);
-  for (int i = 1; i < total; ++i) {
-    const CachedEvent& ev = events[i];
-    ASSERT_EQ(ev.type, CachedEvent::Type::kModified);
-    ASSERT_TRUE(ev.object && ev.prevObject) << i;
-    EXPECT_EQ((*ev.object)["v"], i);
-    EXPECT_EQ((*ev.prevObject)["v"], i - 1);
-    EXPECT_EQ((*ev.object)["metadata"]["resourceVersion"], std::to_string(i + 1));
-  }
-  const CachedEvent& gone = events.back();
-  EXPECT_EQ(gone.type, CachedEvent::Type::kDeleted);
-  ASSERT_TRUE(gone.object);
-  EXPECT_EQ((*gone.object)["v"], total - 1);
-  EXPECT_EQ((*gone.object)["metadata"]["resourceVersion"], std::to_string(total + 1));
+  auto pod = [](const std::string& node, const std::string& tier) {
+    json p = {{"metadata", {{"name", "a"}, {"namespace", "ns"}, {"labels", {{"tier", tier}}}}},
+              {"spec", {{"nodeName", node}}},
+              {"status", {{"phase", "Running"}, {"podIPs", {{{"ip", "10.0.0.7"}}}}}}};
+    return p.dump();
+  };
+  ASSERT_TRUE(store.create("/registry/core/pods/ns/a", pod("n1", "web")).ok());
+  ASSERT_TRUE(store.update("/registry/core/pods/ns/a", pod("n2", "db"), 0).ok());
+  auto events = drain(**w, 2);
+  ASSERT_EQ(events.size(), 2u);
+  auto now = events[1].attributes->get("Pod");
+  auto before = events[1].prevAttributes->get("Pod");
+  EXPECT_EQ(before, events[0].attributes->get("Pod"));  // made once
+  EXPECT_EQ(now->labels, (json{{"tier", "db"}}));
+  EXPECT_EQ(before->labels, (json{{"tier", "web"}}));
+  auto select = [](const std::string& text) {
+    auto s = api::FieldSelector::parse(text);
+    EXPECT_TRUE(s.ok());
+    return *s;
+  };
+  EXPECT_TRUE(select("spec.nodeName=n2,metadata.namespace=ns").matches(now->fields));
+  EXPECT_FALSE(select("spec.nodeName=n2").matches(before->fields));
+  EXPECT_TRUE(select("status.podIP=10.0.0.7,spec.hostNetwork=false").matches(now->fields));
+  EXPECT_FALSE(select("status.phase!=Running").matches(now->fields));
+  // Asked for another kind, the values are that kind's, not the shared ones.
+  auto asNode = events[1].attributes->get("Node");
+  EXPECT_NE(asNode, now);
+  EXPECT_TRUE(select("spec.unschedulable=false,metadata.name=a").matches(asNode->fields));
+  EXPECT_FALSE(select("spec.nodeName=n2").matches(asNode->fields));
+  cache.stop();
 }
 
 TEST(WatchCacheTest, OlderRevisionsComeFromTheStoreUntilCompacted) {
