@@ -1,6 +1,10 @@
 #include "cli/stop_signals.h"
 
+#include <malloc.h>
 #include <pthread.h>
+
+#include <cerrno>
+#include <ctime>
 
 namespace minik8s::cli {
 
@@ -15,9 +19,16 @@ sigset_t blockStopSignals() {
 }
 
 int waitForStopSignal(const sigset_t& set) {
-  int sig = 0;
-  sigwait(&set, &sig);
-  return sig;
+  // Meanwhile, the waiting thread hands the pages malloc holds free back to the kernel: soon
+  // after start-up (whose transient allocations leave holes in the heap that glibc's own
+  // trimming, of the heap's top only, does not return) and then every minute.
+  timespec wait = {2, 0};
+  while (true) {
+    int sig = sigtimedwait(&set, nullptr, &wait);
+    if (sig > 0) return sig;
+    if (errno == EAGAIN) malloc_trim(0);
+    wait = {60, 0};
+  }
 }
 
 }  // namespace minik8s::cli

@@ -10,7 +10,8 @@ namespace minik8s::cli {
 
 sigset_t blockStopSignals();
 
-// Blocks until SIGINT or SIGTERM arrives; returns it.
+// Blocks until SIGINT or SIGTERM (or another signal of `set`) arrives; returns it. While it
+// waits, it returns freed heap pages to the kernel (malloc_trim) now and then.
 int waitForStopSignal(const sigset_t& set);
 
 }  // namespace minik8s::cli

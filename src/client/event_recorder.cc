@@ -111,9 +111,7 @@ EventCorrelator::Decision EventCorrelator::observe(const Input& in, EventClock::
 }
 
 ApiEventRecorder::ApiEventRecorder(RestClient& client, ApiEventRecorderOptions options)
-    : client_(client), options_(std::move(options)), correlator_(options_.correlator) {
-  writer_ = std::thread([this] { writerLoop(); });
-}
+    : client_(client), options_(std::move(options)), correlator_(options_.correlator) {}
 
 ApiEventRecorder::~ApiEventRecorder() {
   {
@@ -134,6 +132,9 @@ void ApiEventRecorder::recordAt(const json& object, const std::string& fieldPath
   std::lock_guard lock(mu_);
   if (stopping_ || queue_.size() >= options_.maxQueued) return;
   queue_.push_back({{std::move(ref), type, reason, message}, at});
+  // The writer starts with the first record: most of a server's two dozen recorders (one per
+  // controller) never record anything on a quiet cluster, and each thread is a stack.
+  if (!writer_.joinable()) writer_ = std::thread([this] { writerLoop(); });
   cv_.notify_all();
 }
 

@@ -143,6 +143,10 @@ struct SqliteStore::Shared {
     }
     auto conn = SqliteConnection::open(path, /*readOnly=*/true);
     if (!conn.ok()) return conn.status();
+    // A reader's page cache is dropped whenever another connection has written since its last
+    // read (WAL), and the file's pages are in the kernel's cache anyway: 512 KiB each (the
+    // default is 2 MiB) keeps up to kMaxIdleReaders of them small.
+    if (Status s = (*conn)->exec("PRAGMA cache_size=-512;"); !s.ok()) return s;
     return ReaderLease(this, std::move(conn).value());
   }
 
