@@ -115,8 +115,8 @@ Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds ti
   return Status::Ok();
 }
 
-WatchCache::WatchCache(storage::Store& store, size_t capacity, size_t maxQueue)
-    : store_(store), capacity_(capacity), maxQueue_(maxQueue) {}
+WatchCache::WatchCache(storage::Store& store, size_t capacity, size_t maxQueue, size_t maxTextBytes)
+    : store_(store), capacity_(capacity), maxQueue_(maxQueue), maxTextBytes_(maxTextBytes) {}
 
 WatchCache::~WatchCache() { stop(); }
 
@@ -195,6 +195,7 @@ void WatchCache::run() {
           w->cv_.notify_all();
         }
         ring_.clear();
+        ringTextBytes_ = 0;
         latestByKey_.clear();
         horizon_ = latest_ = *rev;
       }
@@ -216,13 +217,16 @@ void WatchCache::run() {
     });
     deliver(events);
     for (auto& ce : events) {
+      ringTextBytes_ += ce.text->size();
       ring_.push_back(std::move(ce));
       // Only recent events keep their shared text: the watchers they go to encode them now, and
       // the ring's 20,000 events would otherwise hold a second copy of every object (the
       // watchers' queued copies keep theirs until sent).
       if (ring_.size() > kEncodedWindow) ring_[ring_.size() - 1 - kEncodedWindow].encoded.reset();
-      while (ring_.size() > capacity_) {
+      while (ring_.size() > capacity_ ||
+             (ringTextBytes_ > maxTextBytes_ && ring_.size() > kEncodedWindow)) {
         horizon_ = ring_.front().revision;
+        ringTextBytes_ -= ring_.front().text->size();
         forgetIfLatest(ring_.front());
         ring_.pop_front();
       }

@@ -111,7 +111,11 @@ class Watcher {
 
 class WatchCache {
  public:
-  WatchCache(storage::Store& store, size_t capacity = 20000, size_t maxQueue = 20000);
+  // The ring keeps up to `capacity` events and, beyond its latest kEncodedWindow, up to
+  // `maxTextBytes` of their texts: 20,000 events of 1.3 KB pods are 26 MB of text, and a watcher
+  // resuming from further back is served from the store instead.
+  WatchCache(storage::Store& store, size_t capacity = 20000, size_t maxQueue = 20000,
+             size_t maxTextBytes = 16 << 20);
   ~WatchCache();
 
   Status start();
@@ -134,7 +138,8 @@ class WatchCache {
   void forgetIfLatest(const CachedEvent& ev);
 
   storage::Store& store_;
-  size_t capacity_, maxQueue_;
+  size_t capacity_, maxQueue_, maxTextBytes_;
+  size_t ringTextBytes_ = 0;  // the sizes of the ring's events' texts
   mutable std::mutex mu_;
   std::deque<CachedEvent> ring_;
   int64_t horizon_ = 0;  // the oldest afterRevision the ring can serve

@@ -278,6 +278,35 @@ TEST(WatchCacheTest, OlderRevisionsComeFromTheStoreUntilCompacted) {
   EXPECT_EQ(expired.status().code(), 410);
 }
 
+// Beyond its latest kEncodedWindow events, the ring keeps only up to maxTextBytes of texts: a
+// watcher from further back is served from the store, and gets 410 once the store has compacted
+// that far, where a ring bounded by count alone would still serve it.
+TEST(WatchCacheTest, TheRingKeepsItsTextsWithinItsByteBound) {
+  const int total = static_cast<int>(kEncodedWindow) + 200;
+  for (size_t maxTextBytes : {size_t(1) << 30, size_t(1000)}) {
+    testing::FakeStore store;
+    WatchCache cache(store, /*capacity=*/20000, /*maxQueue=*/20000, maxTextBytes);
+    ASSERT_TRUE(cache.start().ok());
+    for (int i = 0; i < total; ++i) {
+      ASSERT_TRUE(store.create("/registry/x/" + std::to_string(i), obj("o", i)).ok());
+    }
+    while (cache.latestRevision() < total) std::this_thread::sleep_for(10ms);
+    ASSERT_TRUE(store.compact(total - 10).ok());
+    auto fromStart = cache.watch("/registry/x/", 5);
+    auto recent = cache.watch("/registry/x/", total - kEncodedWindow + 1);
+    ASSERT_TRUE(recent.ok());
+    EXPECT_EQ(drain(**recent, kEncodedWindow - 1).size(), kEncodedWindow - 1);
+    if (maxTextBytes > 1000) {
+      ASSERT_TRUE(fromStart.ok());
+      EXPECT_EQ(drain(**fromStart, total - 5).size(), static_cast<size_t>(total - 5));
+    } else {
+      ASSERT_FALSE(fromStart.ok());
+      EXPECT_EQ(fromStart.status().code(), 410);
+    }
+    cache.stop();
+  }
+}
+
 TEST(WatchCacheTest, ASlowWatcherIsTerminatedWithoutBlockingOthers) {
   testing::FakeStore store;
   WatchCache cache(store, /*capacity=*/100, /*maxQueue=*/5);
