@@ -173,6 +173,17 @@ TEST_F(NodeGraphTest, TheGraphFollowsPodsAndAMissIsCheckedAgainstTheRegistry) {
   graph->setPod("/registry/pods/team/job", job);
   EXPECT_FALSE(graph->references("n5", K::kSecret, "team", "k"));
 
+  // Created unbound (read without decoding: no edges), then bound by the scheduler.
+  json unbound =
+      pod("queued", "", R"({"volumes": [{"name": "s", "secret": {"secretName": "q"}}]})"_json);
+  unbound["spec"].erase("nodeName");
+  add(unbound);
+  auto bound = registry.get(info("", "pods"), "team", "queued");
+  ASSERT_TRUE(bound.ok());
+  (*bound)["spec"]["nodeName"] = "n4";
+  ASSERT_TRUE(registry.update(info("", "pods"), "team", "queued", *bound).ok());
+  EXPECT_TRUE(eventually([&] { return graph->references("n4", K::kSecret, "team", "q"); }));
+
   // The authorizer asks the graph first and the registry on a miss.
   NodeAuthorizer nodes(&registry, graph);
   EXPECT_TRUE(nodes.authorize(request("n2", "get", "secrets", "db-password")).allowed());

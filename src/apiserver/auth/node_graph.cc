@@ -49,6 +49,14 @@ bool holdsReferences(const json& pod) {
   return !api::nodeNameOf(pod).empty() && phase != "Succeeded" && phase != "Failed";
 }
 
+// A stored pod decoded for the graph; null (no edges) for one that is not bound to a node, found
+// without decoding it: a pod's text without "nodeName" cannot have spec.nodeName. Every pod's
+// first version is unbound, and a cluster out of nodes holds only unbound pods.
+json decodeForGraph(const std::string& text) {
+  if (text.find("\"nodeName\"") == std::string::npos) return json();
+  return json::parse(text, nullptr, false);
+}
+
 }  // namespace
 
 NodeGraph::NodeGraph(Registry& registry) : registry_(registry) {
@@ -120,7 +128,7 @@ Status NodeGraph::listAll(int64_t& revision) {
     pods_.clear();
     counts_.clear();
   }
-  for (const auto& kv : list->items) setPod(kv.key, json::parse(kv.value, nullptr, false));
+  for (const auto& kv : list->items) setPod(kv.key, decodeForGraph(kv.value));
   revision = list->revision;
   synced_ = true;
   return {};
@@ -148,7 +156,7 @@ void NodeGraph::run() {
         if (ev.type == storage::WatchEvent::Type::kDelete) {
           setPod(ev.kv.key, json());
         } else {
-          setPod(ev.kv.key, json::parse(ev.kv.value, nullptr, false));
+          setPod(ev.kv.key, decodeForGraph(ev.kv.value));
         }
       }
       if (!s.ok()) {
