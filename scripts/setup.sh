@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  build-essential cmake ninja-build ccache pkg-config git lld  # lld: links several times faster
+  build-essential cmake ninja-build ccache pkg-config git lld lld-16  # lld: links several times faster; 16: DT_RELR
   libboost-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   zlib1g-dev libsqlite3-dev libssl-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libgtest-dev libgmock-dev libbenchmark-dev clang-format
