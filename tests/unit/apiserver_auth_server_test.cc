@@ -2,7 +2,6 @@
 // RBAC authorizers, node restriction and the bootstrap policy, driven by RestClient and by the
 // real kubectl (protobuf request bodies, Kubernetes' messages).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +11,6 @@
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
 #include "apiserver/auth/authorization.h"
-#include "apiserver/auth/bootstrap_policy.h"
 #include "apiserver/auth/node_authorizer.h"
 #include "apiserver/auth/node_restriction.h"
 #include "apiserver/auth/rbac_authorizer.h"
@@ -24,8 +22,8 @@
 #include "common/http_client.h"
 #include "common/pki.h"
 #include "eventually.h"
+#include "in_process_api_server.h"
 #include "rbac_resources.h"
-#include "storage/store.h"
 
 namespace minik8s::apiserver {
 namespace {
@@ -45,48 +43,33 @@ using testing::eventually;
 class AuthServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    static int counter = 0;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("minik8s-auth-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-    auto s = storage::openStore("sqlite://" + dir_.string() + "/state.db");
-    ASSERT_TRUE(s.ok());
-    store_ = std::move(s.value());
-    const auto& scheme = api::Scheme::builtin();
-    // The authorizers read through a registry of their own over the same store.
-    authRegistry_ = std::make_unique<Registry>(*store_, scheme);
-    ApiServerOptions options;
-    options.tokenAuthenticators = {
-        std::make_shared<auth::StaticTokenAuthenticator>(std::map<std::string, auth::UserInfo>{
-            {"admin-token", user("kubernetes-admin", {"system:masters"})},
-            {"alice-token", user("alice")},
-            {"n1-token", user("system:node:n1", {"system:nodes"})}})};
-    options.bearerTokens = {"abcdef.0123456789abcdef"};
-    options.allowAnonymous = false;
-    options.authorizer =
-        std::make_shared<auth::UnionAuthorizer>(std::vector<std::shared_ptr<auth::Authorizer>>{
-            std::make_shared<auth::NodeAuthorizer>(authRegistry_.get()),
-            auth::RbacAuthorizer::fromRegistry(*authRegistry_, 100ms)});
-    options.admissionPlugins = {std::make_shared<auth::NodeRestriction>(authRegistry_.get())};
-    options.caPem = "-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----\n";
-    api_ = std::make_unique<ApiServer>(*store_, scheme, options);
-    ASSERT_TRUE(api_->start().ok());
-    ASSERT_TRUE(auth::ensureBootstrapPolicy(api_->registry()).ok());
-    server_ = std::make_unique<http::Server>(
-        [this](const http::Request& req, http::ResponseWriter& w) { api_->handle(req, w); });
-    ASSERT_TRUE(server_->start("127.0.0.1:0").ok());
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    ASSERT_TRUE(
+        server_
+            .start(
+                [](Registry& registry, ApiServerOptions& options) {
+                  options.tokenAuthenticators = {std::make_shared<auth::StaticTokenAuthenticator>(
+                      std::map<std::string, auth::UserInfo>{
+                          {"admin-token", user("kubernetes-admin", {"system:masters"})},
+                          {"alice-token", user("alice")},
+                          {"n1-token", user("system:node:n1", {"system:nodes"})}})};
+                  options.bearerTokens = {"abcdef.0123456789abcdef"};
+                  options.allowAnonymous = false;
+                  options.authorizer = std::make_shared<auth::UnionAuthorizer>(
+                      std::vector<std::shared_ptr<auth::Authorizer>>{
+                          std::make_shared<auth::NodeAuthorizer>(&registry),
+                          auth::RbacAuthorizer::fromRegistry(registry, 100ms)});
+                  options.admissionPlugins = {std::make_shared<auth::NodeRestriction>(&registry)};
+                  options.caPem = "-----BEGIN CERTIFICATE-----\nTEST\n-----END CERTIFICATE-----\n";
+                },
+                /*bootstrapPolicy=*/true)
+            .ok());
+    url_ = server_.url();
+    dir_ = server_.dir();
   }
   void TearDown() override {
     if (tlsServer_) tlsServer_->stop();
     tlsServer_.reset();
-    if (server_) server_->stop();
-    if (api_) api_->stop();
-    server_.reset();
-    api_.reset();
-    authRegistry_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    server_.stop();
   }
 
   std::unique_ptr<client::RestClient> as(const std::string& token) {
@@ -107,8 +90,7 @@ class AuthServerTest : public ::testing::Test {
     serving.serverAuth = true;
     auto cert = pki::issue(ca_, serving);
     ASSERT_TRUE(cert.ok());
-    tlsServer_ = std::make_unique<http::Server>(
-        [this](const http::Request& req, http::ResponseWriter& w) { api_->handle(req, w); });
+    tlsServer_ = std::make_unique<http::Server>(server_.handler());
     ASSERT_TRUE(tlsServer_->enableTls({cert->certPem, cert->keyPem, ca_.certPem, false}).ok());
     ASSERT_TRUE(tlsServer_->start("127.0.0.1:0").ok());
     tlsUrl_ = "https://127.0.0.1:" + std::to_string(tlsServer_->port());
@@ -154,11 +136,8 @@ class AuthServerTest : public ::testing::Test {
     return created.ok() ? *created : json();
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<storage::Store> store_;
-  std::unique_ptr<Registry> authRegistry_;
-  std::unique_ptr<ApiServer> api_;
-  std::unique_ptr<http::Server> server_;
+  testing::InProcessApiServer server_;
+  std::filesystem::path dir_;  // the server's
   std::string url_;
   pki::KeyAndCert ca_;
   std::unique_ptr<http::Server> tlsServer_;

@@ -3,7 +3,6 @@
 // Roles and bindings but cannot grant through them what she does not hold, with RestClient and
 // with the real kubectl.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -12,7 +11,6 @@
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
 #include "apiserver/auth/authorization.h"
-#include "apiserver/auth/bootstrap_policy.h"
 #include "apiserver/auth/node_authorizer.h"
 #include "apiserver/auth/rbac_authorizer.h"
 #include "apiserver/auth/rbac_escalation.h"
@@ -20,8 +18,8 @@
 #include "client/rest_client.h"
 #include "common/http.h"
 #include "common/pki.h"
+#include "in_process_api_server.h"
 #include "rbac_resources.h"
-#include "storage/store.h"
 
 namespace minik8s::apiserver {
 namespace {
@@ -151,36 +149,27 @@ TEST(RbacCovers, MissingRulesAreCompactedSortedAndWordedLikeKubernetes) {
 class RbacEscalationTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    static int counter = 0;
-    dir_ =
-        std::filesystem::temp_directory_path() /
-        ("minik8s-escalation-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-    auto s = storage::openStore("sqlite://" + dir_.string() + "/state.db");
-    ASSERT_TRUE(s.ok());
-    store_ = std::move(s.value());
-    const auto& scheme = api::Scheme::builtin();
-    authRegistry_ = std::make_unique<Registry>(*store_, scheme);
-    auth::UserInfo admin{"kubernetes-admin", "", {"system:masters"}, {}};
-    ApiServerOptions options;
-    options.tokenAuthenticators = {
-        std::make_shared<auth::StaticTokenAuthenticator>(std::map<std::string, auth::UserInfo>{
-            {"admin-token", admin},
-            {"alice-token", auth::UserInfo{"alice", "", {}, {}}},
-            {"carol-token", auth::UserInfo{"carol", "", {}, {}}}})};
-    options.allowAnonymous = false;
-    // No staleness: what the admin grants counts for alice's next request.
-    options.authorizer =
-        std::make_shared<auth::UnionAuthorizer>(std::vector<std::shared_ptr<auth::Authorizer>>{
-            std::make_shared<auth::NodeAuthorizer>(authRegistry_.get()),
-            auth::RbacAuthorizer::fromRegistry(*authRegistry_, 0ms)});
-    api_ = std::make_unique<ApiServer>(*store_, scheme, options);
-    ASSERT_TRUE(api_->start().ok());
-    ASSERT_TRUE(auth::ensureBootstrapPolicy(api_->registry()).ok());
-    server_ = std::make_unique<http::Server>(
-        [this](const http::Request& req, http::ResponseWriter& w) { api_->handle(req, w); });
-    ASSERT_TRUE(server_->start("127.0.0.1:0").ok());
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    ASSERT_TRUE(server_
+                    .start(
+                        [](Registry& registry, ApiServerOptions& options) {
+                          auth::UserInfo admin{"kubernetes-admin", "", {"system:masters"}, {}};
+                          options.tokenAuthenticators = {
+                              std::make_shared<auth::StaticTokenAuthenticator>(
+                                  std::map<std::string, auth::UserInfo>{
+                                      {"admin-token", admin},
+                                      {"alice-token", auth::UserInfo{"alice", "", {}, {}}},
+                                      {"carol-token", auth::UserInfo{"carol", "", {}, {}}}})};
+                          options.allowAnonymous = false;
+                          // No staleness: what the admin grants counts for alice's next request.
+                          options.authorizer = std::make_shared<auth::UnionAuthorizer>(
+                              std::vector<std::shared_ptr<auth::Authorizer>>{
+                                  std::make_shared<auth::NodeAuthorizer>(&registry),
+                                  auth::RbacAuthorizer::fromRegistry(registry, 0ms)});
+                        },
+                        /*bootstrapPolicy=*/true)
+                    .ok());
+    url_ = server_.url();
+    dir_ = server_.dir();
     admin_ = as("admin-token");
     alice_ = as("alice-token");
     for (const char* ns : {"dev", "prod"}) {
@@ -194,13 +183,7 @@ class RbacEscalationTest : public ::testing::Test {
   void TearDown() override {
     if (tlsServer_) tlsServer_->stop();
     tlsServer_.reset();
-    if (server_) server_->stop();
-    if (api_) api_->stop();
-    server_.reset();
-    api_.reset();
-    authRegistry_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    server_.stop();
   }
 
   // Runs the real kubectl as `token` against the same ApiServer served over TLS (kubectl sends
@@ -217,8 +200,7 @@ class RbacEscalationTest : public ::testing::Test {
       auto cert = pki::issue(*ca, serving);
       EXPECT_TRUE(cert.ok());
       if (!cert.ok()) return "";
-      tlsServer_ = std::make_unique<http::Server>(
-          [this](const http::Request& req, http::ResponseWriter& w) { api_->handle(req, w); });
+      tlsServer_ = std::make_unique<http::Server>(server_.handler());
       EXPECT_TRUE(tlsServer_->enableTls({cert->certPem, cert->keyPem, ca->certPem, false}).ok());
       EXPECT_TRUE(tlsServer_->start("127.0.0.1:0").ok());
       std::ofstream((dir_ / "ca.crt").string()) << ca->certPem;
@@ -284,11 +266,8 @@ class RbacEscalationTest : public ::testing::Test {
            "\" is forbidden: user \"alice\" (groups=[\"system:authenticated\"]) " + kHeld + missing;
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<storage::Store> store_;
-  std::unique_ptr<Registry> authRegistry_;
-  std::unique_ptr<ApiServer> api_;
-  std::unique_ptr<http::Server> server_;
+  testing::InProcessApiServer server_;
+  std::filesystem::path dir_;  // the server's
   std::string url_;
   std::unique_ptr<client::RestClient> admin_, alice_;
   std::unique_ptr<http::Server> tlsServer_;

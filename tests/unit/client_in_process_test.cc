@@ -3,18 +3,15 @@
 // real server does rarely (Retry-After, a streamed answer, a throwing handler).
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <filesystem>
 #include <future>
 #include <thread>
 
 #include "api/scheme.h"
 #include "apiserver/api_server.h"
 #include "apiserver/auth/authorization.h"
-#include "apiserver/auth/bootstrap_policy.h"
 #include "apiserver/auth/rbac_authorizer.h"
 #include "apiserver/auth/static_token_authenticator.h"
 #include "auth_user.h"
@@ -23,7 +20,7 @@
 #include "client/rest_client.h"
 #include "common/http.h"
 #include "eventually.h"
-#include "storage/store.h"
+#include "in_process_api_server.h"
 
 namespace minik8s::client {
 namespace {
@@ -48,43 +45,28 @@ json configMap(const std::string& name) {
 class InProcessClientTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    static int counter = 0;
-    dir_ = std::filesystem::temp_directory_path() /
-           ("minik8s-inproc-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(dir_);
-    auto s = storage::openStore("sqlite://" + dir_.string() + "/state.db");
-    ASSERT_TRUE(s.ok());
-    store_ = std::move(s.value());
-    const auto& scheme = api::Scheme::builtin();
-    authRegistry_ = std::make_unique<apiserver::Registry>(*store_, scheme);
-    apiserver::ApiServerOptions options;
-    options.tokenAuthenticators = {std::make_shared<apiserver::auth::StaticTokenAuthenticator>(
-        std::map<std::string, apiserver::auth::UserInfo>{
-            {"admin-token", testing::user("kubernetes-admin", {"system:masters"})}})};
-    options.allowAnonymous = false;
-    options.authorizer = apiserver::auth::RbacAuthorizer::fromRegistry(*authRegistry_, 100ms);
-    api_ = std::make_unique<apiserver::ApiServer>(*store_, scheme, options);
-    ASSERT_TRUE(api_->start().ok());
-    ASSERT_TRUE(apiserver::auth::ensureBootstrapPolicy(api_->registry()).ok());
-    http::Handler handler = [this](const http::Request& req, http::ResponseWriter& w) {
-      api_->handle(req, w);
-    };
-    server_ = std::make_unique<http::Server>(handler);
-    ASSERT_TRUE(server_->start("127.0.0.1:0").ok());
-    url_ = "http://127.0.0.1:" + std::to_string(server_->port());
+    ASSERT_TRUE(server_
+                    .start(
+                        [](apiserver::Registry& registry, apiserver::ApiServerOptions& options) {
+                          options.tokenAuthenticators = {
+                              std::make_shared<apiserver::auth::StaticTokenAuthenticator>(
+                                  std::map<std::string, apiserver::auth::UserInfo>{
+                                      {"admin-token",
+                                       testing::user("kubernetes-admin", {"system:masters"})}})};
+                          options.allowAnonymous = false;
+                          options.authorizer =
+                              apiserver::auth::RbacAuthorizer::fromRegistry(registry, 100ms);
+                        },
+                        /*bootstrapPolicy=*/true)
+                    .ok());
+    url_ = server_.url();
     inProcess_ = std::make_shared<InProcessServer>();
-    inProcess_->setHandler(handler);
+    inProcess_->setHandler(server_.handler());
   }
 
   void TearDown() override {
     inProcess_->stop();
-    if (server_) server_->stop();
-    if (api_) api_->stop();
-    server_.reset();
-    api_.reset();
-    authRegistry_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
+    server_.stop();
   }
 
   std::unique_ptr<RestClient> inProcessAs(std::optional<http::PeerCertificate> identity,
@@ -103,11 +85,7 @@ class InProcessClientTest : public ::testing::Test {
     return std::make_unique<RestClient>(config);
   }
 
-  std::filesystem::path dir_;
-  std::unique_ptr<storage::Store> store_;
-  std::unique_ptr<apiserver::Registry> authRegistry_;
-  std::unique_ptr<apiserver::ApiServer> api_;
-  std::unique_ptr<http::Server> server_;
+  testing::InProcessApiServer server_;
   std::string url_;
   std::shared_ptr<InProcessServer> inProcess_;
 };
