@@ -8,17 +8,22 @@
 namespace minik8s::apiserver {
 
 namespace {
-json decodeText(const std::string& text, int64_t revision) {
+// A stored text's object; an undecodable text is an empty object.
+json parseObject(const std::string& text) {
   json obj = json::parse(text, nullptr, false);
-  if (obj.is_discarded() || !obj.is_object()) obj = json::object();
+  if (!obj.is_object()) return json::object();
+  return obj;
+}
+
+json decodeText(const std::string& text, int64_t revision) {
+  json obj = parseObject(text);
   obj["metadata"]["resourceVersion"] = std::to_string(revision);
   return obj;
 }
 
 std::shared_ptr<const ObjectAttributes::Values> attributesOf(const std::string& text,
                                                              const std::string& kind) {
-  json obj = json::parse(text, nullptr, false);
-  if (obj.is_discarded() || !obj.is_object()) obj = json::object();
+  const json obj = parseObject(text);
   auto values = std::make_shared<ObjectAttributes::Values>();
   if (auto meta = obj.find("metadata"); meta != obj.end() && meta->is_object()) {
     if (auto labels = meta->find("labels"); labels != meta->end()) values->labels = *labels;

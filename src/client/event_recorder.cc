@@ -132,7 +132,7 @@ void ApiEventRecorder::recordAt(const json& object, const std::string& fieldPath
   std::lock_guard lock(mu_);
   if (stopping_ || queue_.size() >= options_.maxQueued) return;
   queue_.push_back({{std::move(ref), type, reason, message}, at});
-  // The writer starts with the first record: most of a server's two dozen recorders (one per
+  // The writer starts with the first record: most of a server's 17 recorders (one per
   // controller) never record anything on a quiet cluster, and each thread is a stack.
   if (!writer_.joinable()) writer_ = std::thread([this] { writerLoop(); });
   cv_.notify_all();
