@@ -210,21 +210,33 @@ node_ns() { echo "$CL_PREFIX-$1"; }
 # network's masquerade chain (MINIK8S-POD-MASQ), per-pod masquerade rules and chains of our
 # "minik8s" network (older agents), and portmap's CNI-HOSTPORT-* chains once no pod uses them.
 host_cni_cleanup() {
-  local line c
-  iptables-save -t nat | grep -- '-A POSTROUTING .*-j MINIK8S-POD-MASQ' | sed 's/^-A /-D /' |
-    while read -r line; do eval iptables -w -t nat "$line" 2>/dev/null || true; done
-  iptables -w -t nat -F MINIK8S-POD-MASQ 2>/dev/null; iptables -w -t nat -X MINIK8S-POD-MASQ 2>/dev/null
-  iptables-save -t nat | grep -- '-A POSTROUTING' | grep 'name: \\"minik8s\\"' | sed 's/^-A /-D /' |
-    while read -r line; do eval iptables -w -t nat "$line" 2>/dev/null || true; done
+  local c
+  nat_delete_postrouting '-j MINIK8S-POD-MASQ'
+  nat_drop_chain MINIK8S-POD-MASQ
+  nat_delete_postrouting 'name: \\"minik8s\\"'
   for c in $(iptables-save -t nat | grep -o '^:CNI-[0-9a-f]\{24\}' | tr -d ':'); do
-    iptables -w -t nat -F "$c" 2>/dev/null; iptables -w -t nat -X "$c" 2>/dev/null || true
+    nat_drop_chain "$c"
   done
   if [[ $(iptables-save -t nat) != *$'\n-A CNI-DN-'* ]]; then
     iptables -w -t nat -D PREROUTING -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null || true
     iptables -w -t nat -D OUTPUT -m addrtype --dst-type LOCAL -j CNI-HOSTPORT-DNAT 2>/dev/null || true
     iptables -w -t nat -D POSTROUTING -m comment --comment "CNI portfwd requiring masquerade" -j CNI-HOSTPORT-MASQ 2>/dev/null || true
     for c in CNI-HOSTPORT-DNAT CNI-HOSTPORT-MASQ CNI-HOSTPORT-SETMARK; do
-      iptables -w -t nat -F "$c" 2>/dev/null; iptables -w -t nat -X "$c" 2>/dev/null || true
+      nat_drop_chain "$c"
     done
   fi
+}
+
+# nat_delete_postrouting PATTERN: deletes the nat POSTROUTING rules whose iptables-save line
+# matches PATTERN (grep). None is not an error (cleanups run under set -e, in EXIT traps).
+nat_delete_postrouting() {
+  local line
+  iptables-save -t nat | grep -- '-A POSTROUTING' | grep -- "$1" | sed 's/^-A /-D /' |
+    while read -r line; do eval iptables -w -t nat "$line" 2>/dev/null || true; done || true
+}
+
+# nat_drop_chain CHAIN: flushes and deletes a nat chain, if there is one.
+nat_drop_chain() {
+  iptables -w -t nat -F "$1" 2>/dev/null || true
+  iptables -w -t nat -X "$1" 2>/dev/null || true
 }
