@@ -75,6 +75,12 @@ probe_report() {
     END { if (down != "") total += last - down + 0.1; printf "%d %d %.1f\n", n, failed, total }')
   read -r n PROBE_FAILED PROBE_DOWNTIME <<<"$summary"
   echo "PROBES [$label]: $n attempts, $PROBE_FAILED failed, downtime ${PROBE_DOWNTIME} s"
+  # Which pods answered, and the first failures with the answers around them: what a failure
+  # left behind to explain it.
+  tail -n +"$((from + 1))" "$PROBE_LOG" | awk '$2 == "ok" { n[$3]++ } END { for (h in n) printf "  answered by %s: %d\n", h, n[h] }'
+  if ((PROBE_FAILED > 0)); then
+    tail -n +"$((from + 1))" "$PROBE_LOG" | grep -n -B2 -A1 ' fail ' | head -n 20 | sed 's/^/  /'
+  fi
 }
 
 stop_prober() { stop_children "$PROBER_PID"; wait "$PROBER_PID" 2>/dev/null || true; }

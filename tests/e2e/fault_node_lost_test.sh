@@ -59,6 +59,10 @@ tail_mark=$(probe_mark)
 sleep 3
 probe_report "after the endpoint left" "$tail_mark"
 expect_eq "$PROBE_FAILED" "0" "no failed probe once node-3's endpoint is gone"
+if ((PROBE_FAILED > 0)); then
+  kubectl get endpoints web -o wide
+  ip netns exec "$(node_ns node-1)" iptables-save -t nat | grep -E 'KUBE-(SVC|SEP)-' | grep -E ' -j (DNAT|KUBE-SEP)' | head -n 20
+fi
 
 step "node-3 comes back: Ready, its stale pod and container removed"
 ip link set "$(node_ns node-3)" up
