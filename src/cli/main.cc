@@ -1,8 +1,5 @@
 // minik8s: one binary for the control plane, the node agent and a local cluster.
-#include <malloc.h>
-
 #include <CLI/CLI.hpp>
-#include <cstdlib>
 #include <string>
 
 #include "cli/addons.h"
@@ -10,6 +7,7 @@
 #include "cli/cluster_command.h"
 #include "cli/controller_manager_command.h"
 #include "cli/image_command.h"
+#include "cli/malloc_tuning.h"
 #include "cli/mesh_command.h"
 #include "cli/proxy_command.h"
 #include "cli/scheduler_command.h"
@@ -23,10 +21,7 @@
 #endif
 
 int main(int argc, char** argv) {
-  // The server and the agent are many threads on few cores; glibc would give them up to eight
-  // malloc arenas per core, each keeping the pages it freed resident. Two arenas: 20-35 MiB less
-  // for a server with 10,000 pods (issue 21), no slower. MALLOC_ARENA_MAX in the environment wins.
-  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  minik8s::cli::tuneMalloc(argc, argv);
   CLI::App app{"minik8s: a small Kubernetes-compatible container orchestrator"};
   app.set_version_flag("--version", std::string("minik8s ") + MINIK8S_VERSION);
   app.require_subcommand(1);

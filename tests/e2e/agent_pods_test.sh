@@ -51,6 +51,14 @@ wait_for 60 bash -c "kubectl get node node-1 -o jsonpath='{.status.conditions[?(
 out=$(kubectl get nodes -o wide); expect_contains "$out" "Ready" "node ready"
 expect_contains "$out" "containerd://" "runtime version"
 
+step "the server runs with glibc's larger per-thread malloc cache; the agent and its containerd do not"
+expect_contains "$(tr '\0' '\n' </proc/"$SERVER_PID"/environ)" "GLIBC_TUNABLES=glibc.malloc.tcache_count=128" \
+  "the server started with the malloc tunables"
+for pid in "$AGENT_PID" "$(cat "$AGENT_DIR/containerd/containerd.pid")"; do
+  expect_eq "$(tr '\0' '\n' </proc/"$pid"/environ | grep -c '^GLIBC_TUNABLES=\|^MINIK8S_MALLOC_TUNED=')" "0" \
+    "$(tr '\0' ' ' </proc/"$pid"/cmdline | cut -c1-40) without the server's malloc tunables"
+done
+
 step "a two-container pod: localhost, shared emptyDir, downward API env"
 cat <<'YAML' | kubectl apply -f - >/dev/null
 apiVersion: v1
