@@ -55,25 +55,30 @@ std::shared_ptr<const ObjectAttributes::Values> ObjectAttributes::get(const std:
   return kind_ == kind ? values_ : attributesOf(*text_, kind);
 }
 
-CachedEvent toCachedEvent(const storage::WatchEvent& ev) {
+CachedEvent toCachedEvent(const storage::WatchEvent& ev, const SharedVersion& previous) {
   CachedEvent out;
   out.encoded = std::make_shared<EncodedObject>();
   out.revision = ev.kv.modRevision;
   out.key = ev.kv.key;
-  if (ev.type == storage::WatchEvent::Type::kDelete) {
+  const bool deleted = ev.type == storage::WatchEvent::Type::kDelete;
+  if (deleted || !ev.prevValue.empty()) {
+    if (previous.text && *previous.text == ev.prevValue) {
+      out.prevText = previous.text;
+      out.prevAttributes = previous.attributes;
+    } else {
+      out.prevText = std::make_shared<const std::string>(ev.prevValue);
+    }
+    if (!out.prevAttributes) out.prevAttributes = std::make_shared<ObjectAttributes>(out.prevText);
+  }
+  if (deleted) {
     out.type = CachedEvent::Type::kDeleted;
-    out.text = out.prevText = std::make_shared<const std::string>(ev.prevValue);
+    out.text = out.prevText;  // a deletion's object is its last version
+    out.attributes = out.prevAttributes;
   } else {
     out.type = ev.isCreate() || ev.prevValue.empty() ? CachedEvent::Type::kAdded
                                                      : CachedEvent::Type::kModified;
     out.text = std::make_shared<const std::string>(ev.kv.value);
-    if (!ev.prevValue.empty()) out.prevText = std::make_shared<const std::string>(ev.prevValue);
-  }
-  out.attributes = std::make_shared<ObjectAttributes>(out.text);
-  if (out.type == CachedEvent::Type::kDeleted) {
-    out.prevAttributes = out.attributes;
-  } else if (out.prevText) {
-    out.prevAttributes = std::make_shared<ObjectAttributes>(out.prevText);
+    out.attributes = std::make_shared<ObjectAttributes>(out.text);
   }
   return out;
 }
@@ -211,8 +216,8 @@ void WatchCache::run() {
     std::vector<CachedEvent> events;
     events.reserve(batch.size());
     for (const auto& ev : batch) {
-      events.push_back(toCachedEvent(ev));
-      shareWithPrevious(events.back());
+      events.push_back(toCachedEvent(ev, latestVersion(ev.kv.key)));
+      rememberLatest(events.back());
     }
     std::lock_guard lock(mu_);
     std::erase_if(events, [&](const CachedEvent& ce) {
@@ -239,23 +244,18 @@ void WatchCache::run() {
   }
 }
 
-void WatchCache::shareWithPrevious(CachedEvent& ev) {
-  auto it = latestByKey_.find(ev.key);
-  if (it != latestByKey_.end() && ev.prevText) {
-    auto text = it->second.text.lock();
-    if (text && *text == *ev.prevText) {
-      if (ev.text == ev.prevText) ev.text = text;  // a deletion's text is its previous one
-      ev.prevText = std::move(text);
-      ev.prevAttributes = it->second.attributes.lock();
-      if (!ev.prevAttributes) ev.prevAttributes = std::make_shared<ObjectAttributes>(ev.prevText);
-      if (ev.type == CachedEvent::Type::kDeleted) ev.attributes = ev.prevAttributes;
-    }
-  }
+SharedVersion WatchCache::latestVersion(const std::string& key) const {
+  auto it = latestByKey_.find(key);
+  if (it == latestByKey_.end()) return {};
+  return {it->second.text.lock(), it->second.attributes.lock()};
+}
+
+void WatchCache::rememberLatest(const CachedEvent& ev) {
   if (ev.type == CachedEvent::Type::kDeleted) {
-    if (it != latestByKey_.end()) latestByKey_.erase(it);
+    latestByKey_.erase(ev.key);
     return;
   }
-  Latest& latest = it != latestByKey_.end() ? it->second : latestByKey_[ev.key];
+  Latest& latest = latestByKey_[ev.key];
   latest.text = ev.text;
   latest.attributes = ev.attributes;
 }

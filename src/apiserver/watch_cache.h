@@ -75,8 +75,16 @@ struct CachedEvent {
   std::shared_ptr<ObjectAttributes> attributes, prevAttributes;
 };
 
-// A store event as the cache keeps it.
-CachedEvent toCachedEvent(const storage::WatchEvent& ev);
+// A version of an object the cache already holds: its text and what selectors read of it.
+struct SharedVersion {
+  std::shared_ptr<const std::string> text;
+  std::shared_ptr<ObjectAttributes> attributes;  // may be null: made from `text` then
+};
+
+// A store event as the cache keeps it. When `previous` is the event's previous version (the same
+// text), the event shares it instead of holding a copy: a key's events otherwise hold each
+// version twice, as one event's text and the next one's prevText.
+CachedEvent toCachedEvent(const storage::WatchEvent& ev, const SharedVersion& previous = {});
 
 // The event's object decoded from its text, with the event's revision as its resourceVersion (a
 // deletion's: the last state). An undecodable text is an empty object.
@@ -130,10 +138,10 @@ class WatchCache {
   void run();
   void unregister(Watcher* w);
   void deliver(const std::vector<CachedEvent>& events);
-  // Gives `ev` the previous event's text and attributes for its key when its previous text is that
-  // one (a key's events otherwise hold each version twice: as one event's text and the next one's
-  // prevText). Run thread only.
-  void shareWithPrevious(CachedEvent& ev);
+  // The latest version of `key` the ring's events hold, if something still holds it, and the
+  // record of `ev` as its key's latest (or of the key's end, for a deletion). Run thread only.
+  SharedVersion latestVersion(const std::string& key) const;
+  void rememberLatest(const CachedEvent& ev);
   // Forgets the key of an event leaving the ring when it was the key's latest. Run thread only.
   void forgetIfLatest(const CachedEvent& ev);
 
@@ -149,7 +157,7 @@ class WatchCache {
   std::unique_ptr<storage::WatchStream> stream_;
   bool stopping_ = false;
   // The latest event of each key in the ring (its text and attributes while something holds
-  // them), for shareWithPrevious. Run thread only.
+  // them), for latestVersion. Run thread only.
   struct Latest {
     std::weak_ptr<const std::string> text;
     std::weak_ptr<ObjectAttributes> attributes;
