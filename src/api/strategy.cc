@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/quantity.h"
 #include "api/resource_type.h"
 
@@ -139,9 +140,7 @@ void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
     }
   }
   if (hasSpec(old) || hasSpec(obj)) {
-    const json oldSpec = old.value("spec", json());
-    const json newSpec = obj.value("spec", json());
-    if (oldSpec != newSpec) {
+    if (member(old, "spec") != member(obj, "spec")) {
       meta["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
     }
   }

