@@ -36,9 +36,9 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
   patchTemplate["$patch"] = "replace";
   const json wantData = {{"spec", {{"template", patchTemplate}}}};
   OwnerRevisions out;
-  for (json& r : revisions.byIndex("namespace", ns)) {
-    auto ref = controllerRef(r);
-    if (ref && ref->value("uid", "") == uid) out.all.push_back(std::move(r));
+  for (const auto& r : revisions.byIndexShared("namespace", ns)) {
+    auto ref = controllerRef(*r);
+    if (ref && ref->value("uid", "") == uid) out.all.push_back(*r);
   }
   std::sort(out.all.begin(), out.all.end(), [](const json& a, const json& b) {
     return a.value("revision", int64_t{0}) < b.value("revision", int64_t{0});

@@ -100,11 +100,11 @@ Status CronJobController::sync(const std::string& key) {
 
   std::vector<json> children;
   std::set<std::string> childUids;
-  for (json& job : jobs_.byIndex("namespace", ns)) {
-    auto ref = controllerRef(job);
+  for (const auto& job : jobs_.byIndexShared("namespace", ns)) {
+    auto ref = controllerRef(*job);
     if (!ref || ref->value("uid", "") != uid) continue;
-    childUids.insert(uidOf(job));
-    children.push_back(std::move(job));
+    childUids.insert(uidOf(*job));
+    children.push_back(*job);
   }
 
   // status.active: running children only; a reference the cache does not know is checked live.

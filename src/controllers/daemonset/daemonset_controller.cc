@@ -254,9 +254,9 @@ Status DaemonSetController::sync(const std::string& key) {
   const bool expectationsMet = expectations_.satisfied(key);
 
   std::vector<json> owned;
-  for (json& pod : pods_.byIndex("namespace", ns)) {
-    auto ref = controllerRef(pod);
-    if (ref && ref->value("uid", "") == uid && !isTerminating(pod)) owned.push_back(std::move(pod));
+  for (const auto& pod : pods_.byIndexShared("namespace", ns)) {
+    auto ref = controllerRef(*pod);
+    if (ref && ref->value("uid", "") == uid && !isTerminating(*pod)) owned.push_back(*pod);
   }
   auto hash = syncRevisions(ds, owned);
   if (!hash.ok()) return hash.status();

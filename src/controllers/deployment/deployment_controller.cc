@@ -264,7 +264,8 @@ bool DeploymentController::oldPodsRunning(const json& d, const std::vector<json>
     if (statusInt(rs, "replicas") > 0) return true;
     uids.insert(uidOf(rs));
   }
-  for (const json& pod : pods_.byIndex("namespace", namespaceOf(d))) {
+  for (const auto& cached : pods_.byIndexShared("namespace", namespaceOf(d))) {
+    const json& pod = *cached;
     auto ref = controllerRef(pod);
     const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
     if (ref && uids.count(ref->value("uid", "")) && phase != "Succeeded" && phase != "Failed") {

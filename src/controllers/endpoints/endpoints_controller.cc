@@ -41,7 +41,7 @@ Status EndpointsController::sync(const std::string& key) {
   }
   if (!hasSelector(*svc)) return Status::Ok();  // user-managed Endpoints
 
-  const json subsets = buildEndpointSubsets(*svc, podsOfNamespace(pods_, *svc));
+  const json subsets = buildEndpointSubsets(*svc, podsSelectedBy(pods_, *svc));
   const json labels = endpointLabels(*svc);
   auto current = rest_.get(kEndpoints, ns, name);
   if (!current.ok() && current.status().code() != 404) return current.status();

@@ -53,7 +53,7 @@ Status EndpointSliceController::sync(const std::string& key) {
 
   auto svc = services_.get(key);
   std::vector<json> desired;
-  if (svc && hasSelector(*svc)) desired = buildEndpointSlices(*svc, podsOfNamespace(pods_, *svc));
+  if (svc && hasSelector(*svc)) desired = buildEndpointSlices(*svc, podsSelectedBy(pods_, *svc));
 
   std::vector<bool> used(existing.size(), false);
   Status result;

@@ -9,8 +9,8 @@ namespace {
 
 void queueSelecting(client::Informer& services, client::WorkQueue& queue, const json& pod) {
   const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
-  for (const auto& svc : services.byIndex("namespace", ns)) {
-    if (selectsPod(svc, pod)) queue.add(client::objectKey(svc));
+  for (const auto& svc : services.byIndexShared("namespace", ns)) {
+    if (selectsPod(*svc, pod)) queue.add(client::objectKey(*svc));
   }
 }
 
@@ -35,8 +35,13 @@ void queueServicesOnChanges(client::Informer& services, client::Informer& pods,
                     [&](const json& p) { queueSelecting(services, queue, p); }});
 }
 
-std::vector<json> podsOfNamespace(client::Informer& pods, const json& svc) {
-  return pods.byIndex("namespace", svc.value("/metadata/namespace"_json_pointer, std::string()));
+std::vector<json> podsSelectedBy(client::Informer& pods, const json& svc) {
+  std::vector<json> out;
+  const std::string ns = svc.value("/metadata/namespace"_json_pointer, std::string());
+  for (const auto& pod : pods.byIndexShared("namespace", ns)) {
+    if (selectsPod(svc, *pod)) out.push_back(*pod);
+  }
+  return out;
 }
 
 }  // namespace minik8s::controllers

@@ -13,7 +13,8 @@ namespace minik8s::controllers {
 void queueServicesOnChanges(client::Informer& services, client::Informer& pods,
                             client::WorkQueue& queue);
 
-// The pods of `svc`'s namespace from the pod informer (which carries the "namespace" index).
-std::vector<json> podsOfNamespace(client::Informer& pods, const json& svc);
+// The pods of `svc`'s namespace its selector matches, from the pod informer (which carries the
+// "namespace" index): copies of those only, not of the whole namespace.
+std::vector<json> podsSelectedBy(client::Informer& pods, const json& svc);
 
 }  // namespace minik8s::controllers

@@ -111,7 +111,8 @@ Status FunctionController::syncDeleted(const std::string& ns, const std::string&
 std::string FunctionController::importError(const std::string& ns, const std::string& name,
                                             bool* recheck) {
   const auto now = Clock::now();
-  for (const auto& pod : pods_.byIndex("namespace", ns)) {
+  for (const auto& cached : pods_.byIndexShared("namespace", ns)) {
+    const json& pod = *cached;
     if (api::labelValue(pod, sl::kFunctionLabel) != name || isTerminating(pod)) continue;
     const json c = functionContainerStatus(pod);
     if (!c.is_object() || c.value("ready", false)) continue;

@@ -188,10 +188,8 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
     return out;
   }
   std::vector<json> pods;
-  for (auto& p : pods_.byIndex("namespace", namespaceOf(hpa))) {
-    if (selector->matches(p.value("/metadata/labels"_json_pointer, json()))) {
-      pods.push_back(std::move(p));
-    }
+  for (const auto& p : pods_.byIndexShared("namespace", namespaceOf(hpa))) {
+    if (selector->matches(api::member(api::member(*p, "metadata"), "labels"))) pods.push_back(*p);
   }
   const json specs = hpa.value("/spec/metrics"_json_pointer, json::array());
   int invalid = 0;

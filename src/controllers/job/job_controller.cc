@@ -239,7 +239,8 @@ Status JobController::releaseOrphans(const std::string& ns, const std::string& n
   std::optional<std::string> liveUid;
   bool looked = false;
   Status first = Status::Ok();
-  for (const json& pod : pods_.byIndex("namespace", ns)) {
+  for (const auto& cached : pods_.byIndexShared("namespace", ns)) {
+    const json& pod = *cached;
     if (!hasTrackingFinalizer(pod)) continue;
     auto ref = controllerRef(pod);
     if (!ref || ref->value("kind", "") != "Job" || ref->value("name", "") != name) continue;
@@ -372,9 +373,9 @@ Status JobController::syncJob(json job, const std::string& key) {
   const bool expectationsMet = expectations_.satisfied(key);
 
   std::vector<json> owned;
-  for (json& pod : pods_.byIndex("namespace", ns)) {
-    auto ref = controllerRef(pod);
-    if (ref && ref->value("uid", "") == uid) owned.push_back(std::move(pod));
+  for (const auto& pod : pods_.byIndexShared("namespace", ns)) {
+    auto ref = controllerRef(*pod);
+    if (ref && ref->value("uid", "") == uid) owned.push_back(*pod);
   }
   // A Job that is being deleted or is finished keeps no pod behind its finalizer.
   if (isTerminating(job) || isJobFinished(job)) {

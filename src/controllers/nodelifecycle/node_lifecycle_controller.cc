@@ -288,7 +288,8 @@ void NodeLifecycleController::evictPods(const json& node, WallClock::time_point 
     if (t.value("effect", "") == "NoExecute") noExecute.push_back(t);
   }
   if (noExecute.empty()) return;
-  for (const auto& pod : pods_.byIndex("nodeName", nameOf(node))) {
+  for (const auto& cached : pods_.byIndexShared("nodeName", nameOf(node))) {
+    const json& pod = *cached;
     if (isTerminating(pod)) continue;
     auto at = evictionTime(pod, noExecute, options_.defaultTolerationSeconds, now);
     if (!at || *at > now) continue;

@@ -177,12 +177,13 @@ Status ReplicaSetController::sync(const std::string& key) {
   // Claim: owned pods the selector matches, adopt matching orphans, release the others.
   std::vector<json> owned;
   bool adoptionChecked = false;
-  for (json& pod : pods_.byIndex("namespace", ns)) {
+  for (const auto& cached : pods_.byIndexShared("namespace", ns)) {
+    const json& pod = *cached;
     auto ref = controllerRef(pod);
     const bool matches = !selector->empty() && selector->matches(labelsOf(pod));
     if (ref && ref->value("uid", "") == uid) {
       if (matches || deleting) {
-        owned.push_back(std::move(pod));
+        owned.push_back(pod);
         continue;
       }
       json patch = {

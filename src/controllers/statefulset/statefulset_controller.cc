@@ -201,15 +201,16 @@ Status StatefulSetController::sync(const std::string& key) {
   std::map<int64_t, json> byOrdinal;
   std::vector<json> condemned;  // out of range
   std::set<std::string> inUse;
-  for (json& pod : pods_.byIndex("namespace", ns)) {
+  for (const auto& cached : pods_.byIndexShared("namespace", ns)) {
+    const json& pod = *cached;
     auto ref = controllerRef(pod);
     if (!ref || ref->value("uid", "") != uid) continue;
     inUse.insert(revisionHashOf(pod));
     const int64_t ord = statefulPodOrdinal(setName, nameOf(pod));
     if (ord >= start && ord < start + replicas) {
-      byOrdinal[ord] = std::move(pod);
+      byOrdinal[ord] = pod;
     } else {
-      condemned.push_back(std::move(pod));
+      condemned.push_back(pod);
     }
   }
   auto revisions = syncControllerRevisions(rest_, revisions_, set, kStatefulSets, inUse);
