@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <thread>
 
 #include "bench_util.h"
@@ -178,16 +179,20 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
   sched::SchedulerOptions opts;
   opts.schedulerName = kBenchScheduler;
   if (bindWorkers > 0) opts.bindWorkers = bindWorkers;
-  sched::Scheduler scheduler(rest, opts);
+  std::optional<sched::Scheduler> scheduler;
+  scheduler.emplace(rest, opts);
   auto start = steady_clock::now();
-  scheduler.start();
-  while (scheduler.stats().bound < static_cast<uint64_t>(pods) &&
+  scheduler->start();
+  while (scheduler->stats().bound < static_cast<uint64_t>(pods) &&
          steady_clock::now() - start < 300s) {
     std::this_thread::sleep_for(5ms);
   }
   double secs = duration<double>(steady_clock::now() - start).count();
-  auto st = scheduler.stats();
-  scheduler.stop();
+  auto st = scheduler->stats();
+  scheduler->stop();
+  // Its Scheduled Events still queued are written now, while the server is up and before the
+  // baseline runs (they were written at exit, to a killed server).
+  scheduler.reset();
   std::map<std::string, int> perNode;
   auto list = rest.list(client::resources::kPods, "default");
   if (list.ok()) {
