@@ -28,7 +28,8 @@ void tuneMalloc(int argc, char** argv) {
   if (std::getenv(kMarker) != nullptr) {
     unsetenv(kMarker);
     unsetenv("GLIBC_TUNABLES");
-  } else if (controlPlane(argc, argv) && std::getenv("GLIBC_TUNABLES") == nullptr) {
+  } else if (controlPlane(argc, argv) && std::getenv("GLIBC_TUNABLES") == nullptr &&
+             std::getenv("LD_PRELOAD") == nullptr) {
     setenv("GLIBC_TUNABLES", kTunables, 1);
     setenv(kMarker, "1", 1);
     execv("/proc/self/exe", argv);

@@ -6,7 +6,8 @@
 namespace minik8s::cli {
 
 // Call first thing in main. Settings the environment gives (GLIBC_TUNABLES, MALLOC_ARENA_MAX)
-// win over these:
+// win over these, and a process started with LD_PRELOAD (heaptrack, valgrind, another malloc)
+// does not execute itself again:
 // - For a control-plane command, a thread's malloc cache keeps up to 128 freed chunks of each
 //   size instead of glibc's 7: a tree of a few hundred nodes freed and the next one built then
 //   stay in the thread's cache instead of going through the arena's bins (apiserver_api_bench:
