@@ -15,8 +15,6 @@ const json kEmptyArray = json::array();
 
 const json& arrayOrEmpty(const json& v) { return v.is_array() ? v : kEmptyArray; }
 
-const json& labelsOf(const json& obj) { return member(member(obj, "metadata"), "labels"); }
-
 bool hasLabel(const json& obj, const std::string& key) {
   const json& labels = labelsOf(obj);
   return labels.is_object() && labels.contains(key);

@@ -18,6 +18,8 @@ std::string stringAt(const json& obj, const char* pointer);
 const json& member(const json& obj, const char* key);
 // obj[key] when it is a string, else "".
 std::string stringMember(const json& obj, const char* key);
+// metadata.labels as it is (null when absent), read in place.
+inline const json& labelsOf(const json& obj) { return member(member(obj, "metadata"), "labels"); }
 
 inline std::string namespaceOf(const json& obj) {
   return stringAt(obj, "/metadata/namespace"_json_pointer);

@@ -189,7 +189,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
   }
   std::vector<json> pods;
   for (const auto& p : pods_.byIndexShared("namespace", namespaceOf(hpa))) {
-    if (selector->matches(api::member(api::member(*p, "metadata"), "labels"))) pods.push_back(*p);
+    if (selector->matches(api::labelsOf(*p))) pods.push_back(*p);
   }
   const json specs = hpa.value("/spec/metrics"_json_pointer, json::array());
   int invalid = 0;
