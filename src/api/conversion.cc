@@ -41,14 +41,18 @@ std::optional<json> takeAnnotation(json& obj, const char* key) {
   return parsed;
 }
 
+// The section is taken out of obj while it is edited: setAnnotation inserts into obj, which would
+// move a member still referenced (common/flat_object.h).
 json v2ToV1(json obj) {
   obj["apiVersion"] = kHpaV1;
   if (obj.contains("spec") && obj["spec"].is_object()) {
-    json& spec = obj["spec"];
-    if (spec.contains("metrics") && spec["metrics"].is_array()) {
+    json spec = std::move(obj["spec"]);
+    json metrics = spec.contains("metrics") ? std::move(spec["metrics"]) : json();
+    spec.erase("metrics");
+    if (metrics.is_array()) {
       json rest = json::array();
       bool haveCpu = false;
-      for (const auto& m : spec["metrics"]) {
+      for (const auto& m : metrics) {
         if (!haveCpu && isCpuUtilization(m, "target")) {
           haveCpu = true;
           spec["targetCPUUtilizationPercentage"] = m["resource"]["target"]["averageUtilization"];
@@ -58,18 +62,20 @@ json v2ToV1(json obj) {
       }
       if (!rest.empty()) setAnnotation(obj, kMetricsAnnotation, rest);
     }
-    spec.erase("metrics");
     if (spec.contains("behavior") && !spec["behavior"].is_null()) {
       setAnnotation(obj, kBehaviorAnnotation, spec["behavior"]);
     }
     spec.erase("behavior");
+    obj["spec"] = std::move(spec);
   }
   if (obj.contains("status") && obj["status"].is_object()) {
-    json& status = obj["status"];
-    if (status.contains("currentMetrics") && status["currentMetrics"].is_array()) {
+    json status = std::move(obj["status"]);
+    json current = status.contains("currentMetrics") ? std::move(status["currentMetrics"]) : json();
+    status.erase("currentMetrics");
+    if (current.is_array()) {
       json rest = json::array();
       bool haveCpu = false;
-      for (const auto& m : status["currentMetrics"]) {
+      for (const auto& m : current) {
         if (!haveCpu && isCpuUtilization(m, "current")) {
           haveCpu = true;
           status["currentCPUUtilizationPercentage"] =
@@ -80,12 +86,12 @@ json v2ToV1(json obj) {
       }
       if (!rest.empty()) setAnnotation(obj, kCurrentMetricsAnnotation, rest);
     }
-    status.erase("currentMetrics");
     if (status.contains("conditions") && status["conditions"].is_array() &&
         !status["conditions"].empty()) {
       setAnnotation(obj, kConditionsAnnotation, status["conditions"]);
     }
     status.erase("conditions");
+    obj["status"] = std::move(status);
   }
   return obj;
 }

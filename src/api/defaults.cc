@@ -33,21 +33,22 @@ json* existingArray(json& obj, const char* key) {
 }
 
 // Sets obj[key] = value when the field is absent, null or an empty string.
-void setDefault(json& obj, const char* key, const json& value) {
+// `value` is a copy: it may be another member of obj, which inserting key could move.
+void setDefault(json& obj, const char* key, json value) {
   if (!obj.is_object()) return;
   auto it = obj.find(key);
   if (it == obj.end() || it->is_null() ||
       (it->is_string() && it->get_ref<const std::string&>().empty())) {
-    obj[key] = value;
+    obj[key] = std::move(value);
   }
 }
 
 // Sets obj[key] = value when the field is absent or null: Kubernetes' defaults of pointer fields,
 // which keep an empty string for validation to reject.
-void setIfMissing(json& obj, const char* key, const json& value) {
+void setIfMissing(json& obj, const char* key, json value) {
   if (!obj.is_object()) return;
   auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) obj[key] = value;
+  if (it == obj.end() || it->is_null()) obj[key] = std::move(value);
 }
 
 bool isEmptyMap(const json* v) { return !v || v->is_null() || (v->is_object() && v->empty()); }
@@ -169,10 +170,10 @@ void defaultPodSpec(json& spec, const PodSpecDefaults& d) {
       if (!d.isPod) continue;
       // Pods (not templates): requests default to limits, resource by resource.
       json* resources = existingObject(c, "resources");
-      json* limits = resources ? existingObject(*resources, "limits") : nullptr;
-      if (!limits) continue;
+      if (!resources || !existingObject(*resources, "limits")) continue;
       json* requests = objectField(*resources, "requests");
       if (!requests) continue;
+      const json* limits = existingObject(*resources, "limits");  // after requests' insertion
       for (auto it = limits->begin(); it != limits->end(); ++it) {
         if (!requests->contains(it.key())) (*requests)[it.key()] = *it;
       }
@@ -190,7 +191,8 @@ void defaultPodSpec(json& spec, const PodSpecDefaults& d) {
   // serviceAccount is the deprecated alias: either one names the account.
   if (spec.value("serviceAccountName", json("")) == "" && spec.contains("serviceAccount") &&
       spec["serviceAccount"].is_string()) {
-    spec["serviceAccountName"] = spec["serviceAccount"];
+    json alias = spec["serviceAccount"];
+    spec["serviceAccountName"] = std::move(alias);
   }
   setDefault(spec, "serviceAccountName", "default");
   setDefault(spec, "serviceAccount", spec["serviceAccountName"]);
@@ -363,7 +365,8 @@ void defaultService(json& obj) {
       setDefault(p, "protocol", "TCP");
       auto t = p.find("targetPort");
       if ((t == p.end() || t->is_null() || *t == 0 || *t == "") && p.contains("port")) {
-        p["targetPort"] = p["port"];
+        json port = p["port"];
+        p["targetPort"] = std::move(port);
       }
     }
   }
@@ -414,7 +417,8 @@ void defaultNode(json& obj) {
   json* capacity = existingObject(*status, "capacity");
   auto alloc = status->find("allocatable");
   if (capacity && (alloc == status->end() || alloc->is_null())) {
-    (*status)["allocatable"] = *capacity;
+    json copy = *capacity;
+    (*status)["allocatable"] = std::move(copy);
   }
 }
 

@@ -82,7 +82,7 @@ void prepareForCreate(const ResourceInfo& r, json& obj) {
 
 void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
                       const std::string& subresource) {
-  json& meta = obj["metadata"];
+  json& meta = obj["metadata"];  // only until obj gets a member: that may move it
   const json& oldMeta = old["metadata"];
   for (const char* f : {"uid", "creationTimestamp", "deletionTimestamp",
                         "deletionGracePeriodSeconds", "generation"}) {
@@ -126,7 +126,7 @@ void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
       o->erase("metadata");
       if (r.hasStatus()) o->erase("status");
     }
-    if (a != b) meta["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
+    if (a != b) obj["metadata"]["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
     return;
   }
   const ResourceType* type = builtinResourceType(r);
@@ -141,7 +141,7 @@ void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
   }
   if (hasSpec(old) || hasSpec(obj)) {
     if (member(old, "spec") != member(obj, "spec")) {
-      meta["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
+      obj["metadata"]["generation"] = oldMeta.value("generation", int64_t{1}) + 1;
     }
   }
 }

@@ -14,9 +14,14 @@
 #include <variant>
 #include <vector>
 
+#include "common/flat_object.h"
+
 namespace minik8s {
 
-using json = nlohmann::json;
+// Every JSON value in minik8s. Objects keep their members in a sorted vector
+// (common/flat_object.h): a reference into an object's members does not survive an insertion into
+// that object.
+using json = nlohmann::basic_json<FlatObject>;
 
 // One reason a request was rejected, e.g. {FieldValueInvalid, "spec.replicas", "Invalid value..."}.
 struct Cause {

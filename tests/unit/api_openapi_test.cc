@@ -113,7 +113,8 @@ TEST(OpenApiTest, ClusterScopedPathsHaveNoNamespace) {
 
 // Every $ref of a document points into its own components, so kubectl explain can follow it.
 TEST(OpenApiTest, ComponentsAreClosedUnderRefs) {
-  for (const auto& [path, entry] : openapiV3Index(scheme())["paths"].items()) {
+  const json index = openapiV3Index(scheme());  // not a temporary: the loop outlives the statement
+  for (const auto& [path, entry] : index["paths"].items()) {
     json d = doc(path);
     const json& schemas = d["components"]["schemas"];
     size_t refs = 0;
@@ -138,7 +139,8 @@ TEST(OpenApiTest, ComponentsAreClosedUnderRefs) {
 // kubectl parses every operation into kube-openapi structs; one schema that is not an object
 // (a bare string once slipped in) makes it drop the document and fall back to /openapi/v2.
 TEST(OpenApiTest, EveryBodySchemaIsAReferenceObject) {
-  for (const auto& [gv, entry] : openapiV3Index(scheme())["paths"].items()) {
+  const json index = openapiV3Index(scheme());
+  for (const auto& [gv, entry] : index["paths"].items()) {
     json d = doc(gv);
     size_t bodies = 0;
     for (const auto& [path, item] : d["paths"].items()) {

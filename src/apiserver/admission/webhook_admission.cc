@@ -185,8 +185,10 @@ Status WebhookAdmission::callWebhook(const json& webhook, auth::AdmissionRequest
       {"operation", req.operation},
       {"userInfo", req.user.toJson()},
       {"dryRun", req.dryRun}};
-  request["requestKind"] = request["kind"];
-  request["requestResource"] = request["resource"];
+  // Copies first: inserting a member into request may move the others (common/flat_object.h).
+  json requestKind = request["kind"], requestResource = request["resource"];
+  request["requestKind"] = std::move(requestKind);
+  request["requestResource"] = std::move(requestResource);
   if (!ri.subresource.empty()) {
     request["subResource"] = ri.subresource;
     request["requestSubResource"] = ri.subresource;
