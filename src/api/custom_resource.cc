@@ -5,6 +5,7 @@
 
 #include "api/json_schema.h"
 #include "api/validation/kinds.h"
+#include "common/json_pointer.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -73,9 +74,8 @@ bool higherPriority(const std::string& a, const std::string& b) {
 Result<std::shared_ptr<const CustomResource>> CustomResource::fromVersion(const json& crd,
                                                                           const json& version) {
   auto cr = std::make_shared<CustomResource>();
-  cr->schema_ =
-      version.value("/schema/openAPIV3Schema"_json_pointer,
-                    json{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}});
+  cr->schema_ = valueAt(version, "/schema/openAPIV3Schema",
+                        json{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}});
   const json columns = version.value("additionalPrinterColumns", json::array());
   if (columns.is_array() && !columns.empty()) {
     for (const auto& c : columns) {
@@ -149,7 +149,7 @@ std::vector<TableColumn> CustomResource::columns() const {
 }
 
 json CustomResource::cells(const json& obj, std::chrono::system_clock::time_point now) const {
-  json cells = json::array({obj.value("/metadata/name"_json_pointer, std::string())});
+  json cells = json::array({valueAt(obj, "/metadata/name", std::string())});
   for (const auto& c : columns_) {
     json v = c.path.first(obj);
     const std::string& type = c.column.type;

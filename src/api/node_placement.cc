@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 
 namespace minik8s::api {
 
@@ -69,7 +70,7 @@ bool matchesNodeSelectorTerm(const json& term, const json& node) {
   }
   for (const auto& req : fields) {
     if (req.value("key", "") != "metadata.name") return false;
-    std::string name = node.value("/metadata/name"_json_pointer, std::string());
+    std::string name = valueAt(node, "/metadata/name", std::string());
     if (!matchesRequirement(req, true, name)) return false;
   }
   return true;

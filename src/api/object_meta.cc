@@ -1,5 +1,7 @@
 #include "api/object_meta.h"
 
+#include "common/json_pointer.h"
+
 namespace minik8s::api {
 
 std::string stringAt(const json& obj, const json::json_pointer& ptr) {
@@ -13,11 +15,8 @@ std::string stringAt(const json& obj, const json::json_pointer& ptr) {
 }
 
 std::string stringAt(const json& obj, const char* pointer) {
-  try {
-    return stringAt(obj, json::json_pointer(pointer));
-  } catch (const json::exception&) {
-    return "";
-  }
+  const json* v = findPointer(obj, pointer);
+  return v && v->is_string() ? v->get<std::string>() : "";
 }
 
 const json& member(const json& obj, const char* key) {

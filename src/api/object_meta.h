@@ -21,14 +21,10 @@ std::string stringMember(const json& obj, const char* key);
 // metadata.labels as it is (null when absent), read in place.
 inline const json& labelsOf(const json& obj) { return member(member(obj, "metadata"), "labels"); }
 
-inline std::string namespaceOf(const json& obj) {
-  return stringAt(obj, "/metadata/namespace"_json_pointer);
-}
-inline std::string nameOf(const json& obj) { return stringAt(obj, "/metadata/name"_json_pointer); }
-inline std::string uidOf(const json& obj) { return stringAt(obj, "/metadata/uid"_json_pointer); }
-inline std::string nodeNameOf(const json& pod) {
-  return stringAt(pod, "/spec/nodeName"_json_pointer);
-}
+inline std::string namespaceOf(const json& obj) { return stringAt(obj, "/metadata/namespace"); }
+inline std::string nameOf(const json& obj) { return stringAt(obj, "/metadata/name"); }
+inline std::string uidOf(const json& obj) { return stringAt(obj, "/metadata/uid"); }
+inline std::string nodeNameOf(const json& pod) { return stringAt(pod, "/spec/nodeName"); }
 inline std::string labelValue(const json& obj, const std::string& key) {
   return stringAt(obj, json::json_pointer("/metadata/labels") / key);
 }

@@ -6,6 +6,7 @@
 #include "api/object_meta.h"
 #include "api/quantity.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 
 namespace minik8s::api {
 
@@ -22,7 +23,7 @@ bool hasAnnotation(const json& obj, const char* key) {
 std::string claimClassOf(const json& claim) {
   if (hasAnnotation(claim, kAnnBetaStorageClass))
     return annotationValue(claim, kAnnBetaStorageClass);
-  return stringAt(claim, "/spec/storageClassName"_json_pointer);
+  return stringAt(claim, "/spec/storageClassName");
 }
 
 bool claimClassUnset(const json& claim) {
@@ -35,7 +36,7 @@ bool claimClassUnset(const json& claim) {
 std::string volumeClassOf(const json& volume) {
   if (hasAnnotation(volume, kAnnBetaStorageClass))
     return annotationValue(volume, kAnnBetaStorageClass);
-  return stringAt(volume, "/spec/storageClassName"_json_pointer);
+  return stringAt(volume, "/spec/storageClassName");
 }
 
 std::optional<json> defaultStorageClass(const std::vector<json>& classes) {
@@ -46,8 +47,8 @@ std::optional<json> defaultStorageClass(const std::vector<json>& classes) {
       best = c;
       continue;
     }
-    const std::string created = stringAt(c, "/metadata/creationTimestamp"_json_pointer);
-    const std::string bestCreated = stringAt(*best, "/metadata/creationTimestamp"_json_pointer);
+    const std::string created = stringAt(c, "/metadata/creationTimestamp");
+    const std::string bestCreated = stringAt(*best, "/metadata/creationTimestamp");
     if (created > bestCreated || (created == bestCreated && nameOf(c) < nameOf(*best))) best = c;
   }
   return best;
@@ -86,7 +87,7 @@ std::vector<std::string> stringsAt(const json& obj, const json::json_pointer& pt
 }
 
 std::string volumeModeOf(const json& obj) {
-  std::string mode = stringAt(obj, "/spec/volumeMode"_json_pointer);
+  std::string mode = stringAt(obj, "/spec/volumeMode");
   return mode.empty() ? "Filesystem" : mode;
 }
 
@@ -129,7 +130,7 @@ std::string volumeMismatch(const json& volume, const json& claim) {
 }
 
 bool volumeAllowsNode(const json& volume, const json& node) {
-  const json required = volume.value("/spec/nodeAffinity/required"_json_pointer, json());
+  const json required = valueAt(volume, "/spec/nodeAffinity/required", json());
   if (!required.is_object()) return true;
   json asPod = {
       {"spec",
@@ -139,8 +140,7 @@ bool volumeAllowsNode(const json& volume, const json& node) {
 }
 
 bool volumePinnedToNode(const json& volume, const std::string& nodeName) {
-  const json terms =
-      volume.value("/spec/nodeAffinity/required/nodeSelectorTerms"_json_pointer, json());
+  const json terms = valueAt(volume, "/spec/nodeAffinity/required/nodeSelectorTerms", json());
   if (nodeName.empty() || !terms.is_array() || terms.empty()) return false;
   for (const auto& term : terms) {
     const json expressions = term.is_object() ? term.value("matchExpressions", json()) : json();
@@ -178,7 +178,7 @@ std::optional<json> findMatchingVolume(const json& claim, const std::vector<json
     if (preBound) return volume;
     // Available, or new and not yet marked so (a volume and its claim created together):
     // Released and Failed volumes wait for an administrator.
-    const std::string phase = stringAt(volume, "/status/phase"_json_pointer);
+    const std::string phase = stringAt(volume, "/status/phase");
     if (phase != "Available" && phase != "Pending" && !phase.empty()) continue;
     if (selector && !selector->matches(
                         volume.value("metadata", json::object()).value("labels", json::object()))) {

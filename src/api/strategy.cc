@@ -5,6 +5,7 @@
 #include "api/object_meta.h"
 #include "api/quantity.h"
 #include "api/resource_type.h"
+#include "common/json_pointer.h"
 
 namespace minik8s::api::strategy {
 
@@ -93,13 +94,13 @@ void prepareForUpdate(const ResourceInfo& r, json& obj, const json& old,
     }
   }
   if (subresource == "finalize") {  // namespaces: only spec.finalizers changes
-    json finalizers = obj.value("/spec/finalizers"_json_pointer, json::array());
+    json finalizers = valueAt(obj, "/spec/finalizers", json::array());
     obj = old;
     obj["spec"]["finalizers"] = std::move(finalizers);
     return;
   }
   if (subresource == "binding") {  // pods: the node and the PodScheduled condition only
-    json nodeName = obj.value("/spec/nodeName"_json_pointer, json());
+    json nodeName = valueAt(obj, "/spec/nodeName", json());
     json status = obj.contains("status") ? obj["status"] : json::object();
     obj = old;
     obj["spec"]["nodeName"] = std::move(nodeName);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "apiserver/watch_cache.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 
 namespace minik8s::apiserver {
@@ -104,11 +105,10 @@ Result<std::vector<AdmissionLister::Object>> AdmissionLister::list(const api::Re
 void AdmissionLister::observe(const api::ResourceInfo& r, const json& stored) {
   Kept* k = kept(r);
   if (k == nullptr) return;
-  const std::string rv = stored.value("/metadata/resourceVersion"_json_pointer, std::string());
+  const std::string rv = valueAt(stored, "/metadata/resourceVersion", std::string());
   const int64_t revision = std::strtoll(rv.c_str(), nullptr, 10);
-  const std::string key =
-      Registry::key(r, stored.value("/metadata/namespace"_json_pointer, std::string()),
-                    stored.value("/metadata/name"_json_pointer, std::string()));
+  const std::string key = Registry::key(r, valueAt(stored, "/metadata/namespace", std::string()),
+                                        valueAt(stored, "/metadata/name", std::string()));
   std::lock_guard lock(k->mu);
   // Once memory has passed `revision` it is at least as new (and an object deleted since must
   // not come back).

@@ -27,6 +27,7 @@
 #include "apiserver/request_metrics.h"
 #include "apiserver/stored_json.h"
 #include "common/json_depth.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/metrics.h"
 #include "common/time_util.h"
@@ -401,7 +402,7 @@ void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, in
                            const std::vector<std::string>& warnings,
                            std::string_view storedText) const {
   if (!storedText.empty() && !wantsTable(req) && &registry_.storageInfo(r) == &r) {
-    const std::string rv = obj.value("/metadata/resourceVersion"_json_pointer, std::string());
+    const std::string rv = valueAt(obj, "/metadata/resourceVersion", std::string());
     http::Response res;
     res.status = code;
     res.headers.emplace_back("Content-Type", "application/json");
@@ -414,8 +415,7 @@ void ApiServer::sendObject(const http::Request& req, http::ResponseWriter& w, in
   auto out = toRequestVersion(r, std::move(obj));
   if (!out.ok()) return sendError(w, out.status());
   if (wantsTable(req)) {
-    json meta = {
-        {"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer, std::string())}};
+    json meta = {{"resourceVersion", valueAt(*out, "/metadata/resourceVersion", std::string())}};
     w.send(jsonResponse(code, makeTable(req, r, {*out}, meta), warnings));
     return;
   }
@@ -641,8 +641,8 @@ void ApiServer::serveApproval(const http::Request& req, http::ResponseWriter& w,
       wanted = std::move(patched.value());
     }
     json next = current;
-    next["status"]["conditions"] = wanted.value("/status/conditions"_json_pointer, json::array());
-    std::string rv = wanted.value("/metadata/resourceVersion"_json_pointer, std::string());
+    next["status"]["conditions"] = valueAt(wanted, "/status/conditions", json::array());
+    std::string rv = valueAt(wanted, "/metadata/resourceVersion", std::string());
     if (!rv.empty()) next["metadata"]["resourceVersion"] = rv;
     Status admitted = runAdmission(user, ri, "UPDATE", &current, &next, isDryRun(req));
     if (!admitted.ok()) return admitted;
@@ -904,8 +904,7 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     if (!out.ok()) return true;
     json ev = {{"type", type}};
     if (table) {
-      json meta = {
-          {"resourceVersion", out->value("/metadata/resourceVersion"_json_pointer, std::string())}};
+      json meta = {{"resourceVersion", valueAt(*out, "/metadata/resourceVersion", std::string())}};
       ev["object"] = makeTable(req, r, {*out}, meta, firstTable);
       firstTable = false;
     } else {
@@ -1007,7 +1006,7 @@ void ApiServer::serveCreate(const http::Request& req, http::ResponseWriter& w,
   std::vector<std::string> warnings;
   auto obj = decodeObject(req, r, warnings);
   if (!obj.ok()) return sendError(w, obj.status());
-  std::string bodyNs = obj->value("/metadata/namespace"_json_pointer, std::string());
+  std::string bodyNs = valueAt(*obj, "/metadata/namespace", std::string());
   if (r.namespaced && !bodyNs.empty() && bodyNs != ri.namespaceName) {
     return sendError(w, Status::BadRequest("the namespace of the provided object does not match "
                                            "the namespace sent on the request"));
@@ -1242,7 +1241,7 @@ void ApiServer::serveDeleteCollection(const http::Request& req, http::ResponseWr
                {"metadata", {{"resourceVersion", std::to_string(page->revision)}}},
                {"items", json::array()}};
   for (const auto& obj : page->items) {
-    std::string ns = obj.value("/metadata/namespace"_json_pointer, std::string());
+    std::string ns = valueAt(obj, "/metadata/namespace", std::string());
     RequestInfo itemInfo = ri;
     itemInfo.verb = "delete";
     itemInfo.namespaceName = ns;
@@ -1338,7 +1337,7 @@ void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
       if (!patched.ok()) return patched.status();
       desired = std::move(patched.value());
     }
-    const json replicas = desired.value("/spec/replicas"_json_pointer, json());
+    const json replicas = valueAt(desired, "/spec/replicas", json());
     if (!replicas.is_number_integer()) {
       return Status::Invalid(
           "Scale", ri.name,
@@ -1350,7 +1349,7 @@ void ApiServer::serveScale(const http::Request& req, http::ResponseWriter& w,
           {{"FieldValueInvalid", "spec.replicas",
             "Invalid value: " + replicas.dump() + ": must be greater than or equal to 0"}});
     }
-    std::string rv = desired.value("/metadata/resourceVersion"_json_pointer, std::string());
+    std::string rv = valueAt(desired, "/metadata/resourceVersion", std::string());
     if (!rv.empty()) current["metadata"]["resourceVersion"] = rv;
     current[specReplicas] = replicas;
     return current;
@@ -1371,13 +1370,13 @@ void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
       !admitted.ok()) {
     return sendError(w, admitted);
   }
-  std::string node = binding.value("/target/name"_json_pointer, std::string());
+  std::string node = valueAt(binding, "/target/name", std::string());
   if (node.empty()) {
     return sendError(w, Status::Invalid("Binding", ri.name,
                                         {{"FieldValueRequired", "target.name", "Required value"}}));
   }
   auto mutate = [&](json pod) -> Result<json> {
-    std::string current = pod.value("/spec/nodeName"_json_pointer, std::string());
+    std::string current = valueAt(pod, "/spec/nodeName", std::string());
     if (!current.empty()) {
       return Status::ConflictMessage("Operation cannot be fulfilled on pods/binding \"" + ri.name +
                                      "\": pod " + ri.name + " is already assigned to node \"" +
@@ -1390,7 +1389,7 @@ void ApiServer::serveBinding(const http::Request& req, http::ResponseWriter& w,
     // The PodScheduled condition goes in the same write, as the binding REST handler upstream
     // sets it (one store write and one watch event per binding).
     json conds = json::array();
-    for (const auto& c : pod.value("/status/conditions"_json_pointer, json::array())) {
+    for (const auto& c : valueAt(pod, "/status/conditions", json::array())) {
       if (c.value("type", "") != "PodScheduled") conds.push_back(c);
     }
     conds.push_back({{"type", "PodScheduled"},

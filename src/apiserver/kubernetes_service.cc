@@ -1,6 +1,7 @@
 #include "apiserver/kubernetes_service.h"
 
 #include "apiserver/service_allocator.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 
 namespace minik8s::apiserver {
@@ -25,7 +26,7 @@ Status upsert(Registry& registry, const api::ResourceInfo& r, const json& desire
     for (const auto& f : fields) {
       if (cur.value(f, json()) != desired.value(f, json())) return true;
     }
-    json labels = cur.value("/metadata/labels"_json_pointer, json::object());
+    json labels = valueAt(cur, "/metadata/labels", json::object());
     for (auto& [k, v] : desired["metadata"]["labels"].items()) {
       if (labels.value(k, json()) != v) return true;
     }
@@ -87,12 +88,12 @@ Status reconcileKubernetesService(Registry& registry, const KubernetesServiceSpe
   auto current = registry.get(*services, kNamespace, kName);
   if (current.ok()) {
     // Only the ports are ours to repair: the clusterIP is immutable, the rest users may tune.
-    const std::string ip = current->value("/spec/clusterIP"_json_pointer, std::string());
+    const std::string ip = valueAt(*current, "/spec/clusterIP", std::string());
     if (ip != spec.clusterIP) {
       LOG_WARN("service default/kubernetes has clusterIP {}, not {}: leaving it", ip,
                spec.clusterIP);
     }
-    if (current->value("/spec/ports"_json_pointer, json()) != svc["spec"]["ports"]) {
+    if (valueAt(*current, "/spec/ports", json()) != svc["spec"]["ports"]) {
       auto up =
           registry.guaranteedUpdate(*services, kNamespace, kName, [&](json cur) -> Result<json> {
             cur["spec"]["ports"] = svc["spec"]["ports"];

@@ -2,6 +2,7 @@
 
 #include "api/selector.h"
 #include "common/http_client.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 
 namespace minik8s::apiserver {
@@ -43,9 +44,9 @@ json usageJson(std::optional<uint64_t> cpu, std::optional<uint64_t> mem) {
 }
 
 json metadataFrom(const json& obj, bool namespaced) {
-  json meta = {{"name", obj.value("/metadata/name"_json_pointer, std::string())},
+  json meta = {{"name", valueAt(obj, "/metadata/name", std::string())},
                {"creationTimestamp", formatRfc3339(Clock::now())}};
-  if (namespaced) meta["namespace"] = obj.value("/metadata/namespace"_json_pointer, std::string());
+  if (namespaced) meta["namespace"] = valueAt(obj, "/metadata/namespace", std::string());
   if (obj.contains("/metadata/labels"_json_pointer)) meta["labels"] = obj["metadata"]["labels"];
   return meta;
 }
@@ -129,7 +130,7 @@ json MetricsApi::aggregatedGroup() {
 MetricsApi::Usage MetricsApi::usageOf(const std::string& key, const json& stats) {
   Usage u;
   u.workingSet = optU64(stats, "/memory/workingSetBytes"_json_pointer);
-  std::string time = stats.value("/cpu/time"_json_pointer, std::string());
+  std::string time = valueAt(stats, "/cpu/time", std::string());
   auto parsed = parseRfc3339(time);
   Clock::time_point t = parsed ? *parsed : Clock::now();
   u.timestamp = formatRfc3339(t);
@@ -177,7 +178,7 @@ Result<json> MetricsApi::summaryOf(const std::string& nodeName) {
 }
 
 Result<json> MetricsApi::nodeMetrics(const json& node) {
-  std::string name = node.value("/metadata/name"_json_pointer, std::string());
+  std::string name = valueAt(node, "/metadata/name", std::string());
   auto ep = nodeAgentEndpoint(node);
   if (!ep.ok()) return ep.status();
   auto summary = fetcher_(*ep);
@@ -213,18 +214,18 @@ Result<json> MetricsApi::listPodMetrics(const http::Request& req, const std::str
   std::map<std::string, std::optional<json>> summaries;  // by node; nullopt = unreachable
   json items = json::array();
   for (const auto& pod : selected) {
-    std::string node = pod.value("/spec/nodeName"_json_pointer, std::string());
+    std::string node = valueAt(pod, "/spec/nodeName", std::string());
     if (node.empty()) continue;
     if (!summaries.count(node)) {
       auto s = summaryOf(node);
       summaries[node] = s.ok() ? std::optional<json>(*s) : std::nullopt;
     }
     if (!summaries[node]) continue;
-    std::string podNs = pod.value("/metadata/namespace"_json_pointer, std::string());
-    std::string podName = pod.value("/metadata/name"_json_pointer, std::string());
+    std::string podNs = valueAt(pod, "/metadata/namespace", std::string());
+    std::string podName = valueAt(pod, "/metadata/name", std::string());
     for (const auto& ps : summaries[node]->value("pods", json::array())) {
-      if (ps.value("/podRef/name"_json_pointer, std::string()) != podName ||
-          ps.value("/podRef/namespace"_json_pointer, std::string()) != podNs) {
+      if (valueAt(ps, "/podRef/name", std::string()) != podName ||
+          valueAt(ps, "/podRef/namespace", std::string()) != podNs) {
         continue;
       }
       json containers = json::array();

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/stream.h"
 #include "common/strings.h"
@@ -23,9 +24,7 @@ std::vector<std::string> containerNames(const json& pod) {
   return names;
 }
 
-std::string podName(const json& pod) {
-  return pod.value("/metadata/name"_json_pointer, std::string());
-}
+std::string podName(const json& pod) { return valueAt(pod, "/metadata/name", std::string()); }
 
 // Appends name=value for every value of each named parameter, in the given order.
 void copyParams(std::string& target, const http::Request& req,
@@ -83,10 +82,10 @@ Result<NodeEndpoint> nodeAgentEndpoint(const json& node) {
     if (!ep.host.empty()) break;
   }
   if (ep.host.empty()) {
-    return Status::BadRequest("node \"" + node.value("/metadata/name"_json_pointer, std::string()) +
+    return Status::BadRequest("node \"" + valueAt(node, "/metadata/name", std::string()) +
                               "\" has no address in status.addresses");
   }
-  auto port = status.value("/daemonEndpoints/kubeletEndpoint/Port"_json_pointer, 0);
+  auto port = valueAt(status, "/daemonEndpoints/kubeletEndpoint/Port", 0);
   if (port > 0 && port < 65536) ep.port = port;
   return ep;
 }
@@ -110,12 +109,12 @@ Result<std::string> selectContainer(const json& pod, const http::Request& req) {
     }
     return Status::BadRequest("container " + *requested + " is not valid for pod " + podName(pod));
   }
-  std::string annotated = pod.value("/metadata/annotations"_json_pointer, json::object())
+  std::string annotated = valueAt(pod, "/metadata/annotations", json::object())
                               .value(kDefaultContainerAnnotation, std::string());
   for (const auto& n : names) {
     if (!annotated.empty() && n == annotated) return n;
   }
-  const json containers = pod.value("/spec/containers"_json_pointer, json::array());
+  const json containers = valueAt(pod, "/spec/containers", json::array());
   if (containers.size() == 1) return containers[0].value("name", std::string());
   return Status::BadRequest("a container name must be specified for pod " + podName(pod) +
                             ", choose one of: [" + list + "]");
@@ -123,7 +122,7 @@ Result<std::string> selectContainer(const json& pod, const http::Request& req) {
 
 Result<std::string> agentTarget(const json& pod, const http::Request& req,
                                 const std::string& subresource) {
-  std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  std::string ns = valueAt(pod, "/metadata/namespace", std::string());
   if (subresource == "portforward") {
     // The kubelet's path; the ports travel in the SPDY streams' headers (and, as kubectl also
     // sends them, in `ports` parameters).
@@ -158,7 +157,7 @@ void proxyToNode(Registry& registry, const http::Request& req, http::ResponseWri
   if (!pods) return fail(Status::Internal("the scheme has no pods resource"));
   auto pod = registry.get(*pods, ri.namespaceName, ri.name);
   if (!pod.ok()) return fail(pod.status());
-  std::string nodeName = pod->value("/spec/nodeName"_json_pointer, std::string());
+  std::string nodeName = valueAt(*pod, "/spec/nodeName", std::string());
   if (nodeName.empty()) {
     return fail(Status::BadRequest("pod " + ri.name + " does not have a host assigned"));
   }

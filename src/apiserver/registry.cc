@@ -7,6 +7,7 @@
 #include "api/validation.h"
 #include "apiserver/service_allocator.h"
 #include "common/base64.h"
+#include "common/json_pointer.h"
 #include "common/random.h"
 #include "common/time_util.h"
 
@@ -31,7 +32,7 @@ std::string encodeForStorage(json& obj) {
 std::string nowString() { return formatRfc3339(Clock::now()); }
 
 bool isTerminalPod(const json& pod) {
-  std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  std::string phase = valueAt(pod, "/status/phase", std::string());
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -40,14 +41,14 @@ bool hasFinalizers(const json& obj) {
   if (f.is_array() && !f.empty()) return true;
   // A namespace waits for its content to be removed ("kubernetes" in spec.finalizers).
   if (obj.value("kind", "") == "Namespace") {
-    const json sf = obj.value("/spec/finalizers"_json_pointer, json::array());
+    const json sf = valueAt(obj, "/spec/finalizers", json::array());
     return sf.is_array() && !sf.empty();
   }
   return false;
 }
 
 Status invalidFromCauses(const api::ResourceInfo& r, const json& obj, std::vector<Cause> causes) {
-  std::string name = obj.value("/metadata/name"_json_pointer, std::string());
+  std::string name = valueAt(obj, "/metadata/name", std::string());
   Status s = Status::Invalid(r.kind, name, std::move(causes));
   s.withDetails(name, r.group, r.kind);
   return s;
@@ -105,9 +106,8 @@ Status Registry::checkNamespace(const api::ResourceInfo& r, const std::string& n
     nsObj = std::make_shared<const json>(json::parse(got->value, nullptr, false));
   }
   if (nsObj && nsObj->is_object() &&
-      nsObj->value("/status/phase"_json_pointer, std::string()) == "Terminating") {
-    return Status::Forbidden(r.plural + " \"" +
-                             nsObj->value("/metadata/name"_json_pointer, std::string()) +
+      valueAt(*nsObj, "/status/phase", std::string()) == "Terminating") {
+    return Status::Forbidden(r.plural + " \"" + valueAt(*nsObj, "/metadata/name", std::string()) +
                              "\" is forbidden: unable to create new content in namespace " + ns +
                              " because it is being terminated");
   }
@@ -362,9 +362,8 @@ Result<json> Registry::update(const api::ResourceInfo& r, const std::string& ns,
   }
   auto old = decodeStored(*kv);
   if (!old.ok()) return old.status();
-  std::string rv = obj.is_object()
-                       ? obj.value("/metadata/resourceVersion"_json_pointer, std::string())
-                       : std::string();
+  std::string rv =
+      obj.is_object() ? valueAt(obj, "/metadata/resourceVersion", std::string()) : std::string();
   if (!rv.empty() && rv != std::to_string(kv->modRevision)) {
     return Status::Conflict(r.qualifiedResource(), name);
   }
@@ -387,7 +386,7 @@ Result<json> Registry::guaranteedUpdate(const api::ResourceInfo& r, const std::s
     auto desired = mutate(*old);
     if (!desired.ok()) return desired.status();
     // A resourceVersion the mutation asked for explicitly is a precondition, not retried.
-    std::string rv = desired->value("/metadata/resourceVersion"_json_pointer, std::string());
+    std::string rv = valueAt(*desired, "/metadata/resourceVersion", std::string());
     const bool explicitRv = !rv.empty() && rv != std::to_string(kv->modRevision);
     if (explicitRv) return Status::Conflict(r.qualifiedResource(), name);
     auto res = writeUpdate(r, ns, name, std::move(desired.value()), *old, kv->modRevision,
@@ -435,8 +434,8 @@ Result<DeleteResult> Registry::remove(const api::ResourceInfo& r, const std::str
     bool markOnly = hasFinalizers(obj);
     if (r.kind == "Pod" && !markOnly) {
       int64_t grace = opts.gracePeriodSeconds.value_or(
-          obj.value("/spec/terminationGracePeriodSeconds"_json_pointer, int64_t{30}));
-      const bool scheduled = !obj.value("/spec/nodeName"_json_pointer, std::string()).empty();
+          valueAt(obj, "/spec/terminationGracePeriodSeconds", int64_t{30}));
+      const bool scheduled = !valueAt(obj, "/spec/nodeName", std::string()).empty();
       markOnly = scheduled && grace > 0 && !isTerminalPod(obj);
       if (markOnly) {
         if (meta.contains("deletionTimestamp") &&

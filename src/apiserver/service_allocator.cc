@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 
 namespace minik8s::apiserver {
@@ -43,8 +44,7 @@ bool needsClusterIP(const json& svc) {
 bool needsNodePorts(const json& svc) {
   const std::string t = typeOf(svc);
   if (t == "NodePort") return true;
-  return t == "LoadBalancer" &&
-         svc.value("/spec/allocateLoadBalancerNodePorts"_json_pointer, true) != false;
+  return t == "LoadBalancer" && valueAt(svc, "/spec/allocateLoadBalancerNodePorts", true) != false;
 }
 
 // The clusterIP `svc` holds (not "None", not empty).
@@ -56,7 +56,7 @@ std::string heldIP(const json& svc) {
 
 std::set<int> heldNodePorts(const json& svc) {
   std::set<int> out;
-  const json ports = svc.value("/spec/ports"_json_pointer, json::array());
+  const json ports = valueAt(svc, "/spec/ports", json::array());
   if (!ports.is_array()) return out;
   for (const auto& p : ports) {
     if (p.is_object() && p.contains("nodePort") && p["nodePort"].is_number_integer() &&

@@ -40,8 +40,8 @@ namespace {
 
 // Server-side apply of one object: PATCH with an apply patch to the object's own URL.
 Status applyObject(client::RestClient& rest, const json& obj) {
-  const std::string apiVersion = api::stringAt(obj, "/apiVersion"_json_pointer);
-  const std::string kind = api::stringAt(obj, "/kind"_json_pointer);
+  const std::string apiVersion = api::stringAt(obj, "/apiVersion");
+  const std::string kind = api::stringAt(obj, "/kind");
   const auto [group, version] = api::splitApiVersion(apiVersion);
   const api::ResourceInfo* info = api::Scheme::builtin().byKind(group, version, kind);
   if (!info) return Status::BadRequest("no resource for " + apiVersion + " " + kind);
@@ -72,13 +72,13 @@ Status applyManifests(client::RestClient& rest, const std::vector<std::string>& 
   }
   // Namespaces first (as Helm orders kinds), so a file may use one another file creates.
   std::stable_partition(objects.begin(), objects.end(), [](const auto& o) {
-    return api::stringAt(o.second, "/kind"_json_pointer) == "Namespace";
+    return api::stringAt(o.second, "/kind") == "Namespace";
   });
   for (const auto& [file, obj] : objects) {
     if (Status s = applyObject(rest, obj); !s.ok()) {
-      return Status(s.code(), s.reason(),
-                    file + ": " + api::stringAt(obj, "/kind"_json_pointer) + " " +
-                        api::nameOf(obj) + ": " + s.message());
+      return Status(
+          s.code(), s.reason(),
+          file + ": " + api::stringAt(obj, "/kind") + " " + api::nameOf(obj) + ": " + s.message());
     }
   }
   return Status::Ok();

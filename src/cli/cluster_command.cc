@@ -21,6 +21,7 @@
 #include "cli/gluster_volume.h"
 #include "client/rest_client.h"
 #include "common/http_client.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "dns/dns_endpoint.h"
@@ -959,7 +960,7 @@ int status(const Layout& l) {
     for (const auto& [name, port] :
          {std::pair{"prometheus", kPrometheusNodePort}, {"dashboard", kDashboardNodePort}}) {
       auto deploy = rest.get(client::resources::kDeployments, kMonitoringNamespace, name);
-      const int ready = deploy.ok() ? deploy->value("/status/readyReplicas"_json_pointer, 0) : 0;
+      const int ready = deploy.ok() ? valueAt(*deploy, "/status/readyReplicas", 0) : 0;
       std::cout << fmt::format("{:<16} {:<8} {}\n", name, ready > 0 ? "ready" : "starting",
                                monitoringUrl(l, state, port));
     }

@@ -23,6 +23,7 @@
 #include "common/command.h"
 #include "common/file_util.h"
 #include "common/http_client.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/random.h"
 #include "common/time_util.h"
@@ -141,7 +142,7 @@ void deploy(DeployFlags& f) {
       }
       exitWithError(got.status());
     }
-    if (f.handler.empty()) f.handler = api::stringAt(*got, "/spec/handler"_json_pointer);
+    if (f.handler.empty()) f.handler = api::stringAt(*got, "/spec/handler");
   }
   auto code = readFile(f.file);
   if (!code.ok()) exitWithError(code.status());
@@ -206,18 +207,17 @@ void deploy(DeployFlags& f) {
   if (!f.wait) return;
   // The new revision is out when the status names the code's revision and the Deployment has
   // finished its rollout (no instance of the old template left).
-  const std::string revision = api::stringAt(*stored, "/metadata/resourceVersion"_json_pointer);
+  const std::string revision = api::stringAt(*stored, "/metadata/resourceVersion");
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(f.waitSeconds);
   for (;;) {
     auto fn = rest.get(sl::kFunctions, f.ns, f.name);
     auto dep = rest.get(client::resources::kDeployments, f.ns, sl::deploymentName(f.name));
-    if (fn.ok() && dep.ok() &&
-        api::stringAt(*fn, "/status/codeRevision"_json_pointer) == revision) {
-      const int want = dep->value("/spec/replicas"_json_pointer, 0);
-      const bool observed = dep->value("/status/observedGeneration"_json_pointer, int64_t{0}) >=
-                            dep->value("/metadata/generation"_json_pointer, int64_t{0});
-      if (observed && dep->value("/status/updatedReplicas"_json_pointer, 0) >= want &&
-          dep->value("/status/replicas"_json_pointer, 0) <= want) {
+    if (fn.ok() && dep.ok() && api::stringAt(*fn, "/status/codeRevision") == revision) {
+      const int want = valueAt(*dep, "/spec/replicas", 0);
+      const bool observed = valueAt(*dep, "/status/observedGeneration", int64_t{0}) >=
+                            valueAt(*dep, "/metadata/generation", int64_t{0});
+      if (observed && valueAt(*dep, "/status/updatedReplicas", 0) >= want &&
+          valueAt(*dep, "/status/replicas", 0) <= want) {
         std::cout << "revision " << revision << " rolled out (" << want << " instance(s))\n";
         return;
       }
@@ -241,8 +241,8 @@ std::vector<json> functionPods(client::RestClient& rest, const std::string& ns,
   if (!pods.ok()) exitWithError(pods.status());
   std::vector<json> out = pods->value("items", json::array());
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
-    return api::stringAt(a, "/metadata/creationTimestamp"_json_pointer) <
-           api::stringAt(b, "/metadata/creationTimestamp"_json_pointer);
+    return api::stringAt(a, "/metadata/creationTimestamp") <
+           api::stringAt(b, "/metadata/creationTimestamp");
   });
   return out;
 }
@@ -407,7 +407,7 @@ void addFunctionCommand(CLI::App& app) {
     for (;;) {
       for (const auto& pod : functionPods(rest, lf->ns, lf->name)) {
         const std::string name = api::nameOf(pod);
-        const std::string phase = api::stringAt(pod, "/status/phase"_json_pointer);
+        const std::string phase = api::stringAt(pod, "/status/phase");
         if (followed.count(name) ||
             (phase != "Running" && phase != "Succeeded" && phase != "Failed")) {
           continue;
@@ -455,13 +455,12 @@ void addFunctionCommand(CLI::App& app) {
                              "REASON", "URL");
     for (const auto& f : items->value("items", json::array())) {
       std::string reason;
-      for (const auto& c : f.value("/status/conditions"_json_pointer, json::array())) {
+      for (const auto& c : valueAt(f, "/status/conditions", json::array())) {
         if (c.value("type", "") == "Ready") reason = c.value("reason", "");
       }
-      std::cout << fmt::format("{:<24} {:<20} {:>5}  {:<14} {}\n", api::nameOf(f),
-                               api::stringAt(f, "/spec/handler"_json_pointer),
-                               f.value("/status/readyReplicas"_json_pointer, 0), reason,
-                               api::stringAt(f, "/status/url"_json_pointer));
+      std::cout << fmt::format(
+          "{:<24} {:<20} {:>5}  {:<14} {}\n", api::nameOf(f), api::stringAt(f, "/spec/handler"),
+          valueAt(f, "/status/readyReplicas", 0), reason, api::stringAt(f, "/status/url"));
     }
   });
 }

@@ -22,6 +22,7 @@
 #include "common/child_process.h"
 #include "common/command.h"
 #include "common/file_util.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/yaml_json.h"
 #include "slurm/slurm_cli.h"
@@ -287,11 +288,11 @@ void addJobCommand(CLI::App& app) {
     client::RestClient rest(*config);
     auto sj = rest.get(slurm::kSlurmJobs, of->ns, of->name);
     if (!sj.ok()) exitWithError(sj.status());
-    const std::string pod = sj->value("/status/submitter"_json_pointer, std::string());
+    const std::string pod = valueAt(*sj, "/status/submitter", std::string());
     if (pod.empty()) {
-      exitWithError(Status::NotFoundMessage(
-          "SlurmJob " + of->name + " has not been submitted yet (phase " +
-          sj->value("/status/phase"_json_pointer, std::string("Pending")) + ")"));
+      exitWithError(
+          Status::NotFoundMessage("SlurmJob " + of->name + " has not been submitted yet (phase " +
+                                  valueAt(*sj, "/status/phase", std::string("Pending")) + ")"));
     }
     auto log = rest.requestText(
         "GET", "/api/v1/namespaces/" + of->ns + "/pods/" + pod + "/log?container=submitter");

@@ -10,6 +10,7 @@
 #include "cli/api_client_flags.h"
 #include "cli/exit_error.h"
 #include "common/file_util.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
 #include "serverless/workflow.h"
@@ -82,7 +83,7 @@ void validate(const std::string& file) {
   for (const auto& doc : *docs) {
     if (!doc.is_object() || doc.value("kind", "") != "Workflow") continue;
     ++workflows;
-    const std::string name = doc.value("/metadata/name"_json_pointer, std::string("?"));
+    const std::string name = valueAt(doc, "/metadata/name", std::string("?"));
     for (const auto& c : sl::validateStateMachine(doc.value("spec", json()), "spec")) {
       std::cerr << "workflow " << name << ": " << c.field << ": " << c.message << "\n";
       ++problems;

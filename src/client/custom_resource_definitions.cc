@@ -1,10 +1,12 @@
 #include "client/custom_resource_definitions.h"
 
+#include "common/json_pointer.h"
+
 namespace minik8s::client {
 
 Status ensureCustomResourceDefinition(RestClient& rest, const json& crd) {
   const Resource crds{"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
-  const std::string name = crd.value("/metadata/name"_json_pointer, std::string());
+  const std::string name = valueAt(crd, "/metadata/name", std::string());
   if (name.empty()) return Status::BadRequest("CustomResourceDefinition without metadata.name");
   auto current = rest.get(crds, "", name);
   if (!current.ok()) {

@@ -1,12 +1,13 @@
 #include "client/informer.h"
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 
 namespace minik8s::client {
 
 std::string objectKey(const json& obj) {
-  std::string ns = obj.value("/metadata/namespace"_json_pointer, std::string());
-  std::string name = obj.value("/metadata/name"_json_pointer, std::string());
+  std::string ns = valueAt(obj, "/metadata/namespace", std::string());
+  std::string name = valueAt(obj, "/metadata/name", std::string());
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -161,8 +162,8 @@ Status SharedIndexInformer::relist() {
       std::string key = objectKey(item);
       fresh[std::move(key)] = std::make_shared<const json>(std::move(item));
     }
-    rv = page->value("/metadata/resourceVersion"_json_pointer, std::string());
-    p.continueToken = page->value("/metadata/continue"_json_pointer, std::string());
+    rv = valueAt(*page, "/metadata/resourceVersion", std::string());
+    p.continueToken = valueAt(*page, "/metadata/continue", std::string());
     p.limit = 500;
   } while (!p.continueToken.empty());
   std::lock_guard dispatch(dispatchMu_);
@@ -194,7 +195,7 @@ void SharedIndexInformer::apply(const std::string& type, const json& event) {
   SharedObject old, obj;
   {
     std::lock_guard lock(mu_);
-    std::string rv = event.value("/metadata/resourceVersion"_json_pointer, std::string());
+    std::string rv = valueAt(event, "/metadata/resourceVersion", std::string());
     if (!rv.empty()) resourceVersion_ = rv;
     if (type == "BOOKMARK") return;
     const std::string key = objectKey(event);

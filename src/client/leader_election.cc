@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/random.h"
 #include "common/time_util.h"
@@ -182,7 +183,7 @@ void LeaderElector::release() {
   auto existing = client_.get(resources::kLeases, config_.lockNamespace, config_.lockName);
   if (!existing.ok()) return;
   json lease = *existing;
-  if (lease.value("/spec/holderIdentity"_json_pointer, std::string()) != config_.identity) return;
+  if (valueAt(lease, "/spec/holderIdentity", std::string()) != config_.identity) return;
   const std::string now = formatRfc3339Micro(std::chrono::system_clock::now());
   lease["spec"]["holderIdentity"] = "";
   lease["spec"]["leaseDurationSeconds"] = 1;

@@ -8,6 +8,7 @@
 
 #include "client/in_process_server.h"
 #include "client/watch_event_decoder.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/metrics.h"
 
@@ -249,12 +250,8 @@ std::string query(const ListParams& p) {
   return q;
 }
 
-std::string nsOf(const json& obj) {
-  return obj.value("/metadata/namespace"_json_pointer, std::string());
-}
-std::string nameOf(const json& obj) {
-  return obj.value("/metadata/name"_json_pointer, std::string());
-}
+std::string nsOf(const json& obj) { return valueAt(obj, "/metadata/namespace", std::string()); }
+std::string nameOf(const json& obj) { return valueAt(obj, "/metadata/name", std::string()); }
 }  // namespace
 
 Result<json> RestClient::get(const Resource& r, const std::string& ns, const std::string& name) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "csi/csi_client.h"
 
@@ -39,7 +40,7 @@ Status registerCsiNode(client::RestClient& client, const std::string& nodeName,
         json::array({{{"apiVersion", "v1"},
                       {"kind", "Node"},
                       {"name", nodeName},
-                      {"uid", node->value("/metadata/uid"_json_pointer, std::string())}}});
+                      {"uid", valueAt(*node, "/metadata/uid", std::string())}}});
   }
   auto existing = client.get(kCsiNodes, "", nodeName);
   if (existing.ok()) {

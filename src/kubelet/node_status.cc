@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -22,7 +23,7 @@ std::string readFirstLine(const std::string& path) {
 
 std::string conditionStatus(const json& node, const std::string& type) {
   if (!node.is_object()) return "";
-  for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(node, "/status/conditions", json::array())) {
     if (c.is_object() && c.value("type", "") == type) return c.value("status", "");
   }
   return "";

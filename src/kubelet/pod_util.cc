@@ -28,16 +28,16 @@ int64_t milliOf(const json& container, const char* kind, const char* name) {
 
 }  // namespace
 
-std::string podUid(const json& pod) { return stringAt(pod, "/metadata/uid"_json_pointer); }
-std::string podName(const json& pod) { return stringAt(pod, "/metadata/name"_json_pointer); }
+std::string podUid(const json& pod) { return stringAt(pod, "/metadata/uid"); }
+std::string podName(const json& pod) { return stringAt(pod, "/metadata/name"); }
 std::string podNamespace(const json& pod) {
-  std::string ns = stringAt(pod, "/metadata/namespace"_json_pointer);
+  std::string ns = stringAt(pod, "/metadata/namespace");
   return ns.empty() ? "default" : ns;
 }
 std::string podKey(const json& pod) { return podNamespace(pod) + "/" + podName(pod); }
 
 std::string restartPolicy(const json& pod) {
-  std::string p = stringAt(pod, "/spec/restartPolicy"_json_pointer);
+  std::string p = stringAt(pod, "/spec/restartPolicy");
   return p.empty() ? "Always" : p;
 }
 

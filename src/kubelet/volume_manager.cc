@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "csi/directory_driver.h"
 #include "kubelet/env_resolver.h"
 #include "kubelet/pod_util.h"
@@ -228,7 +229,7 @@ csi::CsiClient* VolumeManager::csiClient(const std::string& driver) {
 
 Result<std::string> VolumeManager::publishCsi(const json& pod, const std::string& name,
                                               const json& volume, bool readOnly) {
-  const json source = volume.value("/spec/csi"_json_pointer, json::object());
+  const json source = valueAt(volume, "/spec/csi", json::object());
   const std::string driver = source.value("driver", "");
   const std::string handle = source.value("volumeHandle", "");
   csi::CsiClient* client = csiClient(driver);
@@ -249,10 +250,10 @@ Result<std::string> VolumeManager::publishCsi(const json& pod, const std::string
   auto* cap = request.mutable_volume_capability();
   auto* mount = cap->mutable_mount();
   mount->set_fs_type(source.value("fsType", ""));
-  for (const auto& opt : volume.value("/spec/mountOptions"_json_pointer, json::array())) {
+  for (const auto& opt : valueAt(volume, "/spec/mountOptions", json::array())) {
     if (opt.is_string()) mount->add_mount_flags(opt.get<std::string>());
   }
-  const json modes = volume.value("/spec/accessModes"_json_pointer, json::array());
+  const json modes = valueAt(volume, "/spec/accessModes", json::array());
   cap->mutable_access_mode()->set_mode(
       csi::accessModeOf(modes.empty() || !modes[0].is_string() ? "" : modes[0].get<std::string>()));
   const json attributes = source.value("volumeAttributes", json::object());
@@ -369,8 +370,8 @@ Result<std::string> VolumeManager::claimPath(const json& pod, const std::string&
     }
     return claim.status();
   }
-  const std::string phase = claim->value("/status/phase"_json_pointer, std::string());
-  const std::string volumeName = claim->value("/spec/volumeName"_json_pointer, std::string());
+  const std::string phase = valueAt(*claim, "/status/phase", std::string());
+  const std::string volumeName = valueAt(*claim, "/spec/volumeName", std::string());
   if (phase != "Bound" || volumeName.empty()) {
     return Status::Unavailable("persistentvolumeclaim \"" + claimName + "\" is not bound" +
                                (phase.empty() ? "" : " (" + phase + ")"));

@@ -5,6 +5,7 @@
 
 #include "client/custom_resource_definitions.h"
 #include "common/base64.h"
+#include "common/json_pointer.h"
 #include "common/pki.h"
 #include "mesh/discovery_server.h"
 
@@ -364,7 +365,7 @@ Status waitForMeshDiscovery(client::RestClient& rest, std::chrono::milliseconds 
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto d = rest.get(client::resources::kDeployments, kMeshRootNamespace, "istiod");
-    if (d.ok() && d->value("/status/readyReplicas"_json_pointer, 0) >= 1) return Status::Ok();
+    if (d.ok() && valueAt(*d, "/status/readyReplicas", 0) >= 1) return Status::Ok();
     if (std::chrono::steady_clock::now() > deadline) {
       return Status::Timeout("istiod did not become ready within " +
                              std::to_string(timeout.count() / 1000) +

@@ -6,6 +6,7 @@
 #include <future>
 #include <regex>
 
+#include "common/json_pointer.h"
 #include "common/tls.h"
 #include "common/websocket.h"
 #include "mesh/config_watcher.h"
@@ -141,7 +142,7 @@ ApiRolloutTarget::ApiRolloutTarget(client::RestClient& rest, RolloutRequest requ
 Status ApiRolloutTarget::resolve() {
   auto svc = rest_.get(res::kServices, req_.ns, req_.service);
   if (!svc.ok()) return svc.status();
-  const json selector = svc->value("/spec/selector"_json_pointer, json::object());
+  const json selector = valueAt(*svc, "/spec/selector", json::object());
   if (!selector.is_object() || selector.empty()) {
     return Status::BadRequest("service " + req_.ns + "/" + req_.service +
                               " has no selector: nothing to roll out");
@@ -158,10 +159,10 @@ Status ApiRolloutTarget::resolve() {
   if (!list.ok()) return list.status();
   std::vector<json> current;
   for (const auto& d : list->value("items", json::array())) {
-    if (!selects(selector, d.value("/spec/template/metadata/labels"_json_pointer, json()))) {
+    if (!selects(selector, valueAt(d, "/spec/template/metadata/labels", json()))) {
       continue;
     }
-    if (d.value("/spec/replicas"_json_pointer, 1) == 0) continue;  // a leftover at zero
+    if (valueAt(d, "/spec/replicas", 1) == 0) continue;  // a leftover at zero
     current.push_back(d);
   }
   if (current.size() != 1) {
@@ -216,7 +217,7 @@ Status ApiRolloutTarget::loadOld() {
 
 Result<int> ApiRolloutTarget::oldReplicas() {
   if (Status s = loadOld(); !s.ok()) return s;
-  return static_cast<int>(old_.value("/spec/replicas"_json_pointer, 1));
+  return static_cast<int>(valueAt(old_, "/spec/replicas", 1));
 }
 
 Status ApiRolloutTarget::apply(const client::Resource& r, const json& obj) {
@@ -383,7 +384,7 @@ Result<CounterReading> ExecRolloutMetrics::read() {
         p.contains("/metadata/deletionTimestamp"_json_pointer)) {
       continue;
     }
-    for (const auto& c : p.value("/spec/containers"_json_pointer, json::array())) {
+    for (const auto& c : valueAt(p, "/spec/containers", json::array())) {
       if (c.value("name", "") == "istio-proxy") names.push_back(textAt(p, "/metadata/name"));
     }
   }

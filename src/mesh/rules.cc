@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/json_pointer.h"
+
 namespace minik8s::mesh {
 
 namespace {
@@ -82,8 +84,8 @@ bool StringMatch::matches(std::string_view s) const {
 
 Result<VirtualService> parseVirtualService(const json& obj) {
   VirtualService vs;
-  vs.ns = obj.value("/metadata/namespace"_json_pointer, std::string("default"));
-  vs.name = obj.value("/metadata/name"_json_pointer, std::string());
+  vs.ns = valueAt(obj, "/metadata/namespace", std::string("default"));
+  vs.name = valueAt(obj, "/metadata/name", std::string());
   const json spec = obj.value("spec", json::object());
   for (const auto& h : spec.value("hosts", json::array())) {
     if (h.is_string()) vs.hosts.push_back(h.get<std::string>());
@@ -191,8 +193,8 @@ Result<TrafficPolicy> parseTrafficPolicy(const json& policy, const std::string& 
 
 Result<DestinationRule> parseDestinationRule(const json& obj) {
   DestinationRule dr;
-  dr.ns = obj.value("/metadata/namespace"_json_pointer, std::string("default"));
-  dr.name = obj.value("/metadata/name"_json_pointer, std::string());
+  dr.ns = valueAt(obj, "/metadata/namespace", std::string("default"));
+  dr.name = valueAt(obj, "/metadata/name", std::string());
   const json spec = obj.value("spec", json::object());
   dr.host = spec.value("host", "");
   if (dr.host.empty()) return Status::BadRequest("spec.host: required");

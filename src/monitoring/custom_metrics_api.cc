@@ -6,6 +6,7 @@
 #include "api/quantity.h"
 #include "api/scheme.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 
@@ -117,7 +118,7 @@ Result<std::map<std::string, double>> CustomMetricsApi::podValues(
                                "namespace=" + *nsLit + ",pod=~\"" + podRegex(pods) + "\"", "pod");
   if (!result.ok()) return result.status();
   for (const auto& s : *result) {
-    const std::string pod = s.value("/metric/pod"_json_pointer, std::string());
+    const std::string pod = valueAt(s, "/metric/pod", std::string());
     if (!pod.empty()) out[pod] = sampleValue(s);
   }
   return out;
@@ -131,7 +132,7 @@ Result<json> CustomMetricsApi::podMetrics(const std::string& version, const std:
     auto selector = api::LabelSelector::parse(labelSelector);
     if (!selector.ok()) return Status::BadRequest("labelSelector: " + selector.status().message());
     for (const auto& p : cluster_->podsIn(ns)) {
-      if (selector->matches(p.value("/metadata/labels"_json_pointer, json()))) {
+      if (selector->matches(valueAt(p, "/metadata/labels", json()))) {
         names.push_back(api::nameOf(p));
       }
     }
@@ -176,13 +177,11 @@ Result<json> CustomMetricsApi::objectMetric(const std::string& version, const st
     // A workload: the sum over the pods its selector matches.
     auto obj = cluster_->object(info->group, info->version, resource, ns, name);
     if (!obj.ok()) return obj.status();
-    auto selector =
-        api::LabelSelector::fromJson(obj->value("/spec/selector"_json_pointer, json::object()));
+    auto selector = api::LabelSelector::fromJson(valueAt(*obj, "/spec/selector", json::object()));
     if (!selector.ok()) return selector.status();
     std::vector<std::string> pods;
     for (const auto& p : cluster_->podsIn(ns)) {
-      if (selector->matches(p.value("/metadata/labels"_json_pointer, json())))
-        pods.push_back(api::nameOf(p));
+      if (selector->matches(valueAt(p, "/metadata/labels", json()))) pods.push_back(api::nameOf(p));
     }
     auto values = podValues(ns, pods, metric);
     if (!values.ok()) return values.status();
@@ -207,7 +206,7 @@ Result<json> CustomMetricsApi::resourceList(const std::string& version) const {
   std::set<std::string> seen;
   if (names.ok()) {
     for (const auto& s : *names) {
-      std::string n = s.value("/metric/__name__"_json_pointer, std::string());
+      std::string n = valueAt(s, "/metric/__name__", std::string());
       if (n.size() > 6 && n.compare(n.size() - 6, 6, "_total") == 0) n.resize(n.size() - 6);
       if (n.empty() || !seen.insert(n).second) continue;
       resources.push_back({{"name", "pods/" + n},
@@ -271,7 +270,7 @@ Result<std::string> prometheusUrlFromCluster(const ClusterCache& cache) {
   auto svc = cache.service("monitoring", "prometheus");
   if (!svc) return Status::Unavailable("no Service monitoring/prometheus (is monitoring on?)");
   int nodePort = 0;
-  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
+  for (const auto& p : valueAt(*svc, "/spec/ports", json::array())) {
     if (p.contains("nodePort") && p["nodePort"].is_number_integer()) {
       nodePort = p["nodePort"].get<int>();
       break;
@@ -280,10 +279,10 @@ Result<std::string> prometheusUrlFromCluster(const ClusterCache& cache) {
   if (nodePort == 0) return Status::Unavailable("Service monitoring/prometheus has no nodePort");
   for (const auto& node : cache.nodes()) {
     bool ready = false;
-    for (const auto& c : node.value("/status/conditions"_json_pointer, json::array()))
+    for (const auto& c : valueAt(node, "/status/conditions", json::array()))
       if (c.value("type", "") == "Ready" && c.value("status", "") == "True") ready = true;
     if (!ready) continue;
-    for (const auto& a : node.value("/status/addresses"_json_pointer, json::array())) {
+    for (const auto& a : valueAt(node, "/status/addresses", json::array())) {
       if (a.value("type", "") == "InternalIP" && a.contains("address") &&
           a["address"].is_string()) {
         return "http://" + a["address"].get<std::string>() + ":" + std::to_string(nodePort);

@@ -7,6 +7,7 @@
 #include "api/object_meta.h"
 #include "api/persistent_volumes.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 #include "scheduler/plugins.h"
 
 namespace minik8s::scheduler {
@@ -72,14 +73,14 @@ bool canBindOnNode(const json& claim, const json& node, const ClusterView& clust
   // A CSI driver that nodes list in their CSINode (node-local storage such as
   // local.csi.minik8s.io, whose provisioner runs on each node) provisions only on those nodes.
   auto lists = [&provisioner](const json& csiNode) {
-    for (const auto& d : csiNode.value("/spec/drivers"_json_pointer, json::array()))
+    for (const auto& d : valueAt(csiNode, "/spec/drivers", json::array()))
       if (d.value("name", "") == provisioner) return true;
     return false;
   };
   if (!cluster.csiNodes) return true;
   const auto all = cluster.csiNodes();
   if (std::none_of(all.begin(), all.end(), lists)) return true;  // a central provisioner
-  auto here = cluster.csiNode(node.value("/metadata/name"_json_pointer, std::string()));
+  auto here = cluster.csiNode(valueAt(node, "/metadata/name", std::string()));
   return here && lists(*here);
 }
 
@@ -95,7 +96,7 @@ class VolumeBinding : public FilterPlugin {
       if (claim->contains("/metadata/deletionTimestamp"_json_pointer)) {
         return {"persistentvolumeclaim \"" + claimName + "\" is being deleted"};
       }
-      const std::string volumeName = claim->value("/spec/volumeName"_json_pointer, std::string());
+      const std::string volumeName = valueAt(*claim, "/spec/volumeName", std::string());
       if (volumeName.empty()) {
         if (!waitsForFirstConsumer(*claim, cluster)) {
           return {"pod has unbound immediate PersistentVolumeClaims"};
@@ -134,7 +135,7 @@ class VolumeRestrictions : public FilterPlugin {
     for (const auto& claimName : pod.claimNames) {
       auto claim = cluster.claim(pod.ns + "/" + claimName);
       if (!claim) continue;
-      const json modes = claim->value("/spec/accessModes"_json_pointer, json::array());
+      const json modes = valueAt(*claim, "/spec/accessModes", json::array());
       auto has = [&](const char* mode) {
         return std::find(modes.begin(), modes.end(), json(mode)) != modes.end();
       };

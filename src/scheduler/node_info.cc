@@ -4,6 +4,7 @@
 
 #include "api/persistent_volumes.h"
 #include "api/quantity.h"
+#include "common/json_pointer.h"
 
 namespace minik8s::scheduler {
 
@@ -46,8 +47,8 @@ Resources fromResourceList(const json& list) {
 
 // A container's requests; a limit without a request counts as the request, as defaulting does.
 json containerRequests(const json& container) {
-  json requests = container.value("/resources/requests"_json_pointer, json::object());
-  const json limits = container.value("/resources/limits"_json_pointer, json::object());
+  json requests = valueAt(container, "/resources/requests", json::object());
+  const json limits = valueAt(container, "/resources/limits", json::object());
   if (!requests.is_object()) requests = json::object();
   if (limits.is_object()) {
     for (const auto& [name, v] : limits.items()) {
@@ -160,7 +161,7 @@ Resources allocatableOf(const json& node) {
 NodeInfo::NodeInfo(json node) { setNode(std::move(node)); }
 
 void NodeInfo::setNode(json node) {
-  name_ = node.value("/metadata/name"_json_pointer, std::string());
+  name_ = valueAt(node, "/metadata/name", std::string());
   allocatable_ = allocatableOf(node);
   ready_ = false;
   const json* conditions = &emptyObject();

@@ -4,6 +4,7 @@
 
 #include "api/object_meta.h"
 #include "api/persistent_volumes.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -16,12 +17,12 @@ using namespace std::chrono_literals;
 namespace {
 
 bool terminated(const json& pod) {
-  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  const std::string phase = valueAt(pod, "/status/phase", std::string());
   return phase == "Succeeded" || phase == "Failed";
 }
 
 std::string readyStatus(const json& node) {
-  for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(node, "/status/conditions", json::array())) {
     if (c.value("type", "") == "Ready") return c.value("status", "");
   }
   return "";
@@ -91,17 +92,16 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options,
   pods_->addHandlers({[this](const json& p) { onPodAdd(p); },
                       [this](const json& o, const json& n) { onPodUpdate(o, n); },
                       [this](const json& p) { onPodDelete(p); }});
-  nodes_->addHandlers({[this](const json& n) {
-                         cache_.addOrUpdateNode(n);
-                         queue_.moveAllToActiveOrBackoff();
-                       },
-                       [this](const json& o, const json& n) {
-                         cache_.addOrUpdateNode(n);
-                         if (nodeChangeMatters(o, n)) queue_.moveAllToActiveOrBackoff();
-                       },
-                       [this](const json& n) {
-                         cache_.removeNode(n.value("/metadata/name"_json_pointer, std::string()));
-                       }});
+  nodes_->addHandlers(
+      {[this](const json& n) {
+         cache_.addOrUpdateNode(n);
+         queue_.moveAllToActiveOrBackoff();
+       },
+       [this](const json& o, const json& n) {
+         cache_.addOrUpdateNode(n);
+         if (nodeChangeMatters(o, n)) queue_.moveAllToActiveOrBackoff();
+       },
+       [this](const json& n) { cache_.removeNode(valueAt(n, "/metadata/name", std::string())); }});
   schedulerMetrics();
   pendingPodsMetric_ = metrics::defaultRegistry().callback(
       "scheduler_pending_pods",
@@ -120,10 +120,10 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options,
 Scheduler::~Scheduler() { stop(); }
 
 bool Scheduler::isPending(const json& pod, const std::string& schedulerName) {
-  std::string name = pod.value("/spec/schedulerName"_json_pointer, std::string());
+  std::string name = valueAt(pod, "/spec/schedulerName", std::string());
   if (!name.empty() && name != schedulerName) return false;
   if (!nodeNameOf(pod).empty() || terminated(pod)) return false;
-  return !pod.value("/metadata/deletionTimestamp"_json_pointer, json()).is_string();
+  return !valueAt(pod, "/metadata/deletionTimestamp", json()).is_string();
 }
 
 void Scheduler::start() {
@@ -266,8 +266,8 @@ void Scheduler::recordAttempt(std::string_view result,
 
 void Scheduler::bind(const json& pod, const std::string& nodeName,
                      std::chrono::steady_clock::time_point attemptStart) {
-  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
-  const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+  const std::string ns = valueAt(pod, "/metadata/namespace", std::string());
+  const std::string name = valueAt(pod, "/metadata/name", std::string());
   const std::string key = client::objectKey(pod);
   if (Status v = bindPodVolumes(pod, nodeName); !v.ok()) {
     ++bindErrors_;
@@ -277,13 +277,12 @@ void Scheduler::bind(const json& pod, const std::string& nodeName,
     queue_.addBackoff(key);
     return;
   }
-  json binding = {{"apiVersion", "v1"},
-                  {"kind", "Binding"},
-                  {"metadata",
-                   {{"name", name},
-                    {"namespace", ns},
-                    {"uid", pod.value("/metadata/uid"_json_pointer, std::string())}}},
-                  {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", nodeName}}}};
+  json binding = {
+      {"apiVersion", "v1"},
+      {"kind", "Binding"},
+      {"metadata",
+       {{"name", name}, {"namespace", ns}, {"uid", valueAt(pod, "/metadata/uid", std::string())}}},
+      {"target", {{"apiVersion", "v1"}, {"kind", "Node"}, {"name", nodeName}}}};
   auto res = client_.createSubresource(client::resources::kPods, ns, name, "binding", binding);
   if (res.ok()) {
     ++bound_;
@@ -307,26 +306,25 @@ void Scheduler::bind(const json& pod, const std::string& nodeName,
 Status Scheduler::bindPodVolumes(const json& pod, const std::string& nodeName) {
   const client::Resource pvcs{"", "v1", "persistentvolumeclaims", true};
   const client::Resource pvs{"", "v1", "persistentvolumes", false};
-  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  const std::string ns = valueAt(pod, "/metadata/namespace", std::string());
   for (const auto& claimName : api::podClaimNames(pod)) {
     auto claim = claims_->get(ns + "/" + claimName);
-    if (!claim || !claim->value("/spec/volumeName"_json_pointer, std::string()).empty()) continue;
+    if (!claim || !valueAt(*claim, "/spec/volumeName", std::string()).empty()) continue;
     auto cls = classes_->get(api::claimClassOf(*claim));
     if (!cls || cls->value("volumeBindingMode", std::string()) != "WaitForFirstConsumer") continue;
     auto node = nodes_->get(nodeName);
     if (!node) return Status::NotFoundMessage("node " + nodeName + " is gone");
     if (auto volume = api::findMatchingVolume(*claim, volumes_->list(), &*node)) {
       if (api::volumeBoundToClaim(*volume, *claim) &&
-          !volume->value("/spec/claimRef/uid"_json_pointer, std::string()).empty()) {
+          !valueAt(*volume, "/spec/claimRef/uid", std::string()).empty()) {
         continue;  // pre-bound already
       }
       json updated = *volume;
-      updated["spec"]["claimRef"] = {
-          {"kind", "PersistentVolumeClaim"},
-          {"apiVersion", "v1"},
-          {"namespace", ns},
-          {"name", claimName},
-          {"uid", claim->value("/metadata/uid"_json_pointer, std::string())}};
+      updated["spec"]["claimRef"] = {{"kind", "PersistentVolumeClaim"},
+                                     {"apiVersion", "v1"},
+                                     {"namespace", ns},
+                                     {"name", claimName},
+                                     {"uid", valueAt(*claim, "/metadata/uid", std::string())}};
       updated["metadata"]["annotations"][api::kAnnBoundByController] = "yes";
       auto r = client_.update(pvs, updated);
       if (!r.ok()) return r.status();
@@ -341,11 +339,11 @@ Status Scheduler::bindPodVolumes(const json& pod, const std::string& nodeName) {
 }
 
 void Scheduler::markUnschedulable(const json& pod, const std::string& message) {
-  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
-  const std::string name = pod.value("/metadata/name"_json_pointer, std::string());
+  const std::string ns = valueAt(pod, "/metadata/namespace", std::string());
+  const std::string name = valueAt(pod, "/metadata/name", std::string());
   std::string transition = formatRfc3339(minik8s::Clock::now());
   bool same = false;
-  for (const auto& c : pod.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(pod, "/status/conditions", json::array())) {
     if (c.value("type", "") != "PodScheduled" || c.value("status", "") != "False") continue;
     transition = c.value("lastTransitionTime", transition);  // status unchanged: keep its time
     same = c.value("reason", "") == "Unschedulable" && c.value("message", "") == message;

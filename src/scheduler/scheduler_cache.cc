@@ -1,5 +1,7 @@
 #include "scheduler/scheduler_cache.h"
 
+#include "common/json_pointer.h"
+
 namespace minik8s::scheduler {
 
 void SchedulerCache::rebuildViewLocked() {
@@ -9,7 +11,7 @@ void SchedulerCache::rebuildViewLocked() {
 
 void SchedulerCache::addOrUpdateNode(json node) {
   std::lock_guard l(mu_);
-  std::string name = node.value("/metadata/name"_json_pointer, std::string());
+  std::string name = valueAt(node, "/metadata/name", std::string());
   nodes_[name].setNode(std::move(node));
   if (presentNodes_.insert(name).second) rebuildViewLocked();
 }
@@ -43,7 +45,7 @@ void SchedulerCache::unplaceLocked(const std::string& key) {
 
 void SchedulerCache::addOrUpdatePod(const json& pod) {
   PodInfo info = makePodInfo(pod);
-  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  const std::string phase = valueAt(pod, "/status/phase", std::string());
   std::lock_guard l(mu_);
   if (info.nodeName.empty()) {
     // Still pending as far as the server knows; an assumed placement stays until the binding.

@@ -6,6 +6,7 @@
 
 #include "api/object_meta.h"
 #include "client/custom_resource_definitions.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
 
@@ -290,11 +291,11 @@ json functionService(const json& fn) {
 json functionStatus(const json& fn, const FunctionObservation& o, const std::string& now) {
   const std::string ns = api::namespaceOf(fn), name = api::nameOf(fn);
   json status = {{"url", functionUrl(ns, name)},
-                 {"observedGeneration", fn.value("/metadata/generation"_json_pointer, 0)}};
+                 {"observedGeneration", valueAt(fn, "/metadata/generation", 0)}};
   int replicas = 0, ready = 0;
   if (o.deployment) {
-    replicas = o.deployment->value("/status/replicas"_json_pointer, 0);
-    ready = o.deployment->value("/status/readyReplicas"_json_pointer, 0);
+    replicas = valueAt(*o.deployment, "/status/replicas", 0);
+    ready = valueAt(*o.deployment, "/status/readyReplicas", 0);
   }
   status["replicas"] = replicas;
   status["readyReplicas"] = ready;
@@ -317,14 +318,14 @@ json functionStatus(const json& fn, const FunctionObservation& o, const std::str
   } else if (ready > 0) {
     reason = "Ready";
     message = fmt::format("{} of {} instances ready", ready, replicas);
-  } else if (!o.deployment || o.deployment->value("/spec/replicas"_json_pointer, 0) == 0) {
+  } else if (!o.deployment || valueAt(*o.deployment, "/spec/replicas", 0) == 0) {
     reason = "ScaledToZero";
     message = "no instance runs; the first request starts one";
   } else {
     cond = "Unknown", reason = "Starting", message = "waiting for the first instance to be ready";
   }
   std::string since = now;
-  for (const auto& c : fn.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(fn, "/status/conditions", json::array())) {
     if (c.value("type", "") == "Ready" && c.value("status", "") == cond) {
       since = c.value("lastTransitionTime", now);
     }
@@ -347,7 +348,7 @@ Result<std::string> gatewayNodeUrl(client::RestClient& rest) {
     return svc.status();
   }
   int nodePort = 0;
-  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
+  for (const auto& p : valueAt(*svc, "/spec/ports", json::array())) {
     if (p.contains("nodePort")) nodePort = p.value("nodePort", 0);
   }
   if (nodePort == 0) return Status::NotFoundMessage("Service serverless/gateway has no nodePort");
@@ -355,11 +356,11 @@ Result<std::string> gatewayNodeUrl(client::RestClient& rest) {
   if (!nodes.ok()) return nodes.status();
   for (const auto& node : nodes->value("items", json::array())) {
     bool ready = false;
-    for (const auto& c : node.value("/status/conditions"_json_pointer, json::array())) {
+    for (const auto& c : valueAt(node, "/status/conditions", json::array())) {
       if (c.value("type", "") == "Ready") ready = c.value("status", "") == "True";
     }
     if (!ready) continue;
-    for (const auto& a : node.value("/status/addresses"_json_pointer, json::array())) {
+    for (const auto& a : valueAt(node, "/status/addresses", json::array())) {
       if (a.value("type", "") == "InternalIP") {
         return fmt::format("http://{}:{}", a.value("address", ""), nodePort);
       }
@@ -371,9 +372,9 @@ Result<std::string> gatewayNodeUrl(client::RestClient& rest) {
 Result<std::string> gatewayClusterUrl(client::RestClient& rest) {
   auto svc = rest.get(client::resources::kServices, kGatewayNamespace, kGatewayService);
   if (!svc.ok()) return svc.status();
-  const std::string ip = svc->value("/spec/clusterIP"_json_pointer, std::string());
+  const std::string ip = valueAt(*svc, "/spec/clusterIP", std::string());
   int port = 80;
-  for (const auto& p : svc->value("/spec/ports"_json_pointer, json::array())) {
+  for (const auto& p : valueAt(*svc, "/spec/ports", json::array())) {
     port = p.value("port", port);
     break;
   }

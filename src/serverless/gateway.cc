@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "serverless/trigger_broker.h"
 #include "serverless/workflow_http.h"
@@ -41,7 +42,7 @@ std::string functionKeyOf(const json& obj) {
 }
 
 std::string importErrorOf(const json& fn) {
-  for (const auto& c : fn.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(fn, "/status/conditions", json::array())) {
     if (c.value("type", "") == "Ready" && c.value("reason", "") == "ImportFailed") {
       return c.value("message", std::string("the handler cannot be imported"));
     }
@@ -283,7 +284,7 @@ void Gateway::onDeployment(const json& deployment, bool deleted) {
     return;
   }
   std::lock_guard lock(mu_);
-  state_[key].replicas = deleted ? -1 : deployment.value("/spec/replicas"_json_pointer, 1);
+  state_[key].replicas = deleted ? -1 : valueAt(deployment, "/spec/replicas", 1);
 }
 
 Result<std::string> Gateway::acquire(const std::string& key, SteadyClock::time_point until) {

@@ -8,6 +8,7 @@
 
 #include "api/cron_schedule.h"
 #include "client/custom_resource_definitions.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
 #include "serverless/function.h"
@@ -231,7 +232,7 @@ Result<EventSource> parseEventSource(const json& e) {
   out.broker = triggerStr(e, "broker", "default");
   if (!isTriggerName(out.broker))
     return invalidTriggerField("spec.event.broker", out.broker, "must be a name");
-  const json attrs = e.value("/filter/attributes"_json_pointer, json::object());
+  const json attrs = valueAt(e, "/filter/attributes", json::object());
   if (!attrs.is_object()) {
     return Status::BadRequest("spec.event.filter.attributes: Invalid value: must be a map");
   }

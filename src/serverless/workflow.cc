@@ -3,6 +3,7 @@
 #include <set>
 
 #include "client/custom_resource_definitions.h"
+#include "common/json_pointer.h"
 #include "common/yaml_json.h"
 #include "serverless/function.h"
 
@@ -496,7 +497,7 @@ Result<json> startWorkflowExecution(client::RestClient& rest, const std::string&
 }
 
 bool executionFinished(const json& execution) {
-  const json phase = execution.value("/status/phase"_json_pointer, json());
+  const json phase = valueAt(execution, "/status/phase", json());
   return phase == "Succeeded" || phase == "Failed";
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "client/custom_resource_definitions.h"
+#include "common/json_pointer.h"
 #include "common/strings.h"
 #include "common/time_util.h"
 #include "common/yaml_json.h"
@@ -168,7 +169,7 @@ Result<SlurmJobSpec> parseSlurmJobSpec(const json& obj) {
           i, e));
     }
   }
-  out.sourceConfigMap = spec.value("/source/configMap"_json_pointer, std::string());
+  out.sourceConfigMap = valueAt(spec, "/source/configMap", std::string());
   out.build = spec.value("build", std::string());
   out.run = spec.value("run", std::string());
   if (out.run.empty()) return Status::BadRequest("spec.run: Required value");

@@ -9,6 +9,7 @@
 
 #include "common/command.h"
 #include "common/file_util.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/random.h"
 #include "common/strings.h"
@@ -38,7 +39,7 @@ class RestSlurmJobApi : public SlurmJobApi {
       if (!obj.ok()) return obj.status().code() == 404 ? Status() : obj.status();
       json kept = json::array();
       bool had = false;
-      for (const auto& f : obj->value("/metadata/finalizers"_json_pointer, json::array())) {
+      for (const auto& f : valueAt(*obj, "/metadata/finalizers", json::array())) {
         if (f == finalizer) {
           had = true;
         } else {
@@ -162,7 +163,7 @@ Status Submitter::run(const std::atomic<bool>& stop) {
 json Submitter::conditions(const json& obj, const std::string& type, const std::string& reason,
                            const std::string& message) const {
   json out = json::array();
-  for (const auto& c : obj.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(obj, "/status/conditions", json::array())) {
     if (c.value("type", "") != type) out.push_back(c);
   }
   out.push_back({{"type", type},

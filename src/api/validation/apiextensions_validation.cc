@@ -8,6 +8,7 @@
 #include "api/json_schema.h"
 #include "api/jsonpath.h"
 #include "api/validation/kinds.h"
+#include "common/json_pointer.h"
 #include "common/strings.h"
 
 namespace minik8s::api::validation {
@@ -189,7 +190,7 @@ void validateCustomResourceDefinition(FieldErrors& errs, const json& obj, const 
   } else {
     validateNames(errs, *names, "spec.names");
     const std::string plural = names->value("plural", "");
-    const std::string name = obj.value("/metadata/name"_json_pointer, std::string());
+    const std::string name = valueAt(obj, "/metadata/name", std::string());
     if (group && !plural.empty() && name != plural + "." + *group) {
       errs.invalid("metadata.name", name, "must be spec.names.plural+\".\"+spec.group");
     }
@@ -200,7 +201,7 @@ void validateCustomResourceDefinition(FieldErrors& errs, const json& obj, const 
   } else if (*scope != "Namespaced" && *scope != "Cluster") {
     errs.notSupported("spec.scope", *scope, {"Cluster", "Namespaced"});
   } else if (old) {
-    const json oldScope = old->value("/spec/scope"_json_pointer, json());
+    const json oldScope = valueAt(*old, "/spec/scope", json());
     if (oldScope.is_string() && oldScope != *scope) {
       errs.invalid("spec.scope", *scope, "field is immutable");
     }

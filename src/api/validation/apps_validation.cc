@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/validation/kinds.h"
+#include "common/json_pointer.h"
 
 namespace minik8s::api::validation {
 namespace {
@@ -235,7 +236,7 @@ void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old) {
       podSpec = &withClaims["template"]["spec"];
     }
     for (const auto& claim : *claimList) {
-      const json name = claim.value("/metadata/name"_json_pointer, json());
+      const json name = valueAt(claim, "/metadata/name", json());
       if (!podSpec || !name.is_string()) continue;
       json& volumes = (*podSpec)["volumes"];
       if (!volumes.is_array()) volumes = json::array();
@@ -293,7 +294,7 @@ void validateStatefulSet(FieldErrors& errs, const json& obj, const json* old) {
         errs.required(at + ".spec.accessModes", "at least 1 access mode is required");
       }
       const json storage =
-          claimSpec ? claimSpec->value("/resources/requests/storage"_json_pointer, json()) : json();
+          claimSpec ? valueAt(*claimSpec, "/resources/requests/storage", json()) : json();
       if (storage.is_null()) errs.required(at + ".spec.resources[storage]");
     }
   }

@@ -370,7 +370,7 @@ void validateClaimSpec(FieldErrors& errs, const json& spec, const std::string& p
   const json* sourceRef = member(spec, "dataSourceRef");
   bool hasSource = source && source->is_object();
   bool hasSourceRef = sourceRef && sourceRef->is_object();
-  if (hasSourceRef && !stringAt(*sourceRef, "/namespace"_json_pointer).empty()) {
+  if (hasSourceRef && !stringAt(*sourceRef, "/namespace").empty()) {
     if (hasSource) {
       errs.invalidShown(path, child(path, "dataSource"),
                         "may not be specified when dataSourceRef.namespace is specified");
@@ -444,8 +444,8 @@ void validatePersistentVolume(FieldErrors& errs, const json& obj, const json* ol
   }
   validateVolumeSources(errs, spec, nodeAffinitySet);
   const json* hostPath = member(spec, "hostPath");
-  if (hostPath && hostPath->is_object() &&
-      cleansToRoot(stringAt(*hostPath, "/path"_json_pointer)) && policy == "Recycle") {
+  if (hostPath && hostPath->is_object() && cleansToRoot(stringAt(*hostPath, "/path")) &&
+      policy == "Recycle") {
     errs.forbidden("spec.persistentVolumeReclaimPolicy",
                    "may not be 'recycle' for a hostPath mount of '/'");
   }
@@ -517,13 +517,13 @@ void validatePersistentVolumeClaim(FieldErrors& errs, const json& obj, const jso
     for (auto it = s->begin(); it != s->end();) it = it->is_null() ? s->erase(it) : std::next(it);
   }
   // The binder sets volumeName once.
-  if (stringAt(before, "/volumeName"_json_pointer).empty()) {
+  if (stringAt(before, "/volumeName").empty()) {
     before.erase("volumeName");
     if (now.contains("volumeName")) before["volumeName"] = now["volumeName"];
   }
   allowStorageClassUpgrade(errs, obj, *old, now, before);
   // Bound claims may change their storage request (expansion) and attributes class.
-  bool bound = stringAt(obj, "/status/phase"_json_pointer) == "Bound";
+  bool bound = stringAt(obj, "/status/phase") == "Bound";
   const json::json_pointer storage("/resources/requests/storage");
   if (bound && now.contains("resources") && now["resources"].is_object() &&
       now["resources"].contains("requests") && now["resources"]["requests"].is_object()) {
@@ -558,7 +558,7 @@ void validatePersistentVolumeClaim(FieldErrors& errs, const json& obj, const jso
     if (absent(spec, "volumeAttributesClassName")) {
       errs.forbidden("spec.volumeAttributesClassName",
                      "update from non-nil value to nil is forbidden");
-    } else if (stringAt(spec, "/volumeAttributesClassName"_json_pointer).empty()) {
+    } else if (stringAt(spec, "/volumeAttributesClassName").empty()) {
       errs.forbidden("spec.volumeAttributesClassName",
                      "update from non-nil value to an empty string is forbidden");
     }

@@ -105,11 +105,10 @@ void validateStorageClass(FieldErrors& errs, const json& obj, const json* old) {
       (!parameters || !oldParameters || *parameters != *oldParameters)) {
     errs.forbidden("parameters", "updates to parameters are forbidden.");
   }
-  if (stringAt(obj, "/provisioner"_json_pointer) != stringAt(*old, "/provisioner"_json_pointer)) {
+  if (stringAt(obj, "/provisioner") != stringAt(*old, "/provisioner")) {
     errs.forbidden("provisioner", "updates to provisioner are forbidden.");
   }
-  if (stringAt(obj, "/reclaimPolicy"_json_pointer) !=
-      stringAt(*old, "/reclaimPolicy"_json_pointer)) {
+  if (stringAt(obj, "/reclaimPolicy") != stringAt(*old, "/reclaimPolicy")) {
     errs.forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden.");
   }
   validateImmutable(errs, member(obj, "volumeBindingMode"), member(*old, "volumeBindingMode"),

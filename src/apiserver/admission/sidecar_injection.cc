@@ -1,12 +1,10 @@
 #include "apiserver/admission/sidecar_injection.h"
 
+#include "api/object_meta.h"
+
 namespace minik8s::apiserver::admission {
 
 namespace {
-
-std::string stringAt(const json& obj, const json::json_pointer& p) {
-  return obj.contains(p) && obj.at(p).is_string() ? obj.at(p).get<std::string>() : "";
-}
 
 json fieldEnv(const char* name, const char* fieldPath) {
   return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", fieldPath}}}}}};
@@ -26,13 +24,12 @@ bool wantsSidecar(const json& pod, const std::string& ns, const json* namespaceO
       if (c.is_object() && c.value("name", "") == "istio-proxy") return false;
     }
   }
-  std::string annotation =
-      stringAt(pod, "/metadata/annotations/sidecar.istio.io~1inject"_json_pointer);
+  std::string annotation = api::stringAt(pod, "/metadata/annotations/sidecar.istio.io~1inject");
   if (annotation == "false") return false;
   if (annotation == "true") return true;
   const std::string label =
       namespaceObject != nullptr
-          ? stringAt(*namespaceObject, "/metadata/labels/istio-injection"_json_pointer)
+          ? api::stringAt(*namespaceObject, "/metadata/labels/istio-injection")
           : "";
   if (label == "enabled") return true;
   return enableNamespacesByDefault && label != "disabled";
@@ -101,7 +98,7 @@ Status SidecarInjection::admit(auth::AdmissionRequest& request) {
   }
   json& pod = *request.newObject;
   std::string ns = request.request.namespaceName;
-  if (ns.empty()) ns = stringAt(pod, "/metadata/namespace"_json_pointer);
+  if (ns.empty()) ns = api::stringAt(pod, "/metadata/namespace");
   AdmissionLister::Object namespaceObject;
   if (const auto* namespaces = registry_.scheme().byResource("", "v1", "namespaces")) {
     auto got = lister_->get(*namespaces, "", ns);

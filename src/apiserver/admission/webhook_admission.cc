@@ -6,6 +6,7 @@
 #include "api/selector.h"
 #include "common/base64.h"
 #include "common/http_client.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/random.h"
 
@@ -59,7 +60,7 @@ bool ruleMatches(const json& rule, const auth::AdmissionRequest& req) {
 
 json labelsOf(const json* obj) {
   if (!obj || !obj->is_object()) return json();
-  return obj->value("/metadata/labels"_json_pointer, json());
+  return valueAt(*obj, "/metadata/labels", json());
 }
 
 std::string callFailure(const std::string& name, const std::string& why) {
@@ -195,7 +196,7 @@ Status WebhookAdmission::callWebhook(const json& webhook, auth::AdmissionRequest
   }
   std::string objName = ri.name;
   if (objName.empty() && req.newObject) {
-    objName = req.newObject->value("/metadata/name"_json_pointer, std::string());
+    objName = valueAt(*req.newObject, "/metadata/name", std::string());
   }
   if (!objName.empty()) request["name"] = objName;
   if (!ri.namespaceName.empty()) request["namespace"] = ri.namespaceName;

@@ -45,7 +45,7 @@ bool podReferences(const api::PodReferences& refs, NodeGraph::Kind kind, const s
 
 // A pod that has finished no longer needs what it references (Kubernetes drops its edges too).
 bool holdsReferences(const json& pod) {
-  const std::string phase = api::stringAt(pod, "/status/phase"_json_pointer);
+  const std::string phase = api::stringAt(pod, "/status/phase");
   return !api::nodeNameOf(pod).empty() && phase != "Succeeded" && phase != "Failed";
 }
 

@@ -6,6 +6,7 @@
 #include "api/persistent_volumes.h"
 #include "apiserver/auth/node_authorizer.h"
 #include "apiserver/registry.h"
+#include "common/json_pointer.h"
 
 namespace minik8s::apiserver::auth {
 
@@ -34,7 +35,7 @@ Status refuse(const AdmissionRequest& r, const std::string& why) {
   std::string resource = ri.group.empty() ? ri.resource : ri.resource + "." + ri.group;
   std::string name = ri.name;
   if (name.empty() && r.newObject) {
-    name = r.newObject->value("/metadata/name"_json_pointer, std::string());
+    name = valueAt(*r.newObject, "/metadata/name", std::string());
   }
   Status s = Status::Forbidden(resource + (name.empty() ? "" : " " + quote(name)) +
                                " is forbidden: " + why);
@@ -43,15 +44,15 @@ Status refuse(const AdmissionRequest& r, const std::string& why) {
 }
 
 std::string objectName(const json* obj) {
-  return obj ? obj->value("/metadata/name"_json_pointer, std::string()) : std::string();
+  return obj ? valueAt(*obj, "/metadata/name", std::string()) : std::string();
 }
 
 std::string podNode(const json* pod) {
-  return pod ? pod->value("/spec/nodeName"_json_pointer, std::string()) : std::string();
+  return pod ? valueAt(*pod, "/spec/nodeName", std::string()) : std::string();
 }
 
 json labelsOf(const json* obj) {
-  json labels = obj ? obj->value("/metadata/labels"_json_pointer, json::object()) : json();
+  json labels = obj ? valueAt(*obj, "/metadata/labels", json::object()) : json();
   return labels.is_object() ? labels : json::object();
 }
 
@@ -136,8 +137,8 @@ Status NodeRestriction::admitNode(const std::string& node, const AdmissionReques
     if (!bad.empty()) {
       return refuse(r, "node " + quote(node) + " is not allowed to modify labels: " + join(bad));
     }
-    const json taintsBefore = r.oldObject->value("/spec/taints"_json_pointer, json::array());
-    const json taintsAfter = r.newObject->value("/spec/taints"_json_pointer, json::array());
+    const json taintsBefore = valueAt(*r.oldObject, "/spec/taints", json::array());
+    const json taintsAfter = valueAt(*r.newObject, "/spec/taints", json::array());
     if (taintsBefore != taintsAfter) {
       return refuse(r, "node " + quote(node) + " is not allowed to modify taints");
     }
@@ -148,9 +149,9 @@ Status NodeRestriction::admitNode(const std::string& node, const AdmissionReques
 Status NodeRestriction::admitPod(const std::string& node, const AdmissionRequest& r) {
   const std::string& sub = r.request.subresource;
   if (r.operation == "CREATE" && sub.empty()) {
-    const json annotations =
-        r.newObject ? r.newObject->value("/metadata/annotations"_json_pointer, json::object())
-                    : json::object();
+    const json annotations = r.newObject
+                                 ? valueAt(*r.newObject, "/metadata/annotations", json::object())
+                                 : json::object();
     if (!annotations.is_object() || !annotations.contains("kubernetes.io/config.mirror")) {
       return refuse(r, "pod does not have \"kubernetes.io/config.mirror\" annotation, node " +
                            quote(node) + " can only create mirror pods");
@@ -198,8 +199,7 @@ Status NodeRestriction::admitLease(const std::string& node, const AdmissionReque
 }
 
 Status NodeRestriction::admitToken(const std::string& node, const AdmissionRequest& r) {
-  const json ref =
-      r.newObject ? r.newObject->value("/spec/boundObjectRef"_json_pointer, json()) : json();
+  const json ref = r.newObject ? valueAt(*r.newObject, "/spec/boundObjectRef", json()) : json();
   if (!ref.is_object() || ref.value("kind", "") != "Pod") return Status::Ok();
   const std::string pod = ref.value("name", "");
   if (storedPodNode(r.request.namespaceName, pod) != node) {

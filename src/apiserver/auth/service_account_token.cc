@@ -89,8 +89,8 @@ Status ServiceAccountTokenAuthenticator::checkBoundObject(const std::string& ns,
                                                           const char* resource,
                                                           const char* kind) const {
   if (!ref.is_object()) return Status::Unauthorized(std::string("malformed ") + kind + " claim");
-  const std::string name = stringAt(ref, "/name"_json_pointer);
-  const std::string uid = stringAt(ref, "/uid"_json_pointer);
+  const std::string name = stringAt(ref, "/name");
+  const std::string uid = stringAt(ref, "/uid");
   auto obj = registry_.get(core(registry_, resource), ns, name);
   if (!obj.ok()) {
     return Status::Unauthorized(std::string(kind) + " \"" + ns + "/" + name +
@@ -111,7 +111,7 @@ std::optional<Result<UserInfo>> ServiceAccountTokenAuthenticator::authenticate(
   auto parts = jwt::decodeUnverified(token);
   if (!parts.ok()) return std::nullopt;  // not a JWT: someone else's token
   const json& claims = parts->claims;
-  if (stringAt(claims, "/iss"_json_pointer) != issuer_) return std::nullopt;
+  if (stringAt(claims, "/iss") != issuer_) return std::nullopt;
 
   Result<json> verified = Status::Unauthorized("no service-account key configured");
   for (const std::string& key : publicKeyPems_) {
@@ -149,10 +149,10 @@ std::optional<Result<UserInfo>> ServiceAccountTokenAuthenticator::authenticate(
       });
   if (!audienceOk) return Status::Unauthorized("service-account token audience is not accepted");
 
-  const std::string ns = stringAt(c, "/kubernetes.io/namespace"_json_pointer);
-  const std::string saName = stringAt(c, "/kubernetes.io/serviceaccount/name"_json_pointer);
-  const std::string saUid = stringAt(c, "/kubernetes.io/serviceaccount/uid"_json_pointer);
-  const std::string sub = stringAt(c, "/sub"_json_pointer);
+  const std::string ns = stringAt(c, "/kubernetes.io/namespace");
+  const std::string saName = stringAt(c, "/kubernetes.io/serviceaccount/name");
+  const std::string saUid = stringAt(c, "/kubernetes.io/serviceaccount/uid");
+  const std::string sub = stringAt(c, "/sub");
   if (ns.empty() || saName.empty() ||
       sub != std::string(kServiceAccountUserPrefix) + ns + ":" + saName) {
     return Status::Unauthorized("service-account token names no service account");
@@ -170,14 +170,14 @@ std::optional<Result<UserInfo>> ServiceAccountTokenAuthenticator::authenticate(
   user.groups = {kServiceAccountsGroup, std::string(kServiceAccountsGroup) + ":" + ns};
   if (k8s.contains("pod")) {
     if (Status s = checkBoundObject(ns, k8s.at("pod"), "pods", "pod"); !s.ok()) return s;
-    user.extra[kPodNameExtra] = {stringAt(k8s, "/pod/name"_json_pointer)};
-    user.extra[kPodUidExtra] = {stringAt(k8s, "/pod/uid"_json_pointer)};
+    user.extra[kPodNameExtra] = {stringAt(k8s, "/pod/name")};
+    user.extra[kPodUidExtra] = {stringAt(k8s, "/pod/uid")};
   } else if (k8s.contains("secret")) {
     if (Status s = checkBoundObject(ns, k8s.at("secret"), "secrets", "secret"); !s.ok()) {
       return s;
     }
   }
-  if (std::string jti = stringAt(c, "/jti"_json_pointer); !jti.empty()) {
+  if (std::string jti = stringAt(c, "/jti"); !jti.empty()) {
     user.extra[kCredentialIdExtra] = {"JTI=" + jti};
   }
   return user;
@@ -234,9 +234,9 @@ CreateOnlyHandler makeTokenRequestHandler(Registry& registry,
       const json& ref = spec["boundObjectRef"];
       if (!ref.is_object()) return Status::BadRequest("spec.boundObjectRef must be an object");
       BoundObject bound;
-      bound.kind = stringAt(ref, "/kind"_json_pointer);
-      bound.name = stringAt(ref, "/name"_json_pointer);
-      const std::string apiVersion = stringAt(ref, "/apiVersion"_json_pointer);
+      bound.kind = stringAt(ref, "/kind");
+      bound.name = stringAt(ref, "/name");
+      const std::string apiVersion = stringAt(ref, "/apiVersion");
       if ((bound.kind != "Pod" && bound.kind != "Secret") ||
           (!apiVersion.empty() && apiVersion != "v1")) {
         return Status::BadRequest("cannot bind token to object of type " + apiVersion + ", Kind=" +
@@ -249,7 +249,7 @@ CreateOnlyHandler makeTokenRequestHandler(Registry& registry,
           registry.get(core(registry, bound.kind == "Pod" ? "pods" : "secrets"), ns, bound.name);
       if (!obj.ok()) return obj.status();
       bound.uid = uidOf(*obj);
-      const std::string wantUid = stringAt(ref, "/uid"_json_pointer);
+      const std::string wantUid = stringAt(ref, "/uid");
       if (!wantUid.empty() && wantUid != bound.uid) {
         return Status::ConflictMessage(
             "the UID in the bound object reference (" + wantUid +
@@ -257,7 +257,7 @@ CreateOnlyHandler makeTokenRequestHandler(Registry& registry,
             "recreated");
       }
       if (bound.kind == "Pod") {
-        std::string podSa = stringAt(*obj, "/spec/serviceAccountName"_json_pointer);
+        std::string podSa = stringAt(*obj, "/spec/serviceAccountName");
         if (podSa.empty()) podSa = "default";
         if (podSa != saName) {
           return Status::BadRequest("cannot bind token for serviceaccount \"" + saName +

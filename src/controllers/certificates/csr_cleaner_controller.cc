@@ -4,6 +4,7 @@
 
 #include "api/csr_rules.h"
 #include "common/base64.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/pki.h"
 #include "common/time_util.h"
@@ -22,7 +23,7 @@ std::string csrDurationText(std::chrono::seconds d) {
 // When the condition `type` was last updated (lastUpdateTime, else lastTransitionTime), if the
 // CSR has it with status True.
 std::optional<WallClock::time_point> csrConditionUpdated(const json& csr, const std::string& type) {
-  for (const auto& c : csr.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(csr, "/status/conditions", json::array())) {
     if (!c.is_object() || c.value("type", "") != type || c.value("status", "True") != "True") {
       continue;
     }
@@ -40,7 +41,7 @@ bool csrOlderThan(std::optional<WallClock::time_point> t, std::chrono::seconds d
 
 // The issued certificate's notAfter, when status.certificate parses.
 std::optional<WallClock::time_point> certificateNotAfter(const json& csr) {
-  auto pem = base64::decode(csr.value("/status/certificate"_json_pointer, std::string()));
+  auto pem = base64::decode(valueAt(csr, "/status/certificate", std::string()));
   if (!pem.ok() || pem->empty()) return std::nullopt;
   auto info = pki::parseCertificate(*pem);
   if (!info.ok()) return std::nullopt;
@@ -66,11 +67,10 @@ std::optional<std::string> csrCleanupReason(const json& csr, const CsrCleanerOpt
   if (csrOlderThan(csrConditionUpdated(csr, "Failed"), o.failedExpiration, now)) {
     return "failed more than " + csrDurationText(o.failedExpiration) + " ago";
   }
-  const json conditions = csr.value("/status/conditions"_json_pointer, json::array());
+  const json conditions = valueAt(csr, "/status/conditions", json::array());
   if ((!conditions.is_array() || conditions.empty()) &&
-      csrOlderThan(
-          parseRfc3339(csr.value("/metadata/creationTimestamp"_json_pointer, std::string())),
-          o.pendingExpiration, now)) {
+      csrOlderThan(parseRfc3339(valueAt(csr, "/metadata/creationTimestamp", std::string())),
+                   o.pendingExpiration, now)) {
     return "pending for more than " + csrDurationText(o.pendingExpiration);
   }
   return std::nullopt;
@@ -108,9 +108,9 @@ Result<int> CsrCleanerController::cleanOnce() {
   for (const json& csr : csrs_.list()) {
     auto reason = csrCleanupReason(csr, options_, now);
     if (!reason) continue;
-    const std::string name = csr.value("/metadata/name"_json_pointer, std::string());
+    const std::string name = valueAt(csr, "/metadata/name", std::string());
     // Only the CSR we judged: a new one of the same name must not go with it.
-    json precondition = {{"uid", csr.value("/metadata/uid"_json_pointer, std::string())}};
+    json precondition = {{"uid", valueAt(csr, "/metadata/uid", std::string())}};
     auto r = rest_.remove(client::resources::kCertificateSigningRequests, "", name,
                           {{"preconditions", precondition}});
     if (!r.ok()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "controllers/common/controller_utils.h"
 #include "controllers/deployment/rolling_update.h"
 
@@ -20,7 +21,7 @@ std::string revisionHashOf(const json& obj) {
 }
 
 json revisionTemplate(const json& revision) {
-  json t = revision.value("/data/spec/template"_json_pointer, json::object());
+  json t = valueAt(revision, "/data/spec/template", json::object());
   if (t.is_object()) t.erase("$patch");
   return t;
 }
@@ -29,9 +30,9 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
                                                client::Informer& revisions, const json& owner,
                                                const client::Resource& ownerResource,
                                                const std::set<std::string>& inUse) {
-  const std::string ns = stringAt(owner, "/metadata/namespace"_json_pointer);
+  const std::string ns = stringAt(owner, "/metadata/namespace");
   const std::string uid = uidOf(owner);
-  const json templ = owner.value("/spec/template"_json_pointer, json::object());
+  const json templ = valueAt(owner, "/spec/template", json::object());
   json patchTemplate = templ;
   patchTemplate["$patch"] = "replace";
   const json wantData = {{"spec", {{"template", patchTemplate}}}};
@@ -59,9 +60,9 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
       out.current = *u;
     }
   } else {
-    const int64_t collisions = owner.value("/status/collisionCount"_json_pointer, int64_t{0});
+    const int64_t collisions = valueAt(owner, "/status/collisionCount", int64_t{0});
     const std::string hash = podTemplateHash(templ, collisions);
-    json labels = templ.value("/metadata/labels"_json_pointer, json::object());
+    json labels = valueAt(templ, "/metadata/labels", json::object());
     labels[kControllerRevisionHashLabel] = hash;
     json revision = {{"apiVersion", "apps/v1"},
                      {"kind", "ControllerRevision"},
@@ -72,7 +73,7 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
                        {"ownerReferences", json::array({makeControllerRef(owner)})}}},
                      {"data", wantData},
                      {"revision", maxRevision + 1}};
-    const json annotations = owner.value("/metadata/annotations"_json_pointer, json::object());
+    const json annotations = valueAt(owner, "/metadata/annotations", json::object());
     if (annotations.is_object() && annotations.contains("kubernetes.io/change-cause")) {
       revision["metadata"]["annotations"] = {
           {"kubernetes.io/change-cause", annotations["kubernetes.io/change-cause"]}};
@@ -95,7 +96,7 @@ Result<OwnerRevisions> syncControllerRevisions(client::RestClient& rest,
     }
   }
   // History: keep revisionHistoryLimit old revisions besides the current one and those in use.
-  const int64_t limit = owner.value("/spec/revisionHistoryLimit"_json_pointer, int64_t{10});
+  const int64_t limit = valueAt(owner, "/spec/revisionHistoryLimit", int64_t{10});
   const std::string currentName = nameOf(out.current);
   int64_t old = 0;
   for (const auto& r : out.all) old += nameOf(r) != currentName;

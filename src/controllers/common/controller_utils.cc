@@ -3,15 +3,16 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers {
 
 std::optional<json> controllerRef(const json& obj) {
-  const json refs = obj.value("/metadata/ownerReferences"_json_pointer, json::array());
-  if (!refs.is_array()) return std::nullopt;
-  for (const auto& r : refs) {
+  const json* refs = findPointer(obj, "/metadata/ownerReferences");  // read in place
+  if (!refs || !refs->is_array()) return std::nullopt;
+  for (const auto& r : *refs) {
     if (r.is_object() && r.value("controller", false)) return r;
   }
   return std::nullopt;
@@ -20,15 +21,15 @@ std::optional<json> controllerRef(const json& obj) {
 json makeControllerRef(const json& owner) {
   return {{"apiVersion", owner.value("apiVersion", "")},
           {"kind", owner.value("kind", "")},
-          {"name", owner.value("/metadata/name"_json_pointer, std::string())},
-          {"uid", owner.value("/metadata/uid"_json_pointer, std::string())},
+          {"name", valueAt(owner, "/metadata/name", std::string())},
+          {"uid", valueAt(owner, "/metadata/uid", std::string())},
           {"controller", true},
           {"blockOwnerDeletion", true}};
 }
 
 json ownerRefsWithout(const json& obj, const std::string& uid) {
   json out = json::array();
-  const json refs = obj.value("/metadata/ownerReferences"_json_pointer, json::array());
+  const json refs = valueAt(obj, "/metadata/ownerReferences", json::array());
   if (!refs.is_array()) return out;
   for (const auto& r : refs) {
     if (!r.is_object() || r.value("uid", "") != uid) out.push_back(r);
@@ -42,18 +43,18 @@ bool isTerminating(const json& obj) {
 }
 
 bool hasFinalizer(const json& obj, const std::string& finalizer) {
-  const json fs = obj.value("/metadata/finalizers"_json_pointer, json::array());
+  const json fs = valueAt(obj, "/metadata/finalizers", json::array());
   return fs.is_array() && std::find(fs.begin(), fs.end(), json(finalizer)) != fs.end();
 }
 
 bool isPodActive(const json& pod) {
-  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  const std::string phase = valueAt(pod, "/status/phase", std::string());
   return phase != "Succeeded" && phase != "Failed" && !isTerminating(pod);
 }
 
 namespace {
 std::optional<json> readyCondition(const json& pod) {
-  const json conds = pod.value("/status/conditions"_json_pointer, json::array());
+  const json conds = valueAt(pod, "/status/conditions", json::array());
   if (!conds.is_array()) return std::nullopt;
   for (const auto& c : conds) {
     if (c.is_object() && c.value("type", "") == "Ready") return c;
@@ -115,7 +116,7 @@ Result<int64_t> scaledValue(const json& v, int64_t total, bool roundUp) {
 }
 
 json labelsOf(const json& obj) {
-  json l = obj.value("/metadata/labels"_json_pointer, json::object());
+  json l = valueAt(obj, "/metadata/labels", json::object());
   return l.is_object() ? l : json::object();
 }
 

@@ -36,13 +36,13 @@ json jobReference(const json& job) {
           {"name", nameOf(job)},
           {"uid", uidOf(job)},
           {"apiVersion", "batch/v1"},
-          {"resourceVersion", stringAt(job, "/metadata/resourceVersion"_json_pointer)}};
+          {"resourceVersion", stringAt(job, "/metadata/resourceVersion")}};
 }
 
 // When a finished Job counts as started, for the history order.
 std::string startedAt(const json& job) {
-  std::string t = stringAt(job, "/status/startTime"_json_pointer);
-  return t.empty() ? stringAt(job, "/metadata/creationTimestamp"_json_pointer) : t;
+  std::string t = stringAt(job, "/status/startTime");
+  return t.empty() ? stringAt(job, "/metadata/creationTimestamp") : t;
 }
 
 }  // namespace
@@ -143,7 +143,7 @@ Status CronJobController::sync(const std::string& key) {
     }
     if (complete) {
       succeeded.push_back(job);
-      const std::string done = stringAt(job, "/status/completionTime"_json_pointer);
+      const std::string done = stringAt(job, "/status/completionTime");
       if (!done.empty() && done > status.value("lastSuccessfulTime", std::string())) {
         status["lastSuccessfulTime"] = done;
       }
@@ -209,7 +209,7 @@ Status CronJobController::sync(const std::string& key) {
   // The most recent scheduled time that has not run yet, counting the missed ones.
   std::optional<WallClock::time_point> earliest =
       parseRfc3339(status.value("lastScheduleTime", ""));
-  if (!earliest) earliest = parseRfc3339(stringAt(cj, "/metadata/creationTimestamp"_json_pointer));
+  if (!earliest) earliest = parseRfc3339(stringAt(cj, "/metadata/creationTimestamp"));
   if (!earliest) earliest = now;
   const json deadlineJson = spec.value("startingDeadlineSeconds", json());
   std::optional<int64_t> deadline;

@@ -6,6 +6,7 @@
 
 #include "api/node_placement.h"
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
@@ -22,9 +23,7 @@ namespace {
 
 using client::resources::kPods;
 
-std::string createdAt(const json& o) {
-  return stringAt(o, "/metadata/creationTimestamp"_json_pointer);
-}
+std::string createdAt(const json& o) { return stringAt(o, "/metadata/creationTimestamp"); }
 
 // What every daemon pod tolerates, as Kubernetes adds them.
 json daemonTolerations(bool hostNetwork) {
@@ -55,7 +54,7 @@ json withDaemonTolerations(const json& podSpec) {
 }
 
 bool isFinished(const json& pod) {
-  const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
+  const std::string phase = stringAt(pod, "/status/phase");
   return phase == "Failed" || phase == "Succeeded";
 }
 
@@ -66,7 +65,7 @@ bool daemonPodShouldRun(const json& podTemplate, const json& node, bool newPod) 
   json pod = {{"spec", spec}};
   if (!api::matchesNodeSelectorAndAffinity(pod, node)) return false;
   const json tolerations = withDaemonTolerations(spec);
-  const json taints = node.value("/spec/taints"_json_pointer, json::array());
+  const json taints = valueAt(node, "/spec/taints", json::array());
   if (!taints.is_array()) return true;
   for (const auto& taint : taints) {
     const std::string effect = taint.value("effect", "");
@@ -77,7 +76,7 @@ bool daemonPodShouldRun(const json& podTemplate, const json& node, bool newPod) 
 }
 
 std::string daemonPodNode(const json& pod) {
-  const std::string bound = stringAt(pod, "/spec/nodeName"_json_pointer);
+  const std::string bound = stringAt(pod, "/spec/nodeName");
   if (!bound.empty()) return bound;
   const json terms = pod.value(
       "/spec/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms"_json_pointer,
@@ -143,8 +142,8 @@ DaemonSetController::DaemonSetController(client::RestClient& rest, client::Infor
                      }});
   // Only what decides eligibility: a node's heartbeats do not wake every DaemonSet.
   auto placement = [](const json& node) {
-    return json{{"labels", node.value("/metadata/labels"_json_pointer, json())},
-                {"taints", node.value("/spec/taints"_json_pointer, json())}};
+    return json{{"labels", valueAt(node, "/metadata/labels", json())},
+                {"taints", valueAt(node, "/spec/taints", json())}};
   };
   nodes_.addHandlers({[this](const json&) { enqueueAll(); },
                       [this, placement](const json& a, const json& b) {
@@ -188,7 +187,7 @@ Result<std::string> DaemonSetController::syncRevisions(const json& ds,
 
 Status DaemonSetController::createPod(const json& ds, const std::string& key,
                                       const std::string& node, const std::string& hash) {
-  const json templ = ds.value("/spec/template"_json_pointer, json::object());
+  const json templ = valueAt(ds, "/spec/template", json::object());
   const json meta = templ.value("metadata", json::object());
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
   pod["metadata"]["generateName"] = nameOf(ds) + "-";
@@ -196,7 +195,7 @@ Status DaemonSetController::createPod(const json& ds, const std::string& key,
   pod["metadata"]["labels"] = meta.value("labels", json::object());
   pod["metadata"]["labels"][kControllerRevisionHashLabel] = hash;
   pod["metadata"]["labels"]["pod-template-generation"] =
-      std::to_string(ds.value("/metadata/generation"_json_pointer, int64_t{1}));
+      std::to_string(valueAt(ds, "/metadata/generation", int64_t{1}));
   if (meta.contains("annotations")) pod["metadata"]["annotations"] = meta["annotations"];
   pod["metadata"]["ownerReferences"] = json::array({makeControllerRef(ds)});
   pod["spec"] = templ.value("spec", json::object());
@@ -407,7 +406,7 @@ Status DaemonSetController::sync(const std::string& key) {
   status["numberReady"] = ready;
   status["numberAvailable"] = availableCount;
   status["updatedNumberScheduled"] = updated;
-  status["observedGeneration"] = ds.value("/metadata/generation"_json_pointer, int64_t{1});
+  status["observedGeneration"] = valueAt(ds, "/metadata/generation", int64_t{1});
   if (desired - availableCount > 0) {
     status["numberUnavailable"] = desired - availableCount;
   } else {

@@ -6,6 +6,7 @@
 
 #include "api/object_meta.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/deployment/rolling_update.h"
@@ -21,13 +22,13 @@ namespace {
 using client::resources::kDeployments;
 using client::resources::kReplicaSets;
 
-int64_t specReplicas(const json& o) { return o.value("/spec/replicas"_json_pointer, int64_t{1}); }
+int64_t specReplicas(const json& o) { return valueAt(o, "/spec/replicas", int64_t{1}); }
 int64_t statusInt(const json& o, const char* field) {
   const json s = o.value("status", json::object());
   return s.is_object() ? s.value(field, int64_t{0}) : 0;
 }
 int64_t revisionOf(const json& rs) {
-  const json a = rs.value("/metadata/annotations"_json_pointer, json::object());
+  const json a = valueAt(rs, "/metadata/annotations", json::object());
   try {
     return std::stoll(a.value(kRevisionAnnotation, std::string("0")));
   } catch (const std::exception&) {
@@ -65,8 +66,8 @@ json withoutHash(json templ) {
 
 bool isNewReplicaSet(const json& rs, const json& d, const std::string& hash) {
   if (labelsOf(rs).value(kPodTemplateHashLabel, "") == hash) return true;
-  return withoutHash(rs.value("/spec/template"_json_pointer, json::object())) ==
-         withoutHash(d.value("/spec/template"_json_pointer, json::object()));
+  return withoutHash(valueAt(rs, "/spec/template", json::object())) ==
+         withoutHash(valueAt(d, "/spec/template", json::object()));
 }
 
 json findCondition(const json& status, const std::string& type) {
@@ -146,14 +147,14 @@ void DeploymentController::enqueueForReplicaSet(const json& rs) {
   }
   for (const json& d : deployments_.list()) {
     if (namespaceOf(d) != namespaceOf(rs)) continue;
-    auto sel = api::LabelSelector::fromJson(d.value("/spec/selector"_json_pointer, json()));
+    auto sel = api::LabelSelector::fromJson(valueAt(d, "/spec/selector", json()));
     if (sel.ok() && !sel->empty() && sel->matches(labelsOf(rs))) queue_.add(client::objectKey(d));
   }
 }
 
 Result<std::vector<json>> DeploymentController::claimReplicaSets(const json& d) {
   const std::string ns = namespaceOf(d), uid = uidOf(d);
-  auto selector = api::LabelSelector::fromJson(d.value("/spec/selector"_json_pointer, json()));
+  auto selector = api::LabelSelector::fromJson(valueAt(d, "/spec/selector", json()));
   if (!selector.ok()) return selector.status();
   std::vector<json> owned;
   for (json& rs : replicaSets_.list()) {
@@ -171,7 +172,7 @@ Result<std::vector<json>> DeploymentController::claimReplicaSets(const json& d) 
       continue;
     }
     if (ref || !matches || isTerminating(d) || isTerminating(rs)) continue;
-    json refs = rs.value("/metadata/ownerReferences"_json_pointer, json::array());
+    json refs = valueAt(rs, "/metadata/ownerReferences", json::array());
     refs.push_back(makeControllerRef(d));
     auto r = rest_.patch(kReplicaSets, ns, nameOf(rs), {{"metadata", {{"ownerReferences", refs}}}});
     if (!r.ok()) {
@@ -185,12 +186,12 @@ Result<std::vector<json>> DeploymentController::claimReplicaSets(const json& d) 
 
 Result<json> DeploymentController::createNewReplicaSet(const json& d, const std::string& hash,
                                                        int64_t replicas, int64_t revision) {
-  json templ = d.value("/spec/template"_json_pointer, json::object());
+  json templ = valueAt(d, "/spec/template", json::object());
   templ["metadata"]["labels"][kPodTemplateHashLabel] = hash;
-  json selector = d.value("/spec/selector"_json_pointer, json::object());
+  json selector = valueAt(d, "/spec/selector", json::object());
   selector["matchLabels"][kPodTemplateHashLabel] = hash;
   json annotations = {{kRevisionAnnotation, std::to_string(revision)}};
-  const json dAnn = d.value("/metadata/annotations"_json_pointer, json::object());
+  const json dAnn = valueAt(d, "/metadata/annotations", json::object());
   if (dAnn.contains("kubernetes.io/change-cause")) {
     annotations["kubernetes.io/change-cause"] = dAnn["kubernetes.io/change-cause"];
   }
@@ -204,7 +205,7 @@ Result<json> DeploymentController::createNewReplicaSet(const json& d, const std:
                {"ownerReferences", json::array({makeControllerRef(d)})}}},
              {"spec",
               {{"replicas", replicas},
-               {"minReadySeconds", d.value("/spec/minReadySeconds"_json_pointer, int64_t{0})},
+               {"minReadySeconds", valueAt(d, "/spec/minReadySeconds", int64_t{0})},
                {"selector", selector},
                {"template", templ}}}};
   auto created = rest_.create(kReplicaSets, namespaceOf(d), rs);
@@ -218,8 +219,7 @@ Result<json> DeploymentController::createNewReplicaSet(const json& d, const std:
     return existing;
   }
   json updated = d;
-  updated["status"]["collisionCount"] =
-      d.value("/status/collisionCount"_json_pointer, int64_t{0}) + 1;
+  updated["status"]["collisionCount"] = valueAt(d, "/status/collisionCount", int64_t{0}) + 1;
   auto r = rest_.update(kDeployments, updated, "status");
   if (!r.ok()) return r.status();
   return Status::ConflictMessage("pod-template-hash collision for " + nameOf(rs));
@@ -229,12 +229,12 @@ Status DeploymentController::scaleReplicaSet(json& rs, int64_t replicas, const j
                                              int64_t maxSurge) {
   const std::string desired = std::to_string(specReplicas(d));
   const std::string maxReplicas = std::to_string(specReplicas(d) + maxSurge);
-  const json ann = rs.value("/metadata/annotations"_json_pointer, json::object());
-  const int64_t minReady = d.value("/spec/minReadySeconds"_json_pointer, int64_t{0});
+  const json ann = valueAt(rs, "/metadata/annotations", json::object());
+  const int64_t minReady = valueAt(d, "/spec/minReadySeconds", int64_t{0});
   if (specReplicas(rs) == replicas &&
       ann.value("deployment.kubernetes.io/desired-replicas", "") == desired &&
       ann.value("deployment.kubernetes.io/max-replicas", "") == maxReplicas &&
-      rs.value("/spec/minReadySeconds"_json_pointer, int64_t{0}) == minReady) {
+      valueAt(rs, "/spec/minReadySeconds", int64_t{0}) == minReady) {
     return Status::Ok();
   }
   json patch = {{"metadata",
@@ -267,7 +267,7 @@ bool DeploymentController::oldPodsRunning(const json& d, const std::vector<json>
   for (const auto& cached : pods_.byIndexShared("namespace", namespaceOf(d))) {
     const json& pod = *cached;
     auto ref = controllerRef(pod);
-    const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+    const std::string phase = valueAt(pod, "/status/phase", std::string());
     if (ref && uids.count(ref->value("uid", "")) && phase != "Succeeded" && phase != "Failed") {
       return true;
     }
@@ -276,7 +276,7 @@ bool DeploymentController::oldPodsRunning(const json& d, const std::vector<json>
 }
 
 void DeploymentController::cleanupOldReplicaSets(const json& d, const std::vector<json>& oldSets) {
-  const int64_t limit = d.value("/spec/revisionHistoryLimit"_json_pointer, int64_t{10});
+  const int64_t limit = valueAt(d, "/spec/revisionHistoryLimit", int64_t{10});
   std::vector<json> idle;
   for (const auto& rs : oldSets) {
     if (specReplicas(rs) == 0 && statusInt(rs, "replicas") == 0 && !isTerminating(rs)) {
@@ -303,19 +303,18 @@ Status DeploymentController::sync(const std::string& key) {
   auto claimed = claimReplicaSets(d);
   if (!claimed.ok()) return claimed.status().code() == 400 ? Status::Ok() : claimed.status();
   const int64_t replicas = specReplicas(d);
-  const std::string strategy =
-      d.value("/spec/strategy/type"_json_pointer, std::string("RollingUpdate"));
+  const std::string strategy = valueAt(d, "/spec/strategy/type", std::string("RollingUpdate"));
   Fenceposts fp{0, 0};
   if (strategy == "RollingUpdate") {
     auto f = resolveFenceposts(
-        d.value("/spec/strategy/rollingUpdate/maxSurge"_json_pointer, json("25%")),
-        d.value("/spec/strategy/rollingUpdate/maxUnavailable"_json_pointer, json("25%")), replicas);
+        valueAt(d, "/spec/strategy/rollingUpdate/maxSurge", json("25%")),
+        valueAt(d, "/spec/strategy/rollingUpdate/maxUnavailable", json("25%")), replicas);
     if (!f.ok()) return Status::Ok();  // validation should have refused it
     fp = *f;
   }
   const std::string hash =
-      podTemplateHash(withoutHash(d.value("/spec/template"_json_pointer, json::object())),
-                      d.value("/status/collisionCount"_json_pointer, int64_t{0}));
+      podTemplateHash(withoutHash(valueAt(d, "/spec/template", json::object())),
+                      valueAt(d, "/status/collisionCount", int64_t{0}));
   std::optional<json> newRs;
   std::vector<json> oldSets;
   for (json& rs : *claimed) {
@@ -327,8 +326,8 @@ Status DeploymentController::sync(const std::string& key) {
   }
   // Oldest first: rollouts shrink the oldest ReplicaSets first.
   std::sort(oldSets.begin(), oldSets.end(), [](const json& a, const json& b) {
-    return a.value("/metadata/creationTimestamp"_json_pointer, std::string()) <
-           b.value("/metadata/creationTimestamp"_json_pointer, std::string());
+    return valueAt(a, "/metadata/creationTimestamp", std::string()) <
+           valueAt(b, "/metadata/creationTimestamp", std::string());
   });
 
   auto collect = [&] {
@@ -343,7 +342,7 @@ Status DeploymentController::sync(const std::string& key) {
   int64_t maxOld = 0;
   for (const auto& rs : oldSets) maxOld = std::max(maxOld, revisionOf(rs));
   const int64_t revision = maxOld + 1;
-  const bool paused = d.value("/spec/paused"_json_pointer, false);
+  const bool paused = valueAt(d, "/spec/paused", false);
 
   if (paused) {
     // Paused: no rollout, but scaling still applies to whichever ReplicaSet is active.
@@ -427,7 +426,7 @@ Status DeploymentController::sync(const std::string& key) {
   }
 
   // The Deployment carries the revision of its new ReplicaSet.
-  const json dAnn = d.value("/metadata/annotations"_json_pointer, json::object());
+  const json dAnn = valueAt(d, "/metadata/annotations", json::object());
   const std::string newRevision = std::to_string(std::max(revision, revisionOf(*newRs)));
   if (dAnn.value(kRevisionAnnotation, "") != newRevision) {
     auto r = rest_.patch(kDeployments, namespaceOf(d), nameOf(d),
@@ -455,7 +454,7 @@ Status DeploymentController::updateStatus(const json& d, const json* newRs,
   }
   const int64_t replicas = specReplicas(d);
   const int64_t updated = newRs ? statusInt(*newRs, "replicas") : 0;
-  st["observedGeneration"] = d.value("/metadata/generation"_json_pointer, int64_t{1});
+  st["observedGeneration"] = valueAt(d, "/metadata/generation", int64_t{1});
   st["replicas"] = total;
   st["updatedReplicas"] = updated;
   st["readyReplicas"] = ready;
@@ -477,9 +476,9 @@ Status DeploymentController::updateStatus(const json& d, const json* newRs,
   }
   const std::string rsName = newRs ? nameOf(*newRs) : "";
   json progressing = findCondition(old, "Progressing");
-  const bool paused = d.value("/spec/paused"_json_pointer, false);
+  const bool paused = valueAt(d, "/spec/paused", false);
   const bool complete = newRs && updated == replicas && total == updated && available >= replicas;
-  const auto deadline = d.value("/spec/progressDeadlineSeconds"_json_pointer, int64_t{600});
+  const auto deadline = valueAt(d, "/spec/progressDeadlineSeconds", int64_t{600});
   std::optional<std::chrono::seconds> recheck;
   if (paused) {
     setCondition(

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/json_pointer.h"
 #include "controllers/common/controller_utils.h"
 
 namespace minik8s::controllers {
@@ -15,7 +16,7 @@ std::string str(const json& obj, const json::json_pointer& p) {
 }
 
 json servicePorts(const json& svc) {
-  json ports = svc.value("/spec/ports"_json_pointer, json::array());
+  json ports = valueAt(svc, "/spec/ports", json::array());
   return ports.is_array() ? ports : json::array();
 }
 
@@ -75,7 +76,7 @@ std::vector<json> candidatePods(const json& svc, const std::vector<json>& pods) 
 }  // namespace
 
 bool hasSelector(const json& svc) {
-  const json sel = svc.value("/spec/selector"_json_pointer, json());
+  const json sel = valueAt(svc, "/spec/selector", json());
   return sel.is_object() && !sel.empty();
 }
 
@@ -103,7 +104,7 @@ std::optional<int> resolveTargetPort(const json& servicePort, const json& pod) {
   if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit)) return std::stoi(name);
   const std::string protocol = servicePort.value("protocol", "TCP");
   for (const char* list : {"containers", "initContainers"}) {
-    const json containers = pod.value("/spec"_json_pointer, json::object()).value(list, json());
+    const json containers = valueAt(pod, "/spec", json::object()).value(list, json());
     if (!containers.is_array()) continue;
     for (const auto& c : containers) {
       const json ports = c.value("ports", json::array());
@@ -126,14 +127,14 @@ bool podHasEndpoint(const json& pod) {
 }
 
 json endpointLabels(const json& svc) {
-  json labels = svc.value("/metadata/labels"_json_pointer, json::object());
+  json labels = valueAt(svc, "/metadata/labels", json::object());
   if (!labels.is_object()) labels = json::object();
   if (isHeadless(svc)) labels[kHeadlessLabel] = "";
   return labels;
 }
 
 json buildEndpointSubsets(const json& svc, const std::vector<json>& pods) {
-  const bool publishNotReady = svc.value("/spec/publishNotReadyAddresses"_json_pointer, false);
+  const bool publishNotReady = valueAt(svc, "/spec/publishNotReadyAddresses", false);
   const bool noPorts = servicePorts(svc).empty();
   if (noPorts && !isHeadless(svc)) return json::array();
   std::map<std::string, json> subsets;  // ports (dumped) -> subset
@@ -166,7 +167,7 @@ json buildEndpointSubsets(const json& svc, const std::vector<json>& pods) {
 }
 
 std::vector<json> buildEndpointSlices(const json& svc, const std::vector<json>& pods) {
-  const bool publishNotReady = svc.value("/spec/publishNotReadyAddresses"_json_pointer, false);
+  const bool publishNotReady = valueAt(svc, "/spec/publishNotReadyAddresses", false);
   const std::string name = str(svc, "/metadata/name"_json_pointer);
   json labels = endpointLabels(svc);
   labels[kServiceNameLabel] = name;

@@ -1,5 +1,6 @@
 #include "controllers/endpoints/endpoints_controller.h"
 
+#include "common/json_pointer.h"
 #include "controllers/endpoints/endpoint_builder.h"
 #include "controllers/endpoints/service_events.h"
 
@@ -62,7 +63,7 @@ Status EndpointsController::sync(const std::string& key) {
   }
   json have = current->value("subsets", json::array());
   if (have.is_null()) have = json::array();
-  const json haveLabels = current->value("/metadata/labels"_json_pointer, json::object());
+  const json haveLabels = valueAt(*current, "/metadata/labels", json::object());
   if (have == subsets && haveLabels == labels) return Status::Ok();
   json ep = *current;
   ep["subsets"] = subsets;

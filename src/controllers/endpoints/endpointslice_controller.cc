@@ -1,5 +1,6 @@
 #include "controllers/endpoints/endpointslice_controller.h"
 
+#include "common/json_pointer.h"
 #include "controllers/endpoints/endpoint_builder.h"
 #include "controllers/endpoints/service_events.h"
 
@@ -16,9 +17,8 @@ bool sameContent(const json& have, const json& want) {
     if (a.is_null()) a = json::array();
     if (a != b) return false;
   }
-  return have.value("/metadata/labels"_json_pointer, json()) == want["metadata"]["labels"] &&
-         have.value("/metadata/ownerReferences"_json_pointer, json()) ==
-             want["metadata"]["ownerReferences"];
+  return valueAt(have, "/metadata/labels", json()) == want["metadata"]["labels"] &&
+         valueAt(have, "/metadata/ownerReferences", json()) == want["metadata"]["ownerReferences"];
 }
 
 }  // namespace

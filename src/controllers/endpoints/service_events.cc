@@ -1,5 +1,6 @@
 #include "controllers/endpoints/service_events.h"
 
+#include "common/json_pointer.h"
 #include "controllers/endpoints/endpoint_builder.h"
 #include "controllers/replicaset/replicaset_controller.h"
 
@@ -8,7 +9,7 @@ namespace minik8s::controllers {
 namespace {
 
 void queueSelecting(client::Informer& services, client::WorkQueue& queue, const json& pod) {
-  const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+  const std::string ns = valueAt(pod, "/metadata/namespace", std::string());
   for (const auto& svc : services.byIndexShared("namespace", ns)) {
     if (selectsPod(*svc, pod)) queue.add(client::objectKey(*svc));
   }
@@ -26,8 +27,8 @@ void queueServicesOnChanges(client::Informer& services, client::Informer& pods,
   pods.addHandlers({[&](const json& p) { queueSelecting(services, queue, p); },
                     [&](const json& oldPod, const json& p) {
                       // Services that selected the old labels lose the pod.
-                      if (oldPod.value("/metadata/labels"_json_pointer, json()) !=
-                          p.value("/metadata/labels"_json_pointer, json())) {
+                      if (valueAt(oldPod, "/metadata/labels", json()) !=
+                          valueAt(p, "/metadata/labels", json())) {
                         queueSelecting(services, queue, oldPod);
                       }
                       queueSelecting(services, queue, p);
@@ -37,7 +38,7 @@ void queueServicesOnChanges(client::Informer& services, client::Informer& pods,
 
 std::vector<json> podsSelectedBy(client::Informer& pods, const json& svc) {
   std::vector<json> out;
-  const std::string ns = svc.value("/metadata/namespace"_json_pointer, std::string());
+  const std::string ns = valueAt(svc, "/metadata/namespace", std::string());
   for (const auto& pod : pods.byIndexShared("namespace", ns)) {
     if (selectsPod(svc, *pod)) out.push_back(*pod);
   }

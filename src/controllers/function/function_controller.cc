@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -35,7 +36,7 @@ bool ownedByFunction(const json& obj, const std::string& name, const std::string
 
 // The runtime container's status of a pod, null when it has none yet.
 json functionContainerStatus(const json& pod) {
-  for (const auto& c : pod.value("/status/containerStatuses"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(pod, "/status/containerStatuses", json::array())) {
     if (c.value("name", "") == "function") return c;
   }
   return nullptr;
@@ -116,7 +117,7 @@ std::string FunctionController::importError(const std::string& ns, const std::st
     if (api::labelValue(pod, sl::kFunctionLabel) != name || isTerminating(pod)) continue;
     const json c = functionContainerStatus(pod);
     if (!c.is_object() || c.value("ready", false)) continue;
-    auto started = parseRfc3339(stringAt(c, "/state/running/startedAt"_json_pointer));
+    auto started = parseRfc3339(stringAt(c, "/state/running/startedAt"));
     if (!started) continue;
     if (now - *started < options_.importCheckAfter) {
       *recheck = true;
@@ -185,7 +186,7 @@ Status FunctionController::sync(const std::string& key) {
   } else {
     auto cm = rest_.get(client::resources::kConfigMaps, ns, spec->codeConfigMap);
     if (cm.ok()) {
-      observed.codeRevision = stringAt(*cm, "/metadata/resourceVersion"_json_pointer);
+      observed.codeRevision = stringAt(*cm, "/metadata/resourceVersion");
     } else if (cm.status().code() == 404) {
       observed.codeMissing = true;
       queue_.addAfter(key, std::chrono::seconds(5));
@@ -239,7 +240,7 @@ Status FunctionController::sync(const std::string& key) {
   for (const auto& [field, value] : current.items()) {
     if (!status.contains(field)) patch[field] = nullptr;  // a merge patch removes it
   }
-  const json before = fn.value("/status/conditions/0"_json_pointer, json::object());
+  const json before = valueAt(fn, "/status/conditions/0", json::object());
   const json& after = status["conditions"][0];
   if (before.value("reason", "") != after.value("reason", "") &&
       (after["reason"] == "ImportFailed" || after["reason"] == "CodeMissing" ||

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 
 namespace minik8s::controllers {
@@ -14,7 +15,7 @@ using api::uidOf;
 namespace {
 
 json ownerRefs(const json& o) {
-  json r = o.value("/metadata/ownerReferences"_json_pointer, json::array());
+  json r = valueAt(o, "/metadata/ownerReferences", json::array());
   return r.is_array() ? r : json::array();
 }
 
@@ -135,14 +136,13 @@ OwnerState GarbageCollector::lookupOwner(const std::string& ns, const json& ref)
 Status GarbageCollector::removeFinalizer(const GcKind& k, const json& obj,
                                          const std::string& finalizer) {
   json kept = json::array();
-  for (const auto& f : obj.value("/metadata/finalizers"_json_pointer, json::array())) {
+  for (const auto& f : valueAt(obj, "/metadata/finalizers", json::array())) {
     if (f != finalizer) kept.push_back(f);
   }
   // resourceVersion makes it a compare-and-swap: a concurrent finalizer change is not lost.
-  json patch = {
-      {"metadata",
-       {{"finalizers", kept},
-        {"resourceVersion", obj.value("/metadata/resourceVersion"_json_pointer, std::string())}}}};
+  json patch = {{"metadata",
+                 {{"finalizers", kept},
+                  {"resourceVersion", valueAt(obj, "/metadata/resourceVersion", std::string())}}}};
   auto r = rest_.patch(k.resource, namespaceOf(obj), nameOf(obj), patch);
   if (!r.ok() && r.status().code() == 404) return Status::Ok();
   return r.status();

@@ -6,6 +6,7 @@
 #include "api/object_meta.h"
 #include "api/quantity.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -174,7 +175,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
                                                              WallClock::time_point now) {
   MetricsResult out;
   const std::string nowText = formatRfc3339(now);
-  const std::string selectorText = scale.value("/status/selector"_json_pointer, std::string());
+  const std::string selectorText = valueAt(scale, "/status/selector", std::string());
   auto selector = api::LabelSelector::parse(selectorText);
   if (selectorText.empty() || !selector.ok()) {
     const bool missing = selectorText.empty();
@@ -191,7 +192,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
   for (const auto& p : pods_.byIndexShared("namespace", namespaceOf(hpa))) {
     if (selector->matches(api::labelsOf(*p))) pods.push_back(*p);
   }
-  const json specs = hpa.value("/spec/metrics"_json_pointer, json::array());
+  const json specs = valueAt(hpa, "/spec/metrics", json::array());
   int invalid = 0;
   std::string firstError, firstReason, firstMessage;
   for (const auto& spec : specs) {
@@ -250,9 +251,8 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
       // A custom metric averaged over the pods (custom.metrics.k8s.io), target AverageValue.
       reason = "FailedGetPodsMetric";
       const json source = spec.value("pods", json::object());
-      const std::string metric = source.value("/metric/name"_json_pointer, std::string());
-      auto goal =
-          api::Quantity::fromJson(source.value("/target/averageValue"_json_pointer, json()));
+      const std::string metric = valueAt(source, "/metric/name", std::string());
+      auto goal = api::Quantity::fromJson(valueAt(source, "/target/averageValue", json()));
       auto samples = metrics_.podCustomMetrics(namespaceOf(hpa), metric, selectorText);
       auto proposal = !goal.ok() ? Result<ReplicaProposal>(goal.status())
                       : !samples.ok()
@@ -275,7 +275,7 @@ HorizontalPodAutoscalerController::computeReplicasForMetrics(const json& hpa, co
       // One object's custom metric: target Value (scale with the ratio) or AverageValue (per pod).
       reason = "FailedGetObjectMetric";
       const json source = spec.value("object", json::object());
-      const std::string metric = source.value("/metric/name"_json_pointer, std::string());
+      const std::string metric = valueAt(source, "/metric/name", std::string());
       const json described = source.value("describedObject", json::object());
       const json target = source.value("target", json::object());
       const bool perPod = target.contains("averageValue");
@@ -397,7 +397,7 @@ Status HorizontalPodAutoscalerController::sync(const std::string& key) {
                "the HPA controller was able to get the target's current scale", nowText);
 
   auto history = historyOf(key);
-  const int32_t currentReplicas = scale->value("/spec/replicas"_json_pointer, 0);
+  const int32_t currentReplicas = valueAt(*scale, "/spec/replicas", 0);
   history->recordInitial(currentReplicas, now);
   const int32_t minReplicas = spec.value("minReplicas", 1);
   const int32_t maxReplicas = spec.value("maxReplicas", 1);

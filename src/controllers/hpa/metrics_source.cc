@@ -3,6 +3,7 @@
 #include "api/quantity.h"
 #include "api/scheme.h"
 #include "common/http.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers::hpa {
@@ -12,7 +13,7 @@ PodMetrics parsePodMetricsList(const json& list, const std::string& resource) {
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return out;
   for (const auto& item : list["items"]) {
     if (!item.is_object()) continue;
-    const std::string name = item.value("/metadata/name"_json_pointer, std::string());
+    const std::string name = valueAt(item, "/metadata/name", std::string());
     const json containers = item.value("containers", json::array());
     if (name.empty() || !containers.is_array() || containers.empty()) continue;
     int64_t sum = 0;
@@ -80,7 +81,7 @@ PodMetrics parseMetricValueList(const json& list) {
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) return out;
   for (const auto& item : list["items"]) {
     if (!item.is_object() || !item.contains("value")) continue;
-    const std::string name = item.value("/describedObject/name"_json_pointer, std::string());
+    const std::string name = valueAt(item, "/describedObject/name", std::string());
     if (!name.empty()) out[name] = metricOf(item);
   }
   return out;

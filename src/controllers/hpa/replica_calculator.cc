@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "api/quantity.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers::hpa {
@@ -12,7 +13,7 @@ namespace minik8s::controllers::hpa {
 namespace {
 
 std::optional<json> podCondition(const json& pod, const std::string& type) {
-  const json conds = pod.value("/status/conditions"_json_pointer, json::array());
+  const json conds = valueAt(pod, "/status/conditions", json::array());
   if (!conds.is_array()) return std::nullopt;
   for (const auto& c : conds) {
     if (c.is_object() && c.value("type", "") == type) return c;
@@ -26,9 +27,7 @@ std::optional<WallClock::time_point> timeField(const json& obj, const json::json
   return parseRfc3339(v.get<std::string>());
 }
 
-std::string podName(const json& pod) {
-  return pod.value("/metadata/name"_json_pointer, std::string());
-}
+std::string podName(const json& pod) { return valueAt(pod, "/metadata/name", std::string()); }
 
 bool withinTolerance(double ratio, double tolerance) { return std::abs(1.0 - ratio) <= tolerance; }
 
@@ -112,7 +111,7 @@ PodGroups groupPods(const std::vector<json>& pods, const PodMetrics& metrics,
   PodGroups groups;
   for (const auto& pod : pods) {
     const std::string name = podName(pod);
-    const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+    const std::string phase = valueAt(pod, "/status/phase", std::string());
     if (isTerminating(pod) || phase == "Failed" || phase == "Pending") {
       groups.ignored.insert(name);
       continue;
@@ -155,10 +154,10 @@ Result<std::map<std::string, int64_t>> podRequests(const std::vector<json>& pods
   std::map<std::string, int64_t> out;
   for (const auto& pod : pods) {
     int64_t sum = 0;
-    const json containers = pod.value("/spec/containers"_json_pointer, json::array());
+    const json containers = valueAt(pod, "/spec/containers", json::array());
     for (const auto& c : containers) {
       const json request =
-          c.value("/resources/requests"_json_pointer, json::object()).value(resource, json());
+          valueAt(c, "/resources/requests", json::object()).value(resource, json());
       auto q = api::Quantity::fromJson(request);
       if (request.is_null() || !q.ok()) {
         return Status::BadRequest("missing request for " + resource + " in container " +

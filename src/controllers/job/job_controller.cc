@@ -7,6 +7,7 @@
 
 #include "api/object_meta.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/job/job_util.h"
@@ -32,7 +33,7 @@ std::optional<int64_t> integerAt(const json& o, const json::json_pointer& p) {
 }
 
 bool hasTrackingFinalizer(const json& o) {
-  const json f = o.value("/metadata/finalizers"_json_pointer, json::array());
+  const json f = valueAt(o, "/metadata/finalizers", json::array());
   return f.is_array() && std::find(f.begin(), f.end(), kTrackingFinalizer) != f.end();
 }
 
@@ -136,7 +137,7 @@ struct JobController::WrittenVersions {
 
 namespace {
 int64_t versionOf(const json& o) {
-  const std::string rv = stringAt(o, "/metadata/resourceVersion"_json_pointer);
+  const std::string rv = stringAt(o, "/metadata/resourceVersion");
   if (rv.empty() || rv.size() > 18 || rv.find_first_not_of("0123456789") != std::string::npos)
     return -1;
   return std::stoll(rv);
@@ -216,7 +217,7 @@ void JobController::recordEvent(const json& job, const std::string& type, const 
 }
 
 Status JobController::removeTrackingFinalizer(const json& pod) {
-  const json finalizers = pod.value("/metadata/finalizers"_json_pointer, json::array());
+  const json finalizers = valueAt(pod, "/metadata/finalizers", json::array());
   for (size_t i = 0; i < finalizers.size(); ++i) {
     if (finalizers[i] != kTrackingFinalizer) continue;
     // test + remove: atomic, whatever else changes the finalizers meanwhile. The last
@@ -290,7 +291,7 @@ Status JobController::createPods(const json& job, const std::string& key,
                                  const std::vector<int64_t>& indexes, int64_t count) {
   if (count <= 0) return Status::Ok();
   const std::string ns = namespaceOf(job), name = nameOf(job);
-  const json templ = job.value("/spec/template"_json_pointer, json::object());
+  const json templ = valueAt(job, "/spec/template", json::object());
   json base = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
   const json meta = templ.value("metadata", json::object());
   base["metadata"]["namespace"] = ns;
@@ -400,7 +401,7 @@ Status JobController::syncJob(json job, const std::string& key) {
   const std::optional<int64_t> deadline = integerAt(spec, "/activeDeadlineSeconds"_json_pointer);
   const bool suspended = spec.value("suspend", json(false)) == true;
   const bool onlyReplaceFailed = spec.value("podReplacementPolicy", "") == "Failed";
-  const bool onFailure = stringAt(spec, "/template/spec/restartPolicy"_json_pointer) == "OnFailure";
+  const bool onFailure = stringAt(spec, "/template/spec/restartPolicy") == "OnFailure";
   const json failurePolicy = spec.value("podFailurePolicy", json());
 
   std::set<std::string> uncSucceeded = stringSet(status, "succeeded");
@@ -419,7 +420,7 @@ Status JobController::syncJob(json job, const std::string& key) {
   std::optional<WallClock::time_point> lastSuccess, lastFailure;
   std::vector<WallClock::time_point> failureTimes;
   for (const json& pod : owned) {
-    const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
+    const std::string phase = stringAt(pod, "/status/phase");
     const bool terminal = phase == "Succeeded" || phase == "Failed";
     if (!terminal && !isTerminating(pod)) {
       active.push_back(pod);
@@ -466,7 +467,7 @@ Status JobController::syncJob(json job, const std::string& key) {
     uncFailed.insert(podUid);
     newUncounted = true;
     LOG_DEBUG("job {}: pod {} ({}) failed (phase {}, rv {})", key, nameOf(pod), podUid, phase,
-              stringAt(pod, "/metadata/resourceVersion"_json_pointer));
+              stringAt(pod, "/metadata/resourceVersion"));
   }
 
   // 1. Record newly finished pods as uncounted before touching their finalizers.
@@ -726,8 +727,7 @@ TtlAfterFinishedController::TtlAfterFinishedController(client::RestClient& rest,
       workers_(
           queue_, [this](const std::string& k) { return sync(k); }, "ttl-after-finished") {
   auto enqueue = [this](const json& j) {
-    if (isJobFinished(j) &&
-        j.value("/spec/ttlSecondsAfterFinished"_json_pointer, json()).is_number())
+    if (isJobFinished(j) && valueAt(j, "/spec/ttlSecondsAfterFinished", json()).is_number())
       queue_.add(client::objectKey(j));
   };
   jobs_.addHandlers({enqueue, [enqueue](const json&, const json& j) { enqueue(j); }, nullptr});

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/time_util.h"
 
 namespace minik8s::controllers::job {
@@ -76,11 +77,11 @@ std::chrono::milliseconds failureBackoff(int64_t failures, std::chrono::millisec
 FailurePolicyMatch matchPodFailurePolicy(const json& policy, const json& pod) {
   const json rules = policy.value("rules", json::array());
   if (!rules.is_array()) return {};
-  const json statuses = pod.value("/status/containerStatuses"_json_pointer, json::array());
-  const json inits = pod.value("/status/initContainerStatuses"_json_pointer, json::array());
-  const json conditions = pod.value("/status/conditions"_json_pointer, json::array());
-  const std::string podName = stringAt(pod, "/metadata/namespace"_json_pointer) + "/" +
-                              stringAt(pod, "/metadata/name"_json_pointer);
+  const json statuses = valueAt(pod, "/status/containerStatuses", json::array());
+  const json inits = valueAt(pod, "/status/initContainerStatuses", json::array());
+  const json conditions = valueAt(pod, "/status/conditions", json::array());
+  const std::string podName =
+      stringAt(pod, "/metadata/namespace") + "/" + stringAt(pod, "/metadata/name");
   for (size_t i = 0; i < rules.size(); ++i) {
     const json& rule = rules[i];
     const std::string actionName = rule.value("action", "");
@@ -96,7 +97,7 @@ FailurePolicyMatch matchPodFailurePolicy(const json& policy, const json& pod) {
         if (!list->is_array()) continue;
         for (const auto& cs : *list) {
           if (!container.empty() && cs.value("name", "") != container) continue;
-          const json code = cs.value("/state/terminated/exitCode"_json_pointer, json());
+          const json code = valueAt(cs, "/state/terminated/exitCode", json());
           if (!code.is_number_integer() || code.get<int64_t>() == 0) continue;
           const bool listed =
               values.is_array() && std::find(values.begin(), values.end(), code) != values.end();
@@ -148,7 +149,7 @@ bool isJobFinished(const json& job) {
 }
 
 std::optional<std::chrono::system_clock::time_point> jobFinishTime(const json& job) {
-  if (auto t = parseRfc3339(stringAt(job, "/status/completionTime"_json_pointer))) return t;
+  if (auto t = parseRfc3339(stringAt(job, "/status/completionTime"))) return t;
   for (const char* type : {"Complete", "Failed"}) {
     if (const json* c = trueCondition(job, type)) {
       if (auto t = parseRfc3339(c->value("lastTransitionTime", ""))) return t;
@@ -163,14 +164,14 @@ std::optional<std::chrono::system_clock::time_point> podFinishTime(const json& p
     const json statuses = pod.value(json::json_pointer(list), json::array());
     if (!statuses.is_array()) continue;
     for (const auto& cs : statuses) {
-      auto t = parseRfc3339(stringAt(cs, "/state/terminated/finishedAt"_json_pointer));
+      auto t = parseRfc3339(stringAt(cs, "/state/terminated/finishedAt"));
       if (t && (!latest || *t > *latest)) latest = t;
     }
   }
   if (latest) return latest;
-  if (auto t = parseRfc3339(stringAt(pod, "/metadata/deletionTimestamp"_json_pointer))) return t;
+  if (auto t = parseRfc3339(stringAt(pod, "/metadata/deletionTimestamp"))) return t;
   // No container says when: the latest condition change (Ready turning False), else creation.
-  const json conditions = pod.value("/status/conditions"_json_pointer, json::array());
+  const json conditions = valueAt(pod, "/status/conditions", json::array());
   if (conditions.is_array()) {
     for (const auto& c : conditions) {
       auto t = parseRfc3339(c.value("lastTransitionTime", ""));
@@ -178,7 +179,7 @@ std::optional<std::chrono::system_clock::time_point> podFinishTime(const json& p
     }
   }
   if (latest) return latest;
-  return parseRfc3339(stringAt(pod, "/metadata/creationTimestamp"_json_pointer));
+  return parseRfc3339(stringAt(pod, "/metadata/creationTimestamp"));
 }
 
 }  // namespace minik8s::controllers::job

@@ -2,6 +2,7 @@
 
 #include "api/csr_rules.h"
 #include "common/base64.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/certificates/signing_outcome.h"
@@ -18,7 +19,7 @@ MeshCertificateController::MeshCertificateController(client::RestClient& rest,
       workers_(
           queue_, [this](const std::string& key) { return sync(key); }, "mesh-certificates") {
   auto enqueue = [this](const json& csr) {
-    if (csr.value("/spec/signerName"_json_pointer, std::string()) == mesh::kWorkloadSigner) {
+    if (valueAt(csr, "/spec/signerName", std::string()) == mesh::kWorkloadSigner) {
       queue_.add(client::objectKey(csr));
     }
   };
@@ -65,7 +66,7 @@ Status MeshCertificateController::sync(const std::string& name) {
     }
     obj = *r;
   }
-  auto pem = base64::decode(obj->value("/spec/request"_json_pointer, std::string()));
+  auto pem = base64::decode(valueAt(*obj, "/spec/request", std::string()));
   if (!pem.ok()) return Status::Ok();  // decideWorkloadCsr refused it already
   auto cert = mesh::signWorkloadCsr(options_.ca, *pem, d.validity);
   if (Status s = certificates::putSigningOutcome(rest_, *obj, cert, options_.now()); !s.ok()) {
@@ -73,7 +74,7 @@ Status MeshCertificateController::sync(const std::string& name) {
   }
   if (cert.ok()) {
     LOG_INFO("mesh-certificates: issued {} for {} ({} s)", name,
-             obj->value("/spec/username"_json_pointer, std::string()), d.validity.count());
+             valueAt(*obj, "/spec/username", std::string()), d.validity.count());
   }
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "mesh/rollout_cluster.h"
@@ -16,7 +17,7 @@ namespace {
 using std::chrono::milliseconds;
 
 bool hasRolloutFinalizer(const json& obj) {
-  for (const auto& f : obj.value("/metadata/finalizers"_json_pointer, json::array())) {
+  for (const auto& f : valueAt(obj, "/metadata/finalizers", json::array())) {
     if (f == mesh::kMeshRolloutFinalizer) return true;
   }
   return false;
@@ -76,8 +77,8 @@ MeshRolloutController::MeshRolloutController(client::RestClient& rest,
   meshRollouts_.addHandlers({[this](const json& r) { queue_.add(client::objectKey(r)); },
                              [this](const json& before, const json& after) {
                                const bool specChanged =
-                                   before.value("/metadata/generation"_json_pointer, 0) !=
-                                   after.value("/metadata/generation"_json_pointer, 0);
+                                   valueAt(before, "/metadata/generation", 0) !=
+                                   valueAt(after, "/metadata/generation", 0);
                                const bool deleting = isTerminating(after) && !isTerminating(before);
                                if (specChanged || deleting) queue_.add(client::objectKey(after));
                              },
@@ -93,7 +94,7 @@ Status MeshRolloutController::writeStatus(json& obj, const mesh::RolloutState& s
   const json before = obj.value("status", json::object());
   json st = mesh::rolloutStateToJson(state);
   st.update(names);
-  st["observedGeneration"] = obj.value("/metadata/generation"_json_pointer, 0);
+  st["observedGeneration"] = valueAt(obj, "/metadata/generation", 0);
   const std::string phase = st.value("phase", "");
   const std::string now = formatRfc3339(options_.clock->now());
   const bool phaseChanged = before.value("phase", "") != phase || !before.contains("phase");

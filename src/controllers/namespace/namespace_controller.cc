@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "controllers/serviceaccount/serviceaccounts_controller.h"
 
@@ -16,7 +17,7 @@ bool hasVerb(const json& resource, const char* verb) {
 }
 
 bool hasFinalizer(const json& ns) {
-  const json finalizers = ns.value("/spec/finalizers"_json_pointer, json::array());
+  const json finalizers = valueAt(ns, "/spec/finalizers", json::array());
   return finalizers.is_array() && std::find(finalizers.begin(), finalizers.end(),
                                             json(kNamespaceFinalizer)) != finalizers.end();
 }
@@ -67,7 +68,7 @@ Result<std::vector<client::Resource>> NamespaceController::discoverResources() {
   if (!groups.ok()) return groups.status();
   for (const auto& g : groups->value("groups", json::array())) {
     const std::string group = g.value("name", "");
-    const std::string version = g.value("/preferredVersion/version"_json_pointer, std::string());
+    const std::string version = valueAt(g, "/preferredVersion/version", std::string());
     if (group.empty() || version.empty()) continue;
     auto list = rest_.request("GET", "/apis/" + group + "/" + version);
     if (!list.ok()) {
@@ -91,7 +92,7 @@ Result<size_t> NamespaceController::deleteContent(const client::Resource& r,
   for (const auto& obj : items) {
     json options = json::object();
     if (r.group.empty() && r.plural == "pods") {
-      const std::string node = obj.value("/spec/nodeName"_json_pointer, std::string());
+      const std::string node = valueAt(obj, "/spec/nodeName", std::string());
       if (!node.empty()) {
         auto n = rest_.get(client::resources::kNodes, "", node);
         if (!n.ok() && n.status().code() == 404) options["gracePeriodSeconds"] = 0;
@@ -126,7 +127,7 @@ Status NamespaceController::sync(const std::string& name) {
   if (!live.ok()) return live.status().code() == 404 ? Status::Ok() : live.status();
   json ns = *live;
   json kept = json::array();
-  for (const auto& f : ns.value("/spec/finalizers"_json_pointer, json::array())) {
+  for (const auto& f : valueAt(ns, "/spec/finalizers", json::array())) {
     if (f != kNamespaceFinalizer) kept.push_back(f);
   }
   ns["spec"]["finalizers"] = kept;

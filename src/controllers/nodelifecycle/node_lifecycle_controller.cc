@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -19,7 +20,7 @@ constexpr const char* kNodeConditions[] = {"Ready", "MemoryPressure", "DiskPress
                                            "PIDPressure"};
 
 json conditionOf(const json& node, const std::string& type) {
-  const json conds = node.value("/status/conditions"_json_pointer, json::array());
+  const json conds = valueAt(node, "/status/conditions", json::array());
   if (!conds.is_array()) return nullptr;
   for (const auto& c : conds) {
     if (c.is_object() && c.value("type", "") == type) return c;
@@ -52,7 +53,7 @@ bool tolerates(const json& toleration, const json& taint) {
 }
 
 json effectiveTolerations(const json& pod, std::chrono::seconds defaultTolerationSeconds) {
-  json tolerations = pod.value("/spec/tolerations"_json_pointer, json::array());
+  json tolerations = valueAt(pod, "/spec/tolerations", json::array());
   if (!tolerations.is_array()) tolerations = json::array();
   for (const char* key : {kTaintNodeNotReady, kTaintNodeUnreachable}) {
     json taint = {{"key", key}, {"effect", "NoExecute"}};
@@ -99,7 +100,7 @@ NodeLifecycleController::NodeLifecycleController(client::RestClient& rest, clien
                                                  NodeLifecycleOptions options)
     : rest_(rest), nodes_(nodes), pods_(pods), leases_(leases), options_(std::move(options)) {
   pods_.addIndex("nodeName", [](const json& p) {
-    std::string node = p.value("/spec/nodeName"_json_pointer, std::string());
+    std::string node = valueAt(p, "/spec/nodeName", std::string());
     return node.empty() ? std::vector<std::string>{} : std::vector<std::string>{node};
   });
 }
@@ -162,10 +163,10 @@ Status NodeLifecycleController::syncNode(const json& cachedNode, WallClock::time
       ready.is_object() ? ready.value("lastHeartbeatTime", std::string()) : std::string();
   std::string renew;
   if (auto lease = leases_.get("kube-node-lease/" + name)) {
-    renew = lease->value("/spec/renewTime"_json_pointer, std::string());
+    renew = valueAt(*lease, "/spec/renewTime", std::string());
   }
   if (!h.seen) {
-    h.uid = node.value("/metadata/uid"_json_pointer, std::string());
+    h.uid = valueAt(node, "/metadata/uid", std::string());
     record(nodeReference(name, h.uid), "Normal", "RegisteredNode",
            "Node " + name + " event: Registered Node " + name + " in Controller");
   }
@@ -180,7 +181,7 @@ Status NodeLifecycleController::syncNode(const json& cachedNode, WallClock::time
 
   if (now - h.probeTime > grace && readyStatus != "Unknown") {
     const std::string nowText = formatRfc3339(now);
-    json conds = node.value("/status/conditions"_json_pointer, json::array());
+    json conds = valueAt(node, "/status/conditions", json::array());
     if (!conds.is_array()) conds = json::array();
     for (const char* type : kNodeConditions) {
       auto it = std::find_if(conds.begin(), conds.end(),
@@ -191,7 +192,7 @@ Status NodeLifecycleController::syncNode(const json& cachedNode, WallClock::time
              {"status", "Unknown"},
              {"reason", "NodeStatusNeverUpdated"},
              {"message", "Kubelet never posted node status."},
-             {"lastHeartbeatTime", node.value("/metadata/creationTimestamp"_json_pointer, nowText)},
+             {"lastHeartbeatTime", valueAt(node, "/metadata/creationTimestamp", nowText)},
              {"lastTransitionTime", nowText}});
       } else if (it->value("status", "") != "Unknown") {
         (*it)["status"] = "Unknown";
@@ -246,7 +247,7 @@ Status NodeLifecycleController::updateTaints(const json& node, const std::string
   const std::string wantKey = readyStatus == "Unknown" ? kTaintNodeUnreachable
                               : readyStatus == "False" ? kTaintNodeNotReady
                                                        : "";
-  const json current = node.value("/spec/taints"_json_pointer, json::array());
+  const json current = valueAt(node, "/spec/taints", json::array());
   json taints = json::array();
   bool changed = false;
   bool haveNoSchedule = false, haveNoExecute = false;
@@ -281,7 +282,7 @@ Status NodeLifecycleController::updateTaints(const json& node, const std::string
 }
 
 void NodeLifecycleController::evictPods(const json& node, WallClock::time_point now) {
-  const json taints = node.value("/spec/taints"_json_pointer, json::array());
+  const json taints = valueAt(node, "/spec/taints", json::array());
   if (!taints.is_array() || taints.empty()) return;
   json noExecute = json::array();
   for (const auto& t : taints) {
@@ -293,7 +294,7 @@ void NodeLifecycleController::evictPods(const json& node, WallClock::time_point 
     if (isTerminating(pod)) continue;
     auto at = evictionTime(pod, noExecute, options_.defaultTolerationSeconds, now);
     if (!at || *at > now) continue;
-    const std::string ns = pod.value("/metadata/namespace"_json_pointer, std::string());
+    const std::string ns = valueAt(pod, "/metadata/namespace", std::string());
     record(pod, "Normal", "TaintManagerEviction",
            "Marking for deletion Pod " + ns + "/" + nameOf(pod));
     auto r = rest_.remove(res::kPods, ns, nameOf(pod));

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -46,7 +47,7 @@ bool createdBefore(const json& a, const json& b) {
 }
 
 bool hasTaint(const json& node, const std::string& key) {
-  const json taints = node.value("/spec/taints"_json_pointer, json::array());
+  const json taints = valueAt(node, "/spec/taints", json::array());
   if (!taints.is_array()) return false;
   return std::any_of(taints.begin(), taints.end(),
                      [&](const json& t) { return t.is_object() && t.value("key", "") == key; });

@@ -4,6 +4,7 @@
 
 #include "api/object_meta.h"
 #include "api/selector.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 
@@ -19,7 +20,7 @@ using client::resources::kPods;
 using client::resources::kReplicaSets;
 
 int phaseRank(const json& pod) {
-  const std::string phase = pod.value("/status/phase"_json_pointer, std::string());
+  const std::string phase = valueAt(pod, "/status/phase", std::string());
   if (phase == "Pending" || phase.empty()) return 0;
   if (phase == "Unknown") return 1;
   if (phase == "Running") return 2;
@@ -28,7 +29,7 @@ int phaseRank(const json& pod) {
 
 int restarts(const json& pod) {
   int n = 0;
-  const json cs = pod.value("/status/containerStatuses"_json_pointer, json::array());
+  const json cs = valueAt(pod, "/status/containerStatuses", json::array());
   if (cs.is_array()) {
     for (const auto& c : cs) n = std::max(n, c.value("restartCount", 0));
   }
@@ -36,7 +37,7 @@ int restarts(const json& pod) {
 }
 
 std::string readySince(const json& pod) {
-  const json conds = pod.value("/status/conditions"_json_pointer, json::array());
+  const json conds = valueAt(pod, "/status/conditions", json::array());
   if (conds.is_array()) {
     for (const auto& c : conds) {
       if (c.value("type", "") == "Ready") return c.value("lastTransitionTime", "");
@@ -46,7 +47,7 @@ std::string readySince(const json& pod) {
 }
 
 bool templateLabelsMatch(const json& pod, const json& rs) {
-  const json want = rs.value("/spec/template/metadata/labels"_json_pointer, json::object());
+  const json want = valueAt(rs, "/spec/template/metadata/labels", json::object());
   const json have = labelsOf(pod);
   for (auto it = want.begin(); it != want.end(); ++it) {
     if (!have.contains(it.key()) || have[it.key()] != it.value()) return false;
@@ -57,8 +58,8 @@ bool templateLabelsMatch(const json& pod, const json& rs) {
 }  // namespace
 
 bool podDeletionLess(const json& a, const json& b) {
-  const bool aUnscheduled = a.value("/spec/nodeName"_json_pointer, std::string()).empty();
-  const bool bUnscheduled = b.value("/spec/nodeName"_json_pointer, std::string()).empty();
+  const bool aUnscheduled = valueAt(a, "/spec/nodeName", std::string()).empty();
+  const bool bUnscheduled = valueAt(b, "/spec/nodeName", std::string()).empty();
   if (aUnscheduled != bUnscheduled) return aUnscheduled;
   if (phaseRank(a) != phaseRank(b)) return phaseRank(a) < phaseRank(b);
   if (isPodReady(a) != isPodReady(b)) return !isPodReady(a);
@@ -68,15 +69,15 @@ bool podDeletionLess(const json& a, const json& b) {
     if (ra != rb) return ra > rb;
   }
   if (restarts(a) != restarts(b)) return restarts(a) > restarts(b);
-  const std::string ca = a.value("/metadata/creationTimestamp"_json_pointer, std::string());
-  const std::string cb = b.value("/metadata/creationTimestamp"_json_pointer, std::string());
+  const std::string ca = valueAt(a, "/metadata/creationTimestamp", std::string());
+  const std::string cb = valueAt(b, "/metadata/creationTimestamp", std::string());
   if (ca != cb) return ca > cb;
   return nameOf(a) > nameOf(b);
 }
 
 void addNamespaceIndex(client::Informer& informer) {
   informer.addIndex("namespace", [](const json& o) {
-    return std::vector<std::string>{o.value("/metadata/namespace"_json_pointer, std::string())};
+    return std::vector<std::string>{valueAt(o, "/metadata/namespace", std::string())};
   });
 }
 
@@ -152,7 +153,7 @@ void ReplicaSetController::enqueueMatching(const json& pod) {
   if (!isPodActive(pod)) return;
   for (const json& rs : replicaSets_.list()) {
     if (namespaceOf(rs) != namespaceOf(pod)) continue;
-    auto sel = api::LabelSelector::fromJson(rs.value("/spec/selector"_json_pointer, json()));
+    auto sel = api::LabelSelector::fromJson(valueAt(rs, "/spec/selector", json()));
     if (sel.ok() && !sel->empty() && sel->matches(labelsOf(pod))) {
       queue_.add(client::objectKey(rs));
     }
@@ -170,7 +171,7 @@ Status ReplicaSetController::sync(const std::string& key) {
   // Before the pods are read: a creation or deletion observed after the snapshot must not let
   // this sync act on a snapshot that does not show it.
   const bool expectationsMet = expectations_.satisfied(key);
-  auto selector = api::LabelSelector::fromJson(rs.value("/spec/selector"_json_pointer, json()));
+  auto selector = api::LabelSelector::fromJson(valueAt(rs, "/spec/selector", json()));
   if (!selector.ok()) return Status::Ok();  // invalid selector: nothing we can do until fixed
   const bool deleting = isTerminating(rs);
 
@@ -199,7 +200,7 @@ Status ReplicaSetController::sync(const std::string& key) {
       if (!fresh.ok() || uidOf(*fresh) != uid || isTerminating(*fresh)) return Status::Ok();
       adoptionChecked = true;
     }
-    json refs = pod.value("/metadata/ownerReferences"_json_pointer, json::array());
+    json refs = valueAt(pod, "/metadata/ownerReferences", json::array());
     refs.push_back(makeControllerRef(rs));
     json patch = {{"metadata", {{"ownerReferences", refs}, {"uid", uidOf(pod)}}}};
     auto r = rest_.patch(kPods, ns, nameOf(pod), patch);
@@ -232,12 +233,12 @@ void ReplicaSetController::recordEvent(const json& rs, const std::string& type,
 Status ReplicaSetController::managePods(const json& rs, const std::string& key,
                                         std::vector<json>& active) {
   const std::string ns = namespaceOf(rs);
-  const int64_t want = rs.value("/spec/replicas"_json_pointer, int64_t{1});
+  const int64_t want = valueAt(rs, "/spec/replicas", int64_t{1});
   const int64_t diff = static_cast<int64_t>(active.size()) - want;
   if (diff < 0) {
     const int n = static_cast<int>(std::min<int64_t>(-diff, options_.burstReplicas));
     expectations_.expectCreations(key, n);
-    json templ = rs.value("/spec/template"_json_pointer, json::object());
+    json templ = valueAt(rs, "/spec/template", json::object());
     json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", json::object()}};
     json meta = templ.value("metadata", json::object());
     pod["metadata"]["generateName"] = nameOf(rs) + "-";
@@ -288,7 +289,7 @@ Status ReplicaSetController::managePods(const json& rs, const std::string& key,
 
 Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json>& owned,
                                           const Status& manageError) {
-  const int64_t minReady = rs.value("/spec/minReadySeconds"_json_pointer, int64_t{0});
+  const int64_t minReady = valueAt(rs, "/spec/minReadySeconds", int64_t{0});
   const auto now = options_.now();
   int64_t replicas = 0, fullyLabeled = 0, ready = 0, available = 0;
   std::optional<WallClock::time_point> nextAvailable;
@@ -315,7 +316,7 @@ Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json
   wanted["fullyLabeledReplicas"] = fullyLabeled;
   wanted["readyReplicas"] = ready;
   wanted["availableReplicas"] = available;
-  wanted["observedGeneration"] = rs.value("/metadata/generation"_json_pointer, int64_t{1});
+  wanted["observedGeneration"] = valueAt(rs, "/metadata/generation", int64_t{1});
   // ReplicaFailure says why pods could not be created or deleted (a Pod Security refusal, a
   // quota): set on the first failure, kept while failures go on, removed after a good sync.
   json conditions = json::array();
@@ -328,7 +329,7 @@ Status ReplicaSetController::updateStatus(const json& rs, const std::vector<json
     conditions.push_back(c);
   }
   if (!manageError.ok() && !failing) {
-    const int64_t want = rs.value("/spec/replicas"_json_pointer, int64_t{1});
+    const int64_t want = valueAt(rs, "/spec/replicas", int64_t{1});
     conditions.push_back({{"type", "ReplicaFailure"},
                           {"status", "True"},
                           {"lastTransitionTime", formatRfc3339(now)},

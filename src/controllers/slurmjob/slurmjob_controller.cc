@@ -2,6 +2,7 @@
 
 #include "api/object_meta.h"
 #include "common/base64.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "controllers/job/job_util.h"
@@ -156,7 +157,7 @@ Status SlurmJobController::sync(const std::string& key) {
   auto cached = slurmJobs_.get(key);
   if (!cached) return syncDeleted(ns, name);
   const json& sj = *cached;
-  const std::string phase = stringAt(sj, "/status/phase"_json_pointer);
+  const std::string phase = stringAt(sj, "/status/phase");
   auto job = jobs_.get(ns + "/" + submitterJobName(name));
   if (job) {
     auto ref = controllerRef(*job);
@@ -168,29 +169,27 @@ Status SlurmJobController::sync(const std::string& key) {
     // The submitter cancels a running job and removes the finalizer; with nothing in Slurm or
     // no submitter left to do it, the controller lets the object go.
     const bool nothingRuns = slurm::isFinalPhase(phase) ||
-                             (stringAt(sj, "/status/jobId"_json_pointer).empty() && !job) ||
+                             (stringAt(sj, "/status/jobId").empty() && !job) ||
                              (job && job::isJobFinished(*job));
     if (!nothingRuns) return {};
     json kept = json::array();
-    for (const auto& f : sj.value("/metadata/finalizers"_json_pointer, json::array())) {
+    for (const auto& f : valueAt(sj, "/metadata/finalizers", json::array())) {
       if (f != slurm::kCancelFinalizer) kept.push_back(f);
     }
     auto r = rest_.patch(
         slurm::kSlurmJobs, ns, name,
         {{"metadata",
-          {{"finalizers", kept},
-           {"resourceVersion", stringAt(sj, "/metadata/resourceVersion"_json_pointer)}}}});
+          {{"finalizers", kept}, {"resourceVersion", stringAt(sj, "/metadata/resourceVersion")}}}});
     return r.ok() || r.status().code() == 404 ? Status() : r.status();
   }
 
   if (!hasFinalizer(sj, slurm::kCancelFinalizer)) {
-    json finalizers = sj.value("/metadata/finalizers"_json_pointer, json::array());
+    json finalizers = valueAt(sj, "/metadata/finalizers", json::array());
     finalizers.push_back(slurm::kCancelFinalizer);
-    auto r = rest_.patch(
-        slurm::kSlurmJobs, ns, name,
-        {{"metadata",
-          {{"finalizers", finalizers},
-           {"resourceVersion", stringAt(sj, "/metadata/resourceVersion"_json_pointer)}}}});
+    auto r = rest_.patch(slurm::kSlurmJobs, ns, name,
+                         {{"metadata",
+                           {{"finalizers", finalizers},
+                            {"resourceVersion", stringAt(sj, "/metadata/resourceVersion")}}}});
     return r.ok() || r.status().code() == 404 ? Status() : r.status();  // the update requeues
   }
   if (slurm::isFinalPhase(phase)) return {};
@@ -223,7 +222,7 @@ Status SlurmJobController::sync(const std::string& key) {
     std::string message = "Secret " + spec->credentialsSecret +
                           " (munge.key, slurm.conf, shared-dir) not found in namespace " + ns +
                           "; scripts/slurm.sh up prints how to create it";
-    if (stringAt(sj, "/status/reason"_json_pointer) != "CredentialsMissing") {
+    if (stringAt(sj, "/status/reason") != "CredentialsMissing") {
       recordEvent(sj, "Warning", "CredentialsMissing", message);
       Status s = patchStatus(
           sj, {{"phase", "Pending"}, {"reason", "CredentialsMissing"}, {"message", message}});
@@ -232,7 +231,7 @@ Status SlurmJobController::sync(const std::string& key) {
     queue_.addAfter(key, std::chrono::seconds(5));
     return {};
   }
-  auto sharedB64 = secret->value("/data/shared-dir"_json_pointer, std::string());
+  auto sharedB64 = valueAt(*secret, "/data/shared-dir", std::string());
   auto shared = base64::decode(sharedB64);
   if (!shared.ok() || shared->empty() || (*shared)[0] != '/') {
     std::string message = "Secret " + spec->credentialsSecret +
@@ -254,7 +253,7 @@ Status SlurmJobController::sync(const std::string& key) {
     recordEvent(sj, "Normal", "SubmitterCreated",
                 "created Job " + submitterJobName(name) + " to submit and follow the job");
   }
-  if (phase.empty() || stringAt(sj, "/status/reason"_json_pointer) == "CredentialsMissing") {
+  if (phase.empty() || stringAt(sj, "/status/reason") == "CredentialsMissing") {
     return patchStatus(sj, {{"phase", "Pending"},
                             {"reason", "SubmitterStarting"},
                             {"message", "waiting for the submitter pod to run sbatch"}});

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 
 namespace minik8s::controllers {
@@ -24,12 +25,11 @@ constexpr char kPodNameLabel[] = "statefulset.kubernetes.io/pod-name";
 constexpr char kPodIndexLabel[] = "apps.kubernetes.io/pod-index";
 
 bool isFinished(const json& pod) {
-  const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
+  const std::string phase = stringAt(pod, "/status/phase");
   return phase == "Failed" || phase == "Succeeded";
 }
 bool isRunningAndReady(const json& pod) {
-  return stringAt(pod, "/status/phase"_json_pointer) == "Running" && isPodReady(pod) &&
-         !isTerminating(pod);
+  return stringAt(pod, "/status/phase") == "Running" && isPodReady(pod) && !isTerminating(pod);
 }
 
 }  // namespace
@@ -105,18 +105,18 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
   pod["metadata"]["ownerReferences"] = json::array({makeControllerRef(set)});
   pod["spec"] = templ.value("spec", json::object());
   pod["spec"]["hostname"] = podName;
-  const std::string service = stringAt(set, "/spec/serviceName"_json_pointer);
+  const std::string service = stringAt(set, "/spec/serviceName");
   if (!service.empty()) pod["spec"]["subdomain"] = service;
   // Each claim template becomes the pod's own claim (created first, kept when the pod or the
   // set goes: the data outlives them), replacing a volume of the same name.
-  const json claims = set.value("/spec/volumeClaimTemplates"_json_pointer, json::array());
+  const json claims = valueAt(set, "/spec/volumeClaimTemplates", json::array());
   for (const auto& claim : claims.is_array() ? claims : json::array()) {
     if (Status s = createClaim(set, claim, podName); !s.ok()) return s;
   }
   if (claims.is_array() && !claims.empty()) {
     json volumes = pod["spec"].value("volumes", json::array());
     for (const auto& claim : claims) {
-      const std::string claimName = stringAt(claim, "/metadata/name"_json_pointer);
+      const std::string claimName = stringAt(claim, "/metadata/name");
       json volume = {{"name", claimName},
                      {"persistentVolumeClaim", {{"claimName", claimName + "-" + podName}}}};
       auto same = std::find_if(volumes.begin(), volumes.end(),
@@ -144,13 +144,13 @@ Status StatefulSetController::createPod(const json& set, const json& revision, i
 
 Status StatefulSetController::createClaim(const json& set, const json& templ,
                                           const std::string& podName) {
-  const std::string claimName = stringAt(templ, "/metadata/name"_json_pointer) + "-" + podName;
+  const std::string claimName = stringAt(templ, "/metadata/name") + "-" + podName;
   json claim = {{"apiVersion", "v1"},
                 {"kind", "PersistentVolumeClaim"},
                 {"metadata", {{"name", claimName}, {"namespace", namespaceOf(set)}}},
                 {"spec", templ.value("spec", json::object())}};
-  json labels = templ.value("/metadata/labels"_json_pointer, json::object());
-  const json selectorLabels = set.value("/spec/selector/matchLabels"_json_pointer, json::object());
+  json labels = valueAt(templ, "/metadata/labels", json::object());
+  const json selectorLabels = valueAt(set, "/spec/selector/matchLabels", json::object());
   for (const auto& [k, v] : selectorLabels.items()) labels[k] = v;
   if (!labels.empty()) claim["metadata"]["labels"] = labels;
   if (templ.contains("/metadata/annotations"_json_pointer)) {
@@ -190,12 +190,12 @@ Status StatefulSetController::sync(const std::string& key) {
   const std::string ns = namespaceOf(set), uid = uidOf(set), setName = nameOf(set);
   const json spec = set.value("spec", json::object());
   const int64_t replicas = spec.value("replicas", int64_t{1});
-  const int64_t start = set.value("/spec/ordinals/start"_json_pointer, int64_t{0});
+  const int64_t start = valueAt(set, "/spec/ordinals/start", int64_t{0});
   const int64_t minReady = spec.value("minReadySeconds", int64_t{0});
   const bool ordered = spec.value("podManagementPolicy", "OrderedReady") != "Parallel";
   const json strategy = spec.value("updateStrategy", json::object());
   const bool rolling = strategy.value("type", "RollingUpdate") == "RollingUpdate";
-  const int64_t partition = strategy.value("/rollingUpdate/partition"_json_pointer, int64_t{0});
+  const int64_t partition = valueAt(strategy, "/rollingUpdate/partition", int64_t{0});
   const auto now = options_.now();
 
   std::map<int64_t, json> byOrdinal;
@@ -217,7 +217,7 @@ Status StatefulSetController::sync(const std::string& key) {
   if (!revisions.ok()) return revisions.status();
   const json& updateRevision = revisions->current;
   const std::string updateName = nameOf(updateRevision);
-  std::string currentName = stringAt(set, "/status/currentRevision"_json_pointer);
+  std::string currentName = stringAt(set, "/status/currentRevision");
   json currentRevision = updateRevision;
   bool currentFound = false;
   for (const auto& r : revisions->all) {
@@ -311,7 +311,7 @@ Status StatefulSetController::sync(const std::string& key) {
   }
   const json oldStatus = set.value("status", json::object());
   json status = oldStatus.is_object() ? oldStatus : json::object();
-  status["observedGeneration"] = set.value("/metadata/generation"_json_pointer, int64_t{1});
+  status["observedGeneration"] = valueAt(set, "/metadata/generation", int64_t{1});
   status["replicas"] = created;
   status["readyReplicas"] = ready;
   status["availableReplicas"] = available;

@@ -4,6 +4,7 @@
 
 #include "api/object_meta.h"
 #include "common/http_client.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "serverless/function.h"
 
@@ -194,8 +195,7 @@ Status TriggerController::syncSchedule(const std::string& key, const json& trigg
                                        const sl::ScheduleSource& schedule, json* status) {
   const auto now = std::chrono::floor<std::chrono::seconds>(options_.now());
   auto last = parseRfc3339(status->value("lastScheduleTime", std::string()));
-  if (!last)
-    last = parseRfc3339(api::stringAt(trigger, "/metadata/creationTimestamp"_json_pointer));
+  if (!last) last = parseRfc3339(api::stringAt(trigger, "/metadata/creationTimestamp"));
   auto lastSec = std::chrono::floor<std::chrono::seconds>(last.value_or(Clock::now()));
   {
     std::lock_guard lock(firedMu_);
@@ -296,7 +296,7 @@ Status TriggerController::syncFile(const json& trigger, const sl::FileSource& fi
     if (!r.ok()) return r.status();
     dep = *r;
   }
-  const int ready = dep ? dep->value("/status/readyReplicas"_json_pointer, 0) : 0;
+  const int ready = dep ? valueAt(*dep, "/status/readyReplicas", 0) : 0;
   const std::string where =
       (file.claim.empty() ? "hostPath " + file.hostPath : "claim " + file.claim) + " " + file.path +
       " (" + file.pattern + ")";

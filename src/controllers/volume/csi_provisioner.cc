@@ -3,6 +3,7 @@
 #include "api/object_meta.h"
 #include "api/persistent_volumes.h"
 #include "api/quantity.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "controllers/volume/persistent_volume_controller.h"
 #include "controllers/volume/volume_binding.h"
@@ -75,14 +76,14 @@ Status CsiProvisioner::sync(const std::string& key) {
 Status CsiProvisioner::syncClaim(const json& claim) {
   if (isTerminating(claim)) return Status::Ok();
   auto cls = classes_.get(api::claimClassOf(claim));
-  const std::string volumeName = stringAt(claim, "/spec/volumeName"_json_pointer);
+  const std::string volumeName = stringAt(claim, "/spec/volumeName");
   if (!volumeName.empty()) {
     // Bound (or binding): maybe an expansion.
     if (!options_.nodeName.empty()) return Status::Ok();
     if (!cls || !cls->value("allowVolumeExpansion", false)) return Status::Ok();
     auto volume = volumes_.get(volumeName);
     if (!volume) return Status::Ok();
-    const std::string driver = stringAt(*volume, "/spec/csi/driver"_json_pointer);
+    const std::string driver = stringAt(*volume, "/spec/csi/driver");
     if (!clientFor(driver) || api::annotationValue(*volume, api::kAnnProvisionedBy) != driver) {
       return Status::Ok();
     }
@@ -122,7 +123,7 @@ Status CsiProvisioner::provision(const json& claim, const json& cls, const std::
   csi::v1::CreateVolumeRequest request;
   request.set_name(pvName);
   request.mutable_capacity_range()->set_required_bytes(*bytes);
-  const json modes = claim.value("/spec/accessModes"_json_pointer, json::array());
+  const json modes = valueAt(claim, "/spec/accessModes", json::array());
   for (const auto& mode : modes) {
     auto* cap = request.add_volume_capabilities();
     cap->mutable_mount();
@@ -156,30 +157,29 @@ Status CsiProvisioner::provision(const json& claim, const json& cls, const std::
   }
   const auto& vol = created->volume();
   // The size as the claim wrote it when the driver gave exactly that, else in bytes.
-  json capacity = claim.value("/spec/resources/requests/storage"_json_pointer, json());
+  json capacity = valueAt(claim, "/spec/resources/requests/storage", json());
   if (vol.capacity_bytes() != 0 && vol.capacity_bytes() != *bytes) {
     capacity =
         api::Quantity::fromValue(vol.capacity_bytes(), api::Quantity::Format::kBinarySI).toString();
   }
   json attributes = json::object();
   for (const auto& [k, v] : vol.volume_context()) attributes[k] = v;
-  json pv = {
-      {"apiVersion", "v1"},
-      {"kind", "PersistentVolume"},
-      {"metadata", {{"name", pvName}, {"annotations", {{api::kAnnProvisionedBy, driver}}}}},
-      {"spec",
-       {{"capacity", {{"storage", capacity}}},
-        {"accessModes", modes},
-        {"persistentVolumeReclaimPolicy", cls.value("reclaimPolicy", std::string("Delete"))},
-        {"storageClassName", nameOf(cls)},
-        {"volumeMode", claim.value("/spec/volumeMode"_json_pointer, std::string("Filesystem"))},
-        {"claimRef",
-         {{"kind", "PersistentVolumeClaim"},
-          {"apiVersion", "v1"},
-          {"namespace", namespaceOf(claim)},
-          {"name", nameOf(claim)},
-          {"uid", uidOf(claim)}}},
-        {"csi", {{"driver", driver}, {"volumeHandle", vol.volume_id()}}}}}};
+  json pv = {{"apiVersion", "v1"},
+             {"kind", "PersistentVolume"},
+             {"metadata", {{"name", pvName}, {"annotations", {{api::kAnnProvisionedBy, driver}}}}},
+             {"spec",
+              {{"capacity", {{"storage", capacity}}},
+               {"accessModes", modes},
+               {"persistentVolumeReclaimPolicy", cls.value("reclaimPolicy", std::string("Delete"))},
+               {"storageClassName", nameOf(cls)},
+               {"volumeMode", valueAt(claim, "/spec/volumeMode", std::string("Filesystem"))},
+               {"claimRef",
+                {{"kind", "PersistentVolumeClaim"},
+                 {"apiVersion", "v1"},
+                 {"namespace", namespaceOf(claim)},
+                 {"name", nameOf(claim)},
+                 {"uid", uidOf(claim)}}},
+               {"csi", {{"driver", driver}, {"volumeHandle", vol.volume_id()}}}}}};
   if (!attributes.empty()) pv["spec"]["csi"]["volumeAttributes"] = attributes;
   if (cls.contains("mountOptions")) pv["spec"]["mountOptions"] = cls["mountOptions"];
   // Where the volume can be used, as the driver said (external-provisioner's nodeAffinity).
@@ -208,7 +208,7 @@ Status CsiProvisioner::provision(const json& claim, const json& cls, const std::
 Status CsiProvisioner::expand(const json& claim, const json& volume, const std::string& driver) {
   auto want = requestedBytes(claim);
   csi::v1::ControllerExpandVolumeRequest request;
-  request.set_volume_id(stringAt(volume, "/spec/csi/volumeHandle"_json_pointer));
+  request.set_volume_id(stringAt(volume, "/spec/csi/volumeHandle"));
   request.mutable_capacity_range()->set_required_bytes(*want);
   auto grown = clientFor(driver)->expandVolume(request);
   if (!grown.ok()) {
@@ -219,7 +219,7 @@ Status CsiProvisioner::expand(const json& claim, const json& volume, const std::
   }
   json updated = volume;
   updated["spec"]["capacity"]["storage"] =
-      claim.value("/spec/resources/requests/storage"_json_pointer, json());
+      valueAt(claim, "/spec/resources/requests/storage", json());
   auto r = rest_.update(kPersistentVolumes, updated);
   if (!r.ok()) return r.status();
   event(claim, "PersistentVolumeClaim", "Normal", "VolumeResizeSuccessful",
@@ -229,19 +229,18 @@ Status CsiProvisioner::expand(const json& claim, const json& volume, const std::
 
 Status CsiProvisioner::syncVolume(const json& volume) {
   const std::string driver = api::annotationValue(volume, api::kAnnProvisionedBy);
-  if (!clientFor(driver) || stringAt(volume, "/spec/csi/driver"_json_pointer) != driver) {
+  if (!clientFor(driver) || stringAt(volume, "/spec/csi/driver") != driver) {
     return Status::Ok();
   }
-  if (stringAt(volume, "/status/phase"_json_pointer) != "Released" ||
-      stringAt(volume, "/spec/persistentVolumeReclaimPolicy"_json_pointer) != "Delete" ||
+  if (stringAt(volume, "/status/phase") != "Released" ||
+      stringAt(volume, "/spec/persistentVolumeReclaimPolicy") != "Delete" ||
       isTerminating(volume)) {
     return Status::Ok();
   }
   if (!options_.nodeName.empty() && !api::volumePinnedToNode(volume, options_.nodeName)) {
     return Status::Ok();  // on another node: its provisioner deletes it
   }
-  Status s =
-      clientFor(driver)->deleteVolume(stringAt(volume, "/spec/csi/volumeHandle"_json_pointer));
+  Status s = clientFor(driver)->deleteVolume(stringAt(volume, "/spec/csi/volumeHandle"));
   if (!s.ok()) {
     event(volume, "PersistentVolume", "Warning", "VolumeFailedDelete", s.message());
     return s;

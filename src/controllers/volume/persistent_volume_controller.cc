@@ -34,7 +34,7 @@ json claimRefTo(const json& claim) {
           {"namespace", namespaceOf(claim)},
           {"name", nameOf(claim)},
           {"uid", uidOf(claim)},
-          {"resourceVersion", stringAt(claim, "/metadata/resourceVersion"_json_pointer)}};
+          {"resourceVersion", stringAt(claim, "/metadata/resourceVersion")}};
 }
 
 }  // namespace
@@ -56,7 +56,7 @@ PersistentVolumeController::PersistentVolumeController(client::RestClient& rest,
   claims_.addHandlers({claimKey, [claimKey](const json&, const json& c) { claimKey(c); },
                        [this, claimKey](const json& c) {
                          // Its volume is Released now.
-                         const std::string volume = stringAt(c, "/spec/volumeName"_json_pointer);
+                         const std::string volume = stringAt(c, "/spec/volumeName");
                          if (!volume.empty()) queue_.add(volumeQueueKey(volume));
                          claimKey(c);
                        }});
@@ -81,7 +81,7 @@ void PersistentVolumeController::stop() { workers_.stop(); }
 
 void PersistentVolumeController::enqueuePendingClaims() {
   for (const auto& c : claims_.list()) {
-    if (stringAt(c, "/status/phase"_json_pointer) != "Bound") {
+    if (stringAt(c, "/status/phase") != "Bound") {
       queue_.add(claimQueueKey(namespaceOf(c), nameOf(c)));
     }
   }
@@ -117,7 +117,7 @@ Status PersistentVolumeController::syncClaim(const std::string& ns, const std::s
 }
 
 Status PersistentVolumeController::syncUnboundClaim(const json& claim) {
-  const std::string volumeName = stringAt(claim, "/spec/volumeName"_json_pointer);
+  const std::string volumeName = stringAt(claim, "/spec/volumeName");
   if (!volumeName.empty()) {
     // Pre-bound by the user to one volume: that one or none.
     auto volume = volumes_.get(volumeName);
@@ -190,7 +190,7 @@ Status PersistentVolumeController::syncUnboundClaim(const json& claim) {
 }
 
 Status PersistentVolumeController::syncBoundClaim(const json& claim) {
-  const std::string volumeName = stringAt(claim, "/spec/volumeName"_json_pointer);
+  const std::string volumeName = stringAt(claim, "/spec/volumeName");
   if (volumeName.empty()) {
     event(claim, "PersistentVolumeClaim", "Warning", "ClaimLost",
           "Bound claim has lost reference to PersistentVolume. Data on the volume is lost!");
@@ -203,7 +203,7 @@ Status PersistentVolumeController::syncBoundClaim(const json& claim) {
     if (live.ok()) {
       volume = *live;
     } else if (live.status().code() == 404) {
-      if (stringAt(claim, "/status/phase"_json_pointer) != "Lost") {
+      if (stringAt(claim, "/status/phase") != "Lost") {
         event(claim, "PersistentVolumeClaim", "Warning", "ClaimLost",
               "Bound claim has lost its PersistentVolume. Data on the volume is lost!");
       }
@@ -217,7 +217,7 @@ Status PersistentVolumeController::syncBoundClaim(const json& claim) {
   if (volumeBoundToClaim(*volume, claim) && !ref.value("uid", "").empty()) {
     return setClaimStatus(claim, "Bound", &*volume);
   }
-  if (stringAt(claim, "/status/phase"_json_pointer) != "Lost") {
+  if (stringAt(claim, "/status/phase") != "Lost") {
     event(claim, "PersistentVolumeClaim", "Warning", "ClaimMisbound",
           "Two claims are bound to the same volume, this one is bound incorrectly");
   }
@@ -240,9 +240,9 @@ Status PersistentVolumeController::bind(json volume, json claim) {
   auto bound = setVolumePhase(volume, "Bound", "");
   if (!bound.ok()) return bound.status();
   // 2. The claim's volumeName and bind-completed annotation.
-  if (stringAt(claim, "/spec/volumeName"_json_pointer) != nameOf(volume) ||
+  if (stringAt(claim, "/spec/volumeName") != nameOf(volume) ||
       api::annotationValue(claim, api::kAnnBindCompleted) != "yes") {
-    if (stringAt(claim, "/spec/volumeName"_json_pointer).empty()) {
+    if (stringAt(claim, "/spec/volumeName").empty()) {
       claim["spec"]["volumeName"] = nameOf(volume);
       setAnnotation(claim, api::kAnnBoundByController, "yes");
     }
@@ -315,7 +315,7 @@ Status PersistentVolumeController::syncVolume(const std::string& name) {
     }
   }
   if (claim && uidOf(*claim) == ref.value("uid", "")) {
-    const std::string boundTo = stringAt(*claim, "/spec/volumeName"_json_pointer);
+    const std::string boundTo = stringAt(*claim, "/spec/volumeName");
     if (boundTo.empty() || boundTo == name) return phaseOnly(setVolumePhase(*volume, "Bound", ""));
     // The claim bound elsewhere: give this volume back if we chose it.
     if (api::annotationValue(*volume, api::kAnnBoundByController) == "yes") {
@@ -331,7 +331,7 @@ Status PersistentVolumeController::syncVolume(const std::string& name) {
 
   // The claim is gone: Released, then the reclaim policy.
   json current = *volume;
-  const std::string phase = stringAt(current, "/status/phase"_json_pointer);
+  const std::string phase = stringAt(current, "/status/phase");
   if (phase != "Released" && phase != "Failed") {
     auto released = setVolumePhase(current, "Released", "");
     if (!released.ok()) return released.status();
@@ -340,7 +340,7 @@ Status PersistentVolumeController::syncVolume(const std::string& name) {
           "claim " + claimKey + " was deleted");
   }
   if (phase == "Failed") return Status::Ok();
-  const std::string policy = stringAt(current, "/spec/persistentVolumeReclaimPolicy"_json_pointer);
+  const std::string policy = stringAt(current, "/spec/persistentVolumeReclaimPolicy");
   std::string failure;
   if (policy == "Delete" && api::annotationValue(current, api::kAnnProvisionedBy).empty()) {
     failure = "error getting deleter volume plugin for volume \"" + name +

@@ -28,7 +28,7 @@ json withFinalizer(json obj, const std::string& f, bool present) {
 }
 
 bool isFinishedPod(const json& pod) {
-  const std::string phase = stringAt(pod, "/status/phase"_json_pointer);
+  const std::string phase = stringAt(pod, "/status/phase");
   return phase == "Succeeded" || phase == "Failed";
 }
 
@@ -120,7 +120,7 @@ Status VolumeProtectionController::syncVolume(const std::string& name) {
         rest_.update(kPersistentVolumes, withFinalizer(*volume, api::kPvProtectionFinalizer, true));
     return r.ok() || r.status().code() == 404 ? Status::Ok() : r.status();
   }
-  if (!has || stringAt(*volume, "/status/phase"_json_pointer) == "Bound") return Status::Ok();
+  if (!has || stringAt(*volume, "/status/phase") == "Bound") return Status::Ok();
   auto r =
       rest_.update(kPersistentVolumes, withFinalizer(*volume, api::kPvProtectionFinalizer, false));
   return r.ok() || r.status().code() == 404 ? Status::Ok() : r.status();

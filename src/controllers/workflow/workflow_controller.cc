@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "api/object_meta.h"
+#include "common/json_pointer.h"
 #include "common/logging.h"
 #include "common/time_util.h"
 #include "serverless/function.h"
@@ -39,15 +40,15 @@ json workflowStatus(const json& wf, const std::vector<Cause>& problems, const st
                {"reason", valid ? "Valid" : "InvalidDefinition"},
                {"message", valid ? "the state machine can run" : message},
                {"lastTransitionTime", now}};
-  for (const auto& c : wf.value("/status/conditions"_json_pointer, json::array())) {
+  for (const auto& c : valueAt(wf, "/status/conditions", json::array())) {
     if (c.value("type", "") == "Valid" && c.value("status", "") == cond["status"] &&
         c.value("message", "") == cond["message"]) {
       cond["lastTransitionTime"] = c.value("lastTransitionTime", now);
     }
   }
-  const json states = wf.value("/spec/States"_json_pointer, json::object());
+  const json states = valueAt(wf, "/spec/States", json::object());
   return {{"states", states.is_object() ? states.size() : 0},
-          {"observedGeneration", wf.value("/metadata/generation"_json_pointer, 0)},
+          {"observedGeneration", valueAt(wf, "/metadata/generation", 0)},
           {"conditions", json::array({cond})}};
 }
 
@@ -73,7 +74,7 @@ WorkflowController::WorkflowController(client::RestClient& rest, client::Informe
     // Executions waiting for this Workflow (created before it).
     for (const auto& x : executions_.list()) {
       if (namespaceOf(x) == namespaceOf(wf) &&
-          x.value("/spec/workflowRef/name"_json_pointer, std::string()) == nameOf(wf) &&
+          valueAt(x, "/spec/workflowRef/name", std::string()) == nameOf(wf) &&
           !sl::executionFinished(x)) {
         queue_.add(kExecutionPrefix + client::objectKey(x));
       }
@@ -191,10 +192,10 @@ Status WorkflowController::syncExecution(const std::string& key) {
                        {{"phase", "Failed"},
                         {"error", "States.Runtime"},
                         {"cause", cause},
-                        {"startTime", x.value("/status/startTime"_json_pointer, now)},
+                        {"startTime", valueAt(x, "/status/startTime", now)},
                         {"completionTime", now}});
   };
-  const std::string wfName = x.value("/spec/workflowRef/name"_json_pointer, std::string());
+  const std::string wfName = valueAt(x, "/spec/workflowRef/name", std::string());
   auto wf = workflows_.get(ns + "/" + wfName);
   if (!wf) {
     auto got = rest_.get(sl::kWorkflows, ns, wfName);
@@ -206,10 +207,10 @@ Status WorkflowController::syncExecution(const std::string& key) {
   }
   if (!wf) {
     // A trigger may create the execution just before its Workflow: wait a little.
-    auto created = parseRfc3339(x.value("/metadata/creationTimestamp"_json_pointer, ""));
+    auto created = parseRfc3339(valueAt(x, "/metadata/creationTimestamp", ""));
     if (created && Clock::now() - *created < std::chrono::seconds(10)) {
       queue_.addAfter(kExecutionPrefix + key, std::chrono::seconds(2));
-      if (x.value("/status/phase"_json_pointer, "") != "Pending") {
+      if (valueAt(x, "/status/phase", "") != "Pending") {
         return patchStatus(ns, name, {{"phase", "Pending"}});
       }
       return {};
@@ -239,8 +240,8 @@ void WorkflowController::runExecution(json x, json spec, Runner& runner) {
   const std::string ns = namespaceOf(x), name = nameOf(x);
   const std::string key = ns + "/" + name;
   sl::WorkflowClock& clock = *options_.workflowClock;
-  const bool resumed = x.value("/status/phase"_json_pointer, "") == "Running";
-  std::string startTime = x.value("/status/startTime"_json_pointer, "");
+  const bool resumed = valueAt(x, "/status/phase", "") == "Running";
+  std::string startTime = valueAt(x, "/status/startTime", "");
   if (!resumed || startTime.empty()) {
     startTime = formatRfc3339Micro(clock.now());
     // Running before the first step (retried until stored: nothing runs unrecorded).
@@ -251,18 +252,17 @@ void WorkflowController::runExecution(json x, json spec, Runner& runner) {
       LOG_WARN("workflow: cannot mark {} Running: {}", key, s.toString());
       clock.sleepFor(std::chrono::seconds(1), runner.cancel);
     }
-    recordEvent(
-        x, "Normal", "Started",
-        "running workflow " + x.value("/spec/workflowRef/name"_json_pointer, std::string()));
+    recordEvent(x, "Normal", "Started",
+                "running workflow " + valueAt(x, "/spec/workflowRef/name", std::string()));
   } else {
     LOG_INFO("workflow: resuming execution {} after {} recorded step(s)", key,
-             x.value("/status/steps"_json_pointer, json::array()).size());
+             valueAt(x, "/status/steps", json::array()).size());
     recordEvent(x, "Normal", "Resumed",
                 fmt::format("resumed after {} recorded step(s)",
-                            x.value("/status/steps"_json_pointer, json::array()).size()));
+                            valueAt(x, "/status/steps", json::array()).size()));
   }
   std::vector<sl::StepRecord> recorded;
-  for (const auto& s : x.value("/status/steps"_json_pointer, json::array())) {
+  for (const auto& s : valueAt(x, "/status/steps", json::array())) {
     recorded.push_back(sl::StepRecord::fromJson(s));
   }
   sl::ExecutionJournal journal(std::move(recorded), [&](const std::vector<sl::StepRecord>& steps) {
@@ -273,7 +273,7 @@ void WorkflowController::runExecution(json x, json spec, Runner& runner) {
                         {"stepCount", steps.size()},
                         {"currentStep", steps.empty() ? "" : steps.back().name}});
   });
-  json input = x.value("/spec/input"_json_pointer, json());
+  json input = valueAt(x, "/spec/input", json());
   if (input.is_null()) input = json::object();
   sl::WorkflowEngine engine(*invoker_, clock, ns);
   sl::ExecutionResult result;
