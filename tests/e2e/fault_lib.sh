@@ -49,8 +49,9 @@ with open(out, "a", buffering=1) as f:
         try:
             body = urllib.request.urlopen(url, timeout=1).read().decode().strip()
             f.write(f"{t:.3f} ok {body}\n")
-        except Exception as e:
-            f.write(f"{t:.3f} fail {type(e).__name__}\n")
+        except Exception as e:  # "URLError:timed_out", "URLError:[Errno_111]_Connection_refused"
+            why = str(getattr(e, "reason", e)).replace(" ", "_")
+            f.write(f"{t:.3f} fail {type(e).__name__}:{why}\n")
         time.sleep(max(0.0, 0.1 - (time.time() - t)))
 PY
   PROBE_LOG=${3:-$E2E_DIR/probe.log}

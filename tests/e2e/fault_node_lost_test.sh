@@ -62,6 +62,10 @@ expect_eq "$PROBE_FAILED" "0" "no failed probe once node-3's endpoint is gone"
 if ((PROBE_FAILED > 0)); then
   kubectl get endpoints web -o wide
   ip netns exec "$(node_ns node-1)" iptables-save -t nat | grep -E 'KUBE-(SVC|SEP)-' | grep -E ' -j (DNAT|KUBE-SEP)' | head -n 20
+  # The connections to the Service that got no answer, with the endpoint each was sent to (the
+  # reply direction's src): a dead endpoint or a live one.
+  echo "unanswered connections to $WEB_CIP on node-1:"
+  ip netns exec "$(node_ns node-1)" grep -F "dst=$WEB_CIP " /proc/net/nf_conntrack | grep UNREPLIED | head -n 10
 fi
 
 step "node-3 comes back: Ready, its stale pod and container removed"
