@@ -20,20 +20,15 @@ namespace {
 
 constexpr int kMaxRandomTries = 32;
 
-std::string str(const json& obj, const json::json_pointer& p) {
-  const json v = obj.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 std::string typeOf(const json& svc) {
-  std::string t = str(svc, "/spec/type"_json_pointer);
+  std::string t = api::stringAt(svc, "/spec/type");
   return t.empty() ? "ClusterIP" : t;
 }
 
 // The clusterIP a Service asks for: spec.clusterIP, else spec.clusterIPs[0].
 std::string requestedIP(const json& svc) {
-  std::string ip = str(svc, "/spec/clusterIP"_json_pointer);
-  if (ip.empty()) ip = str(svc, "/spec/clusterIPs/0"_json_pointer);
+  std::string ip = api::stringAt(svc, "/spec/clusterIP");
+  if (ip.empty()) ip = api::stringAt(svc, "/spec/clusterIPs/0");
   return ip;
 }
 
@@ -80,9 +75,9 @@ int64_t nowSeconds() {
 }
 
 json ownerRecord(const json& svc) {
-  return {{"namespace", str(svc, "/metadata/namespace"_json_pointer)},
+  return {{"namespace", api::stringAt(svc, "/metadata/namespace")},
           {"name", nameOf(svc)},
-          {"uid", str(svc, "/metadata/uid"_json_pointer)},
+          {"uid", api::stringAt(svc, "/metadata/uid")},
           {"allocatedAt", nowSeconds()}};
 }
 
@@ -160,7 +155,7 @@ Status ServiceAllocator::take(const std::string& key, const json& svc) {
       return kv.status();
     }
     json owner = json::parse(kv->value, nullptr, false);
-    const std::string uid = str(svc, "/metadata/uid"_json_pointer);
+    const std::string uid = api::stringAt(svc, "/metadata/uid");
     if (owner.is_object() && !uid.empty() && owner.value("uid", "") == uid) return Status::Ok();
     return Status::AlreadyExists("serviceallocations", key);
   }
@@ -172,7 +167,7 @@ void ServiceAllocator::giveBack(const std::string& key, const json& svc) {
   if (!kv.ok()) return;
   json owner = json::parse(kv->value, nullptr, false);
   // Only the owner gives a record back; a record of another Service is not ours to drop.
-  if (!owner.is_object() || owner.value("uid", "") != str(svc, "/metadata/uid"_json_pointer)) {
+  if (!owner.is_object() || owner.value("uid", "") != api::stringAt(svc, "/metadata/uid")) {
     return;
   }
   auto del = store_.remove(key, kv->modRevision);
@@ -378,9 +373,8 @@ Status ServiceAllocator::repair(const std::vector<json>& services, int64_t now) 
     for (const auto& kv : records->items) {
       json owner = json::parse(kv.value, nullptr, false);
       auto it = wanted.find(kv.key);
-      const bool ownedByIt =
-          it != wanted.end() && owner.is_object() &&
-          owner.value("uid", "") == str(*it->second, "/metadata/uid"_json_pointer);
+      const bool ownedByIt = it != wanted.end() && owner.is_object() &&
+                             owner.value("uid", "") == api::stringAt(*it->second, "/metadata/uid");
       if (ownedByIt) continue;
       if (it != wanted.end()) {
         // The Service holding this value is the truth: the record follows it.
@@ -402,7 +396,7 @@ Status ServiceAllocator::repair(const std::vector<json>& services, int64_t now) 
     if (got.ok()) continue;
     if (got.status().code() != 404) return got.status();
     LOG_WARN("service {}/{} holds {} without a record: recording it",
-             str(*svc, "/metadata/namespace"_json_pointer), nameOf(*svc), key);
+             api::stringAt(*svc, "/metadata/namespace"), nameOf(*svc), key);
     Status s = take(key, *svc);
     if (!s.ok()) LOG_WARN("recording {} failed: {}", key, s.toString());
   }

@@ -3,17 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "api/object_meta.h"
 #include "common/json_pointer.h"
 #include "controllers/common/controller_utils.h"
 
 namespace minik8s::controllers {
 
 namespace {
-
-std::string str(const json& obj, const json::json_pointer& p) {
-  const json v = obj.value(p, json());
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
 
 json servicePorts(const json& svc) {
   json ports = valueAt(svc, "/spec/ports", json::array());
@@ -22,9 +18,9 @@ json servicePorts(const json& svc) {
 
 json targetRef(const json& pod) {
   return {{"kind", "Pod"},
-          {"namespace", str(pod, "/metadata/namespace"_json_pointer)},
-          {"name", str(pod, "/metadata/name"_json_pointer)},
-          {"uid", str(pod, "/metadata/uid"_json_pointer)}};
+          {"namespace", api::stringAt(pod, "/metadata/namespace")},
+          {"name", api::stringAt(pod, "/metadata/name")},
+          {"uid", api::stringAt(pod, "/metadata/uid")}};
 }
 
 // The endpoint ports of one pod: one per Service port that resolves, sorted by name then port.
@@ -52,11 +48,10 @@ std::optional<json> podPorts(const json& svc, const json& pod) {
 
 // The pod's hostname in the Service's DNS when it names the Service as its subdomain.
 std::string hostnameFor(const json& svc, const json& pod) {
-  const std::string hostname = str(pod, "/spec/hostname"_json_pointer);
+  const std::string hostname = api::stringAt(pod, "/spec/hostname");
   if (hostname.empty()) return "";
-  return str(pod, "/spec/subdomain"_json_pointer) == str(svc, "/metadata/name"_json_pointer)
-             ? hostname
-             : "";
+  return api::stringAt(pod, "/spec/subdomain") == api::stringAt(svc, "/metadata/name") ? hostname
+                                                                                       : "";
 }
 
 std::vector<json> candidatePods(const json& svc, const std::vector<json>& pods) {
@@ -65,10 +60,8 @@ std::vector<json> candidatePods(const json& svc, const std::vector<json>& pods) 
     if (selectsPod(svc, pod) && podHasEndpoint(pod)) out.push_back(pod);
   }
   std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
-    return std::make_tuple(str(a, "/status/podIP"_json_pointer),
-                           str(a, "/metadata/name"_json_pointer)) <
-           std::make_tuple(str(b, "/status/podIP"_json_pointer),
-                           str(b, "/metadata/name"_json_pointer));
+    return std::make_tuple(api::stringAt(a, "/status/podIP"), api::stringAt(a, "/metadata/name")) <
+           std::make_tuple(api::stringAt(b, "/status/podIP"), api::stringAt(b, "/metadata/name"));
   });
   return out;
 }
@@ -80,12 +73,11 @@ bool hasSelector(const json& svc) {
   return sel.is_object() && !sel.empty();
 }
 
-bool isHeadless(const json& svc) { return str(svc, "/spec/clusterIP"_json_pointer) == "None"; }
+bool isHeadless(const json& svc) { return api::stringAt(svc, "/spec/clusterIP") == "None"; }
 
 bool selectsPod(const json& svc, const json& pod) {
   if (!hasSelector(svc)) return false;
-  if (str(svc, "/metadata/namespace"_json_pointer) !=
-      str(pod, "/metadata/namespace"_json_pointer)) {
+  if (api::stringAt(svc, "/metadata/namespace") != api::stringAt(pod, "/metadata/namespace")) {
     return false;
   }
   const json labels = labelsOf(pod);
@@ -121,8 +113,8 @@ std::optional<int> resolveTargetPort(const json& servicePort, const json& pod) {
 }
 
 bool podHasEndpoint(const json& pod) {
-  if (str(pod, "/status/podIP"_json_pointer).empty()) return false;
-  const std::string phase = str(pod, "/status/phase"_json_pointer);
+  if (api::stringAt(pod, "/status/podIP").empty()) return false;
+  const std::string phase = api::stringAt(pod, "/status/phase");
   return phase != "Succeeded" && phase != "Failed";
 }
 
@@ -142,9 +134,9 @@ json buildEndpointSubsets(const json& svc, const std::vector<json>& pods) {
     if (isTerminating(pod) && !publishNotReady) continue;
     auto ports = podPorts(svc, pod);
     if (!ports) continue;
-    json address = {{"ip", str(pod, "/status/podIP"_json_pointer)}};
+    json address = {{"ip", api::stringAt(pod, "/status/podIP")}};
     if (auto host = hostnameFor(svc, pod); !host.empty()) address["hostname"] = host;
-    if (auto node = str(pod, "/spec/nodeName"_json_pointer); !node.empty()) {
+    if (auto node = api::stringAt(pod, "/spec/nodeName"); !node.empty()) {
       address["nodeName"] = node;
     }
     address["targetRef"] = targetRef(pod);
@@ -168,12 +160,12 @@ json buildEndpointSubsets(const json& svc, const std::vector<json>& pods) {
 
 std::vector<json> buildEndpointSlices(const json& svc, const std::vector<json>& pods) {
   const bool publishNotReady = valueAt(svc, "/spec/publishNotReadyAddresses", false);
-  const std::string name = str(svc, "/metadata/name"_json_pointer);
+  const std::string name = api::stringAt(svc, "/metadata/name");
   json labels = endpointLabels(svc);
   labels[kServiceNameLabel] = name;
   labels[kManagedByLabel] = kEndpointSliceControllerName;
   json owner = {{"apiVersion", "v1"}, {"kind", "Service"},
-                {"name", name},       {"uid", str(svc, "/metadata/uid"_json_pointer)},
+                {"name", name},       {"uid", api::stringAt(svc, "/metadata/uid")},
                 {"controller", true}, {"blockOwnerDeletion", true}};
   std::map<std::string, std::pair<json, json>> groups;  // ports (dumped) -> (ports, endpoints)
   for (const auto& pod : candidatePods(svc, pods)) {
@@ -181,14 +173,14 @@ std::vector<json> buildEndpointSlices(const json& svc, const std::vector<json>& 
     if (!ports) continue;
     const bool terminating = isTerminating(pod);
     const bool ready = isPodReady(pod);
-    json ep = {{"addresses", json::array({str(pod, "/status/podIP"_json_pointer)})},
+    json ep = {{"addresses", json::array({api::stringAt(pod, "/status/podIP")})},
                {"conditions",
                 {{"ready", publishNotReady || (ready && !terminating)},
                  {"serving", ready},
                  {"terminating", terminating}}},
                {"targetRef", targetRef(pod)}};
     if (auto host = hostnameFor(svc, pod); !host.empty()) ep["hostname"] = host;
-    if (auto node = str(pod, "/spec/nodeName"_json_pointer); !node.empty()) ep["nodeName"] = node;
+    if (auto node = api::stringAt(pod, "/spec/nodeName"); !node.empty()) ep["nodeName"] = node;
     auto& group = groups[ports->dump()];
     group.first = *ports;
     if (group.second.is_null()) group.second = json::array();
@@ -199,7 +191,7 @@ std::vector<json> buildEndpointSlices(const json& svc, const std::vector<json>& 
     return json{{"apiVersion", "discovery.k8s.io/v1"},
                 {"kind", "EndpointSlice"},
                 {"metadata",
-                 {{"namespace", str(svc, "/metadata/namespace"_json_pointer)},
+                 {{"namespace", api::stringAt(svc, "/metadata/namespace")},
                   {"labels", labels},
                   {"ownerReferences", json::array({owner})}}},
                 {"addressType", "IPv4"},
