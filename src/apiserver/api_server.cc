@@ -915,16 +915,17 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
   };
   // An event of the cache, sent as stored: its text is encoded once for all watchers.
   const bool asStored = !table && &registry_.storageInfo(r) == &r;
-  auto writeCached = [&](const char* type, const CachedEvent& ev) -> bool {
-    const std::string* text = asStored && ev.encoded
-                                  ? ev.encoded->get(*ev.text, ev.revision, r.apiVersion(), r.kind)
+  auto encodedText = [&](const CachedEvent& ev) -> const std::string* {
+    return asStored && ev.encoded ? ev.encoded->get(*ev.text, ev.revision, r.apiVersion(), r.kind)
                                   : nullptr;
+  };
+  auto appendEncoded = [](std::string& out, const char* type, const std::string& text) {
+    out.append("{\"object\":").append(text).append(",\"type\":\"").append(type).append("\"}\n");
+  };
+  auto writeCached = [&](const char* type, const CachedEvent& ev) -> bool {
+    const std::string* text = encodedText(ev);
     if (!text) return writeEvent(type, eventObject(ev));
-    pending.append("{\"object\":")
-        .append(*text)
-        .append(",\"type\":\"")
-        .append(type)
-        .append("\"}\n");
+    appendEncoded(pending, type, *text);
     return queued();
   };
   auto writeBookmark = [&](int64_t rev, bool initialEnd) -> bool {
@@ -955,6 +956,39 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
   auto nextBookmark = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   int64_t lastRev = from;
+  // What this watch sends for an event: its type as the selectors see the change, or nullptr.
+  auto eventType = [&](const CachedEvent& ev) -> const char* {
+    const bool now = selects(ev.attributes.get());
+    const bool before = selects(ev.prevAttributes.get());
+    switch (ev.type) {
+      case CachedEvent::Type::kAdded:
+        return now ? "ADDED" : nullptr;
+      case CachedEvent::Type::kModified:
+        return now && before ? "MODIFIED" : now ? "ADDED" : before ? "DELETED" : nullptr;
+      case CachedEvent::Type::kDeleted:
+        return now ? "DELETED" : nullptr;
+    }
+    return nullptr;
+  };
+  // Write-through (Watcher::setSink): while this thread waits, the cache's thread writes events
+  // already encoded for every watcher when the socket takes them at once; anything else (an
+  // object to convert or decode, a client behind) is left to this thread. `lastRev` and the
+  // writer are this thread's, used by the sink only while this thread is inside next().
+  if (asStored && w.writesIfReady()) {
+    (*watcher)->setSink([&](const std::vector<CachedEvent>& batch) {
+      std::string out;
+      for (const auto& ev : batch) {
+        const char* type = eventType(ev);
+        if (!type) continue;
+        const std::string* text = encodedText(ev);
+        if (!text) return false;
+        appendEncoded(out, type, *text);
+      }
+      if (!out.empty() && !w.writeIfReady(out)) return false;
+      lastRev = batch.back().revision;
+      return true;
+    });
+  }
   std::vector<CachedEvent> events;
   while (std::chrono::steady_clock::now() < deadline) {
     events.clear();
@@ -962,25 +996,7 @@ void ApiServer::serveWatch(const http::Request& req, http::ResponseWriter& w,
     bool ok = true;
     for (const auto& ev : events) {
       lastRev = ev.revision;
-      const bool now = selects(ev.attributes.get());
-      const bool before = selects(ev.prevAttributes.get());
-      switch (ev.type) {
-        case CachedEvent::Type::kAdded:
-          if (now) ok = writeCached("ADDED", ev);
-          break;
-        case CachedEvent::Type::kModified:
-          if (now && before) {
-            ok = writeCached("MODIFIED", ev);
-          } else if (now) {
-            ok = writeCached("ADDED", ev);
-          } else if (before) {
-            ok = writeCached("DELETED", ev);
-          }
-          break;
-        case CachedEvent::Type::kDeleted:
-          if (now) ok = writeCached("DELETED", ev);
-          break;
-      }
+      if (const char* type = eventType(ev)) ok = writeCached(type, ev);
       if (!ok) break;
     }
     if (!ok || !flush()) break;

@@ -36,6 +36,8 @@ class RequestMetricsWriter : public http::ResponseWriter {
   void send(http::Response response) override;
   bool beginStream(int status, std::vector<std::pair<std::string, std::string>> headers) override;
   bool write(std::string_view chunk) override { return inner_.write(chunk); }
+  bool writeIfReady(std::string_view chunk) override { return inner_.writeIfReady(chunk); }
+  bool writesIfReady() const override { return inner_.writesIfReady(); }
   void end() override {
     record();
     inner_.end();

@@ -94,6 +94,7 @@ void Watcher::stop() {
     std::lock_guard lock(mu_);
     if (stopped_) return;
     stopped_ = true;
+    sink_ = nullptr;  // a sink running now holds mu_: it has finished here
   }
   cv_.notify_all();
   if (direct_) direct_->close();
@@ -113,7 +114,14 @@ Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds ti
   std::unique_lock lock(mu_);
   // A zero timeout only polls (the admission lister's reads): no condition-variable round trip.
   if (timeout.count() > 0) {
+    parked_ = true;
     cv_.wait_for(lock, timeout, [&] { return stopped_ || !queue_.empty() || !failure_.ok(); });
+    parked_ = false;
+    if (delivering_) {  // the cache's thread took events for the sink while we waited
+      awaitingSink_ = true;
+      cv_.wait(lock, [&] { return !delivering_; });
+      awaitingSink_ = false;
+    }
   }
   while (!queue_.empty()) {
     out.push_back(std::move(queue_.front()));
@@ -123,6 +131,11 @@ Status Watcher::next(std::vector<CachedEvent>& out, std::chrono::milliseconds ti
   if (!failure_.ok()) return failure_;
   if (stopped_) return Status::Gone("watch stopped");
   return Status::Ok();
+}
+
+void Watcher::setSink(WatchSink sink) {
+  std::lock_guard lock(mu_);
+  sink_ = std::move(sink);
 }
 
 WatchCache::WatchCache(storage::Store& store, size_t capacity, size_t maxQueue, size_t maxTextBytes)
@@ -219,13 +232,14 @@ void WatchCache::run() {
       events.push_back(toCachedEvent(ev, latestVersion(ev.kv.key)));
       rememberLatest(events.back());
     }
-    std::lock_guard lock(mu_);
+    std::vector<HandOff> handOff;
+    std::unique_lock lock(mu_);
     std::erase_if(events, [&](const CachedEvent& ce) {
       if (ce.revision <= latest_) return true;
       latest_ = ce.revision;
       return false;
     });
-    deliver(events);
+    deliver(events, handOff);
     for (auto& ce : events) {
       ringTextBytes_ += ce.text->size();
       ring_.push_back(std::move(ce));
@@ -241,6 +255,8 @@ void WatchCache::run() {
         ring_.pop_front();
       }
     }
+    lock.unlock();  // sockets are written without the cache's lock
+    runSinks(handOff);
   }
 }
 
@@ -266,18 +282,31 @@ void WatchCache::forgetIfLatest(const CachedEvent& ev) {
 }
 
 // A store batch goes to each watcher under one lock and with one wake-up: a watcher thread then
-// takes the whole batch in one next() and writes it at once.
-void WatchCache::deliver(const std::vector<CachedEvent>& events) {
+// takes the whole batch in one next() and writes it at once. A watcher with a sink, waiting with
+// nothing queued, gets the batch through its sink instead (runSinks, after the cache's lock is
+// let go): its thread is not woken at all; until then it cannot leave next().
+void WatchCache::deliver(const std::vector<CachedEvent>& events, std::vector<HandOff>& handOff) {
   if (events.empty()) return;
   for (Watcher* w : watchers_) {
     bool woken = false;
+    std::vector<CachedEvent>* sinkEvents = nullptr;
     std::unique_lock<std::mutex> wl;
     for (const auto& ev : events) {
       if (ev.revision <= w->afterRevision_ ||
           ev.key.compare(0, w->prefix_.size(), w->prefix_) != 0) {
         continue;
       }
-      if (!wl.owns_lock()) wl = std::unique_lock(w->mu_);
+      if (!wl.owns_lock()) {
+        wl = std::unique_lock(w->mu_);
+        if (w->sink_ && w->parked_ && !w->stopped_ && w->queue_.empty() && w->failure_.ok()) {
+          w->delivering_ = true;
+          sinkEvents = &handOff.emplace_back(HandOff{w, {}}).events;
+        }
+      }
+      if (sinkEvents) {
+        sinkEvents->push_back(ev);
+        continue;
+      }
       if (!w->failure_.ok()) break;
       if (w->queue_.size() >= maxQueue_) {
         w->failure_ = Status::Expired("watcher fell too far behind; re-list");
@@ -290,6 +319,28 @@ void WatchCache::deliver(const std::vector<CachedEvent>& events) {
     if (!woken) continue;
     wl.unlock();  // the woken thread's first step is to take this lock
     w->cv_.notify_all();
+  }
+}
+
+void WatchCache::runSinks(std::vector<HandOff>& handOff) {
+  for (HandOff& h : handOff) {
+    Watcher* w = h.watcher;  // alive: its thread waits in next() while delivering_
+    std::unique_lock wl(w->mu_);
+    const bool sent = w->sink_ && !w->stopped_ && w->sink_(h.events);
+    w->delivering_ = false;
+    bool wake = w->awaitingSink_;
+    if (!sent && !w->stopped_ && w->failure_.ok()) {
+      // Nothing was queued since deliver() (the queue was empty then, and this thread is the
+      // only one that queues), so these stay ahead of every later event.
+      if (h.events.size() > maxQueue_) {
+        w->failure_ = Status::Expired("watcher fell too far behind; re-list");
+      } else {
+        for (auto& ev : h.events) w->queue_.push_back(std::move(ev));
+      }
+      wake = true;
+    }
+    wl.unlock();
+    if (wake) w->cv_.notify_all();
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -96,6 +97,10 @@ class WatchCache;
 // a watcher resuming from far back, are encoded by that watcher).
 inline constexpr size_t kEncodedWindow = 1024;
 
+// Takes a watcher's events on the delivering thread (Watcher::setSink): true when it has sent
+// them all, false when the watcher's own thread must (they are queued for next() then).
+using WatchSink = std::function<bool(const std::vector<CachedEvent>&)>;
+
 class Watcher {
  public:
   ~Watcher();
@@ -103,6 +108,15 @@ class Watcher {
   // Status once the watcher is terminated.
   Status next(std::vector<CachedEvent>& out, std::chrono::milliseconds timeout);
   void stop();
+
+  // Write-through: while this watcher's thread waits in next() with nothing queued, the cache's
+  // thread hands new events to `sink` itself instead of queueing them and waking that thread (a
+  // wake-up and a context switch per watcher per event: most of what an event to 100 watchers
+  // cost). next() does not return until a running sink is done, so the sink may use what the
+  // watcher's thread owns. The sink must not block (a socket write only when it cannot wait,
+  // http::ResponseWriter::writeIfReady) nor call into the cache. Set it before the first next();
+  // stop() ends its use. Events the sink declines come out of next() in order, as without it.
+  void setSink(WatchSink sink);
 
  private:
   friend class WatchCache;
@@ -114,6 +128,10 @@ class Watcher {
   std::deque<CachedEvent> queue_;
   Status failure_;
   bool stopped_ = false;
+  WatchSink sink_;
+  bool parked_ = false;        // the thread waits in next() for events
+  bool delivering_ = false;    // the cache's thread holds events for the sink
+  bool awaitingSink_ = false;  // the thread, out of its wait, waits for the sink to finish
   std::unique_ptr<storage::WatchStream> direct_;  // for revisions older than the ring
 };
 
@@ -137,7 +155,14 @@ class WatchCache {
   friend class Watcher;
   void run();
   void unregister(Watcher* w);
-  void deliver(const std::vector<CachedEvent>& events);
+  // Under mu_: queues each watcher's events, or marks them for its sink (`handOff`).
+  struct HandOff {
+    Watcher* watcher;
+    std::vector<CachedEvent> events;
+  };
+  void deliver(const std::vector<CachedEvent>& events, std::vector<HandOff>& handOff);
+  // Without mu_: runs the sinks; what one declines is queued for its thread.
+  void runSinks(std::vector<HandOff>& handOff);
   // The latest version of `key` the ring's events hold, if something still holds it, and the
   // record of `ev` as its key's latest (or of the key's end, for a deletion). Run thread only.
   SharedVersion latestVersion(const std::string& key) const;

@@ -78,6 +78,13 @@ class ResponseWriter {
   virtual bool beginStream(int status,
                            std::vector<std::pair<std::string, std::string>> headers) = 0;
   virtual bool write(std::string_view chunk) = 0;  // false once the client is gone
+  // Writes the chunk only if that cannot wait for the client (http::canWriteImmediately): true
+  // when written; false when it was not (or the client is gone), and the caller then writes it
+  // with write(). For a thread that serves many streams and must not block on one of them; the
+  // caller keeps it from overlapping the handler's own writes. Writers without a socket say false.
+  virtual bool writeIfReady(std::string_view chunk);
+  // False when writeIfReady() always declines (a writer without a socket).
+  virtual bool writesIfReady() const { return false; }
   virtual void end() = 0;
   // True when the peer closed its side (checked without blocking).
   virtual bool clientGone() = 0;

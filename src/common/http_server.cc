@@ -70,6 +70,7 @@ Response Response::text(int status, std::string body) {
 }
 
 std::unique_ptr<Stream> ResponseWriter::takeStream() { return nullptr; }
+bool ResponseWriter::writeIfReady(std::string_view) { return false; }
 
 Response Response::error(const Status& s) { return json(s.code() ? s.code() : 500, s.toJson()); }
 
@@ -229,6 +230,14 @@ class ConnectionWriter : public ResponseWriter {
     if (ec) broken_ = true;
     return !broken_;
   }
+
+  // The chunk's framing (size line and CRLF) rides in the same write: 16 bytes at most.
+  bool writeIfReady(std::string_view chunk) override {
+    if (!streaming_ || broken_ || chunk.empty()) return false;
+    if (!canWriteImmediately(*conn_.stream, chunk.size() + 16)) return false;
+    return write(chunk);
+  }
+  bool writesIfReady() const override { return true; }
 
   void end() override {
     if (!streaming_ || broken_) return;

@@ -2,10 +2,12 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -150,6 +152,18 @@ void relay(Stream& client, Stream& upstream) {
   client.shutdown();
   upstream.shutdown();
   up.join();
+}
+
+bool canWriteImmediately(const Stream& stream, size_t bytes) {
+  if (bytes > kImmediateWriteBytes || stream.fd() < 0) return false;
+  int queued = 0;
+  if (::ioctl(stream.fd(), SIOCOUTQ, &queued) != 0 || queued != 0) return false;
+  // The socket's send buffer (what Linux reports: twice the payload it accounts) has room for
+  // the bytes with their buffers' overhead: the write then never waits for memory.
+  int sendBuffer = 0;
+  socklen_t len = sizeof sendBuffer;
+  return ::getsockopt(stream.fd(), SOL_SOCKET, SO_SNDBUF, &sendBuffer, &len) == 0 &&
+         static_cast<size_t>(sendBuffer) >= 2 * bytes + 4096;
 }
 
 std::string peerAddress(int fd, bool withPort) {

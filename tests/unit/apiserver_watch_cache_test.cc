@@ -1,5 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
 #include "apiserver/watch_cache.h"
 #include "fake_store.h"
 
@@ -326,6 +331,100 @@ TEST(WatchCacheTest, ASlowWatcherIsTerminatedWithoutBlockingOthers) {
   std::vector<CachedEvent> none;
   Status s = (*slow)->next(none, 10ms);
   EXPECT_EQ(s.code(), 410);
+}
+
+// Write-through: events for a watcher whose thread waits in next() go to its sink on the cache's
+// thread; what the sink declines comes out of next() instead, and every event arrives exactly once
+// and in order, one way or the other.
+TEST(WatchCacheTest, AWaitingWatchersSinkTakesItsEventsAndNextGetsWhatItDeclines) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto w = cache.watch("/registry/x/", 0);
+  ASSERT_TRUE(w.ok());
+  std::mutex mu;
+  std::vector<int64_t> arrived, sunk;  // revisions, in the order they came
+  std::atomic<bool> accept{true};
+  (*w)->setSink([&](const std::vector<CachedEvent>& events) {
+    if (!accept) return false;
+    std::lock_guard lock(mu);
+    for (const auto& ev : events) arrived.push_back(ev.revision), sunk.push_back(ev.revision);
+    return true;
+  });
+  std::atomic<bool> done{false};
+  std::thread thread([&] {
+    while (!done) {
+      std::vector<CachedEvent> got;
+      ASSERT_TRUE((*w)->next(got, 50ms).ok());
+      std::lock_guard lock(mu);
+      for (const auto& ev : got) arrived.push_back(ev.revision);
+    }
+  });
+  auto arrivedCount = [&] {
+    std::lock_guard lock(mu);
+    return arrived.size();
+  };
+  for (int i = 1; i <= 40; ++i) {
+    if (i == 21) accept = false;
+    ASSERT_TRUE(store.create("/registry/x/" + std::to_string(i), obj("o", i)).ok());
+    for (int j = 0; j < 500 && arrivedCount() < static_cast<size_t>(i); ++j) {
+      std::this_thread::sleep_for(2ms);
+    }
+  }
+  done = true;
+  thread.join();
+  std::vector<int64_t> all(40);
+  std::iota(all.begin(), all.end(), 1);
+  EXPECT_EQ(arrived, all);
+  // The thread waits nearly all the time: most of the first 20 went through the sink, none after.
+  EXPECT_GE(sunk.size(), 5u);
+  for (int64_t rev : sunk) EXPECT_LE(rev, 20);
+  cache.stop();
+}
+
+// next() does not return while a sink runs on the cache's thread: the sink may use what the
+// watcher's thread owns. After stop() the sink is not called again.
+TEST(WatchCacheTest, NextWaitsForARunningSinkAndStopEndsIt) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto w = cache.watch("/registry/x/", 0);
+  ASSERT_TRUE(w.ok());
+  std::atomic<bool> inSink{false};
+  std::atomic<int> calls{0};
+  (*w)->setSink([&](const std::vector<CachedEvent>&) {
+    inSink = true;
+    std::this_thread::sleep_for(100ms);  // longer than next()'s wait
+    inSink = false;
+    ++calls;
+    return true;
+  });
+  std::atomic<bool> done{false}, returnedDuringSink{false};
+  std::atomic<int> fromNext{0};
+  std::thread thread([&] {
+    while (!done) {
+      std::vector<CachedEvent> got;
+      (*w)->next(got, 10ms);
+      if (inSink) returnedDuringSink = true;
+      fromNext += static_cast<int>(got.size());
+    }
+  });
+  // An event that finds the thread between two next() calls is queued for it instead: try again.
+  int created = 0;
+  while (calls == 0 && created < 20) {
+    ASSERT_TRUE(store.create("/registry/x/" + std::to_string(created), obj("a", 1)).ok());
+    ++created;
+    for (int j = 0; j < 400 && calls + fromNext < created; ++j) std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_EQ(calls, 1);
+  done = true;
+  thread.join();
+  EXPECT_FALSE(returnedDuringSink);
+  (*w)->stop();
+  ASSERT_TRUE(store.create("/registry/x/after", obj("b", 1)).ok());
+  while (cache.latestRevision() < created + 1) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(calls, 1);
+  cache.stop();
 }
 
 }  // namespace
