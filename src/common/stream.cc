@@ -156,14 +156,19 @@ void relay(Stream& client, Stream& upstream) {
 
 bool canWriteImmediately(const Stream& stream, size_t bytes) {
   if (bytes > kImmediateWriteBytes || stream.fd() < 0) return false;
-  int queued = 0;
-  if (::ioctl(stream.fd(), SIOCOUTQ, &queued) != 0 || queued != 0) return false;
-  // The socket's send buffer (what Linux reports: twice the payload it accounts) has room for
-  // the bytes with their buffers' overhead: the write then never waits for memory.
+  // Everything written before has left (a peer that does not read closes its window and leaves
+  // bytes unsent); sent bytes may still wait for their acknowledgement, which a client that only
+  // reads delays by up to 40 ms, so those only count against the buffer.
+  int unsent = 0, unacknowledged = 0;
+  if (::ioctl(stream.fd(), SIOCOUTQNSD, &unsent) != 0 || unsent != 0) return false;
+  if (::ioctl(stream.fd(), SIOCOUTQ, &unacknowledged) != 0) return false;
+  // The socket's send buffer has room for both with their buffers' overhead (Linux accounts
+  // about twice the payload): the write then never waits for memory.
   int sendBuffer = 0;
   socklen_t len = sizeof sendBuffer;
   return ::getsockopt(stream.fd(), SOL_SOCKET, SO_SNDBUF, &sendBuffer, &len) == 0 &&
-         static_cast<size_t>(sendBuffer) >= 2 * bytes + 4096;
+         static_cast<size_t>(sendBuffer) >=
+             2 * (static_cast<size_t>(unacknowledged) + bytes) + 4096;
 }
 
 std::string peerAddress(int fd, bool withPort) {

@@ -56,9 +56,9 @@ Result<std::unique_ptr<Stream>> dialStream(
 // upgraded connections (exec, attach, port-forward) through the API server and the agent.
 void relay(Stream& client, Stream& upstream);
 
-// Whether `bytes` more can be written to `stream` at once without waiting for the peer: nothing
-// written before is still in the socket's send queue (unsent or unacknowledged), the send buffer
-// has room for them, and `bytes` is at most kImmediateWriteBytes. A thread that must not block on
+// Whether `bytes` more can be written to `stream` at once without waiting for the peer: all
+// written before has been sent, the send buffer has room for what still awaits acknowledgement
+// and for `bytes`, and `bytes` is at most kImmediateWriteBytes. A thread that must not block on
 // one slow client (the API server's watch delivery) writes only then.
 inline constexpr size_t kImmediateWriteBytes = 16 * 1024;
 bool canWriteImmediately(const Stream& stream, size_t bytes);
