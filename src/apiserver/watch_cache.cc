@@ -165,6 +165,12 @@ void WatchCache::stop() {
     if (stream_) stream_->close();
   }
   if (thread_.joinable()) thread_.join();
+  {
+    std::lock_guard lock(helperMu_);
+    helperStop_ = true;
+  }
+  helperCv_.notify_all();
+  if (sinkHelper_.joinable()) sinkHelper_.join();
   std::lock_guard lock(mu_);
   for (Watcher* w : watchers_) {
     std::lock_guard wl(w->mu_);
@@ -322,16 +328,53 @@ void WatchCache::deliver(const std::vector<CachedEvent>& events, std::vector<Han
   }
 }
 
+// Below this many sinks one thread writes them all: a helper's wake-up would cost more.
+constexpr size_t kSplitSinks = 16;
+
 void WatchCache::runSinks(std::vector<HandOff>& handOff) {
-  for (HandOff& h : handOff) {
+  HandOff* begin = handOff.data();
+  HandOff* end = begin + handOff.size();
+  if (handOff.size() < kSplitSinks) return runSinks(begin, end);
+  HandOff* middle = begin + handOff.size() / 2;
+  {
+    std::lock_guard lock(helperMu_);
+    if (!sinkHelper_.joinable()) sinkHelper_ = std::thread([this] { sinkHelperLoop(); });
+    helperBegin_ = middle;
+    helperEnd_ = end;
+  }
+  helperCv_.notify_all();
+  runSinks(begin, middle);
+  // The next batch's hand-offs may be for the same watchers: the helper's must be done first.
+  std::unique_lock lock(helperMu_);
+  helperCv_.wait(lock, [&] { return helperBegin_ == nullptr; });
+}
+
+void WatchCache::sinkHelperLoop() {
+  std::unique_lock lock(helperMu_);
+  while (true) {
+    helperCv_.wait(lock, [&] { return helperStop_ || helperBegin_ != nullptr; });
+    if (helperBegin_ == nullptr) return;  // stopping, and no work left
+    HandOff *begin = helperBegin_, *end = helperEnd_;
+    lock.unlock();
+    runSinks(begin, end);
+    lock.lock();
+    helperBegin_ = helperEnd_ = nullptr;
+    helperCv_.notify_all();
+  }
+}
+
+void WatchCache::runSinks(HandOff* begin, HandOff* end) {
+  for (HandOff* it = begin; it != end; ++it) {
+    HandOff& h = *it;
     Watcher* w = h.watcher;  // alive: its thread waits in next() while delivering_
     std::unique_lock wl(w->mu_);
     const bool sent = w->sink_ && !w->stopped_ && w->sink_(h.events);
     w->delivering_ = false;
     bool wake = w->awaitingSink_;
     if (!sent && !w->stopped_ && w->failure_.ok()) {
-      // Nothing was queued since deliver() (the queue was empty then, and this thread is the
-      // only one that queues), so these stay ahead of every later event.
+      // Nothing was queued since deliver() (the queue was empty then, and only deliver() queues,
+      // on the cache's thread, which waits for every sink first), so these stay ahead of every
+      // later event.
       if (h.events.size() > maxQueue_) {
         w->failure_ = Status::Expired("watcher fell too far behind; re-list");
       } else {

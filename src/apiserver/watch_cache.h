@@ -161,8 +161,11 @@ class WatchCache {
     std::vector<CachedEvent> events;
   };
   void deliver(const std::vector<CachedEvent>& events, std::vector<HandOff>& handOff);
-  // Without mu_: runs the sinks; what one declines is queued for its thread.
+  // Without mu_: runs the sinks; what one declines is queued for its thread. Many hand-offs are
+  // split with a helper thread, so both cores write; it returns once all have run.
   void runSinks(std::vector<HandOff>& handOff);
+  void runSinks(HandOff* begin, HandOff* end);
+  void sinkHelperLoop();
   // The latest version of `key` the ring's events hold, if something still holds it, and the
   // record of `ev` as its key's latest (or of the key's end, for a deletion). Run thread only.
   SharedVersion latestVersion(const std::string& key) const;
@@ -179,6 +182,12 @@ class WatchCache {
   int64_t latest_ = 0;   // last revision seen
   std::list<Watcher*> watchers_;
   std::thread thread_;
+  // The helper that runs half of a large hand-off (started the first time one comes).
+  std::thread sinkHelper_;
+  std::mutex helperMu_;
+  std::condition_variable helperCv_;
+  HandOff *helperBegin_ = nullptr, *helperEnd_ = nullptr;  // its work; null when it has none
+  bool helperStop_ = false;
   std::unique_ptr<storage::WatchStream> stream_;
   bool stopping_ = false;
   // The latest event of each key in the ring (its text and attributes while something holds

@@ -427,5 +427,58 @@ TEST(WatchCacheTest, NextWaitsForARunningSinkAndStopEndsIt) {
   cache.stop();
 }
 
+// Many waiting watchers: their sinks run on two threads (the cache's and a helper), each
+// watcher still gets every event once and in order, through its sink or its next().
+TEST(WatchCacheTest, ManySinksSplitBetweenTwoThreadsKeepEachWatchersOrder) {
+  testing::FakeStore store;
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  constexpr int kWatchers = 40, kEvents = 30;
+  struct Seen {
+    std::mutex mu;
+    std::vector<int64_t> revisions;
+  };
+  std::vector<Seen> seen(kWatchers);
+  std::vector<std::shared_ptr<Watcher>> watchers;
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWatchers; ++i) {
+    auto w = cache.watch("/registry/x/", 0);
+    ASSERT_TRUE(w.ok());
+    watchers.push_back(*w);
+    Seen& mine = seen[i];
+    (*w)->setSink([&mine](const std::vector<CachedEvent>& events) {
+      std::lock_guard lock(mine.mu);
+      for (const auto& ev : events) mine.revisions.push_back(ev.revision);
+      return true;
+    });
+    threads.emplace_back([&mine, w = *w, &done] {
+      while (!done) {
+        std::vector<CachedEvent> got;
+        w->next(got, 50ms);
+        std::lock_guard lock(mine.mu);
+        for (const auto& ev : got) mine.revisions.push_back(ev.revision);
+      }
+    });
+  }
+  for (int i = 1; i <= kEvents; ++i) {
+    ASSERT_TRUE(store.create("/registry/x/" + std::to_string(i), obj("o", i)).ok());
+  }
+  auto complete = [&] {
+    for (auto& s : seen) {
+      std::lock_guard lock(s.mu);
+      if (s.revisions.size() < static_cast<size_t>(kEvents)) return false;
+    }
+    return true;
+  };
+  for (int j = 0; j < 500 && !complete(); ++j) std::this_thread::sleep_for(5ms);
+  done = true;
+  for (auto& t : threads) t.join();
+  std::vector<int64_t> all(kEvents);
+  std::iota(all.begin(), all.end(), 1);
+  for (auto& s : seen) EXPECT_EQ(s.revisions, all);
+  cache.stop();
+}
+
 }  // namespace
 }  // namespace minik8s::apiserver
