@@ -314,17 +314,21 @@ void WatchCache::deliver(const std::vector<CachedEvent>& events, std::vector<Han
         continue;
       }
       if (!w->failure_.ok()) break;
-      if (w->queue_.size() >= maxQueue_) {
-        w->failure_ = Status::Expired("watcher fell too far behind; re-list");
-        w->queue_.clear();
-      } else {
-        w->queue_.push_back(ev);
-      }
+      enqueue(*w, ev);
       woken = true;
     }
     if (!woken) continue;
     wl.unlock();  // the woken thread's first step is to take this lock
     w->cv_.notify_all();
+  }
+}
+
+void WatchCache::enqueue(Watcher& w, CachedEvent ev) {
+  if (w.queue_.size() >= maxQueue_) {
+    w.failure_ = Status::Expired("watcher fell too far behind; re-list");
+    w.queue_.clear();
+  } else {
+    w.queue_.push_back(std::move(ev));
   }
 }
 
@@ -375,10 +379,9 @@ void WatchCache::runSinks(HandOff* begin, HandOff* end) {
       // Nothing was queued since deliver() (the queue was empty then, and only deliver() queues,
       // on the cache's thread, which waits for every sink first), so these stay ahead of every
       // later event.
-      if (h.events.size() > maxQueue_) {
-        w->failure_ = Status::Expired("watcher fell too far behind; re-list");
-      } else {
-        for (auto& ev : h.events) w->queue_.push_back(std::move(ev));
+      for (auto& ev : h.events) {
+        if (!w->failure_.ok()) break;
+        enqueue(*w, std::move(ev));
       }
       wake = true;
     }

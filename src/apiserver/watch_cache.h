@@ -166,6 +166,9 @@ class WatchCache {
   void runSinks(std::vector<HandOff>& handOff);
   void runSinks(HandOff* begin, HandOff* end);
   void sinkHelperLoop();
+  // Under w.mu_: queues `ev` for the watcher's thread, or terminates a watcher whose queue is
+  // full with Expired (it re-lists).
+  void enqueue(Watcher& w, CachedEvent ev);
   // The latest version of `key` the ring's events hold, if something still holds it, and the
   // record of `ev` as its key's latest (or of the key's end, for a deletion). Run thread only.
   SharedVersion latestVersion(const std::string& key) const;
