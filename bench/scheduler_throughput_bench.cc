@@ -35,6 +35,7 @@
 
 using namespace std::chrono;
 using minik8s::json;
+using minik8s::bench::cpuSeconds;
 using minik8s::bench::removeStaleRunDirs;
 using minik8s::bench::spawn;
 namespace client = minik8s::client;
@@ -181,6 +182,7 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
   if (bindWorkers > 0) opts.bindWorkers = bindWorkers;
   std::optional<sched::Scheduler> scheduler;
   scheduler.emplace(rest, opts);
+  const double serverCpu0 = cpuSeconds(server), benchCpu0 = cpuSeconds(getpid());
   auto start = steady_clock::now();
   scheduler->start();
   while (scheduler->stats().bound < static_cast<uint64_t>(pods) &&
@@ -188,6 +190,9 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
     std::this_thread::sleep_for(5ms);
   }
   double secs = duration<double>(steady_clock::now() - start).count();
+  // CPU per bound pod up to here; the Scheduled Events still queued are written below, after.
+  const double serverCpuMs = 1000 * (cpuSeconds(server) - serverCpu0);
+  const double benchCpuMs = 1000 * (cpuSeconds(getpid()) - benchCpu0);
   auto st = scheduler->stats();
   scheduler->stop();
   // Its Scheduled Events still queued are written now, while the server is up and before the
@@ -212,6 +217,10 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
       "%.2f s = %.0f pods/s (attempts %lu, bind errors %lu; %d..%d pods per node)\n",
       static_cast<unsigned long>(st.bound), secs, rate, static_cast<unsigned long>(st.attempts),
       static_cast<unsigned long>(st.bindErrors), minPods, maxPods);
+  std::printf(
+      "  CPU per bound pod: server %.3f ms, scheduler process (informer, decisions, binding and "
+      "Event clients) %.3f ms\n",
+      serverCpuMs / std::max<uint64_t>(st.bound, 1), benchCpuMs / std::max<uint64_t>(st.bound, 1));
 
   // Baseline: the same number of bindings posted directly, round-robin, same concurrency.
   failed = parallel(pods, 8, [&](int i) {
@@ -220,6 +229,7 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
                 podObject("raw-" + std::to_string(i), i, "nobody", mountToken))
         .ok();
   });
+  const double rawServerCpu0 = cpuSeconds(server), rawBenchCpu0 = cpuSeconds(getpid());
   auto rawStart = steady_clock::now();
   failed += parallel(pods, opts.bindWorkers, [&](int i) {
     json binding = {{"apiVersion", "v1"},
@@ -232,12 +242,17 @@ void benchApi(const std::string& binDir, const std::string& dir, int nodes, int 
         .ok();
   });
   double rawSecs = duration<double>(steady_clock::now() - rawStart).count();
+  const double rawServerCpuMs = 1000 * (cpuSeconds(server) - rawServerCpu0) / pods;
+  const double rawBenchCpuMs = 1000 * (cpuSeconds(getpid()) - rawBenchCpu0) / pods;
   const double rawRate = pods / rawSecs;
   std::printf(
       "baseline raw POST pods/binding, %d threads, no decisions: %.0f bindings/s "
       "(%d failures)  [baseline]\n",
       opts.bindWorkers, rawRate, failed);
-  std::printf("scheduler / raw binding ratio: %.2f\n", rate / rawRate);
+  std::printf("  CPU per binding: server %.3f ms, posting process %.3f ms\n", rawServerCpuMs,
+              rawBenchCpuMs);
+  std::printf("scheduler / raw binding ratio: %.2f (load %s)\n", rate / rawRate,
+              minik8s::bench::loadAverage().c_str());
   kill(server, SIGKILL);
   waitpid(server, nullptr, 0);
 }

@@ -56,13 +56,14 @@ std::optional<json> defaultStorageClass(const std::vector<json>& classes) {
 
 std::vector<std::string> podClaimNames(const json& pod) {
   std::vector<std::string> names;
-  const json spec = pod.value("spec", json::object());
-  for (const auto& v : spec.value("volumes", json::array())) {
+  const json& volumes = member(member(pod, "spec"), "volumes");
+  if (!volumes.is_array()) return names;
+  for (const auto& v : volumes) {
     if (!v.is_object()) continue;
-    if (v.contains("persistentVolumeClaim") && v["persistentVolumeClaim"].is_object()) {
-      names.push_back(v["persistentVolumeClaim"].value("claimName", std::string()));
-    } else if (v.contains("ephemeral") && v["ephemeral"].is_object()) {
-      names.push_back(nameOf(pod) + "-" + v.value("name", std::string()));
+    if (const json& claim = member(v, "persistentVolumeClaim"); claim.is_object()) {
+      names.push_back(stringMember(claim, "claimName"));
+    } else if (member(v, "ephemeral").is_object()) {
+      names.push_back(nameOf(pod) + "-" + stringMember(v, "name"));
     }
   }
   return names;

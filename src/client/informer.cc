@@ -190,7 +190,7 @@ Status SharedIndexInformer::relist() {
   return Status::Ok();
 }
 
-void SharedIndexInformer::apply(const std::string& type, const json& event) {
+void SharedIndexInformer::apply(const std::string& type, json event) {
   std::lock_guard dispatch(dispatchMu_);
   SharedObject old, obj;
   {
@@ -206,7 +206,7 @@ void SharedIndexInformer::apply(const std::string& type, const json& event) {
       if (type == "DELETED") cache_.erase(it);
     }
     if (type != "DELETED") {
-      obj = std::make_shared<const json>(event);
+      obj = std::make_shared<const json>(std::move(event));  // read below only for a DELETED
       cache_[key] = obj;
       indexLocked(key, *obj, true);
     }
@@ -243,9 +243,9 @@ void SharedIndexInformer::run() {
     p.resourceVersion = lastResourceVersion();
     Status s = client_.watch(
         resource_, ns_, p, 300,
-        [&](const WatchEvent& ev) {
+        [&](WatchEvent& ev) {
           if (stopping_) return false;
-          apply(ev.type, ev.object);
+          apply(ev.type, std::move(ev.object));
           return true;
         },
         &canceller_);

@@ -88,7 +88,7 @@ class SharedIndexInformer {
   };
   void run();
   Status relist();
-  void apply(const std::string& type, const json& obj);
+  void apply(const std::string& type, json obj);
   // With mu_ held: `obj` (under `key`) enters or leaves each index.
   void indexLocked(const std::string& key, const json& obj, bool add);
   void dispatchAdd(const json& obj);

@@ -303,8 +303,7 @@ bool WatchCanceller::cancelled() {
 }
 
 Status RestClient::watch(const Resource& r, const std::string& ns, const ListParams& params,
-                         int64_t timeoutSeconds,
-                         const std::function<bool(const WatchEvent&)>& onEvent,
+                         int64_t timeoutSeconds, const std::function<bool(WatchEvent&)>& onEvent,
                          WatchCanceller* canceller) {
   std::string q = query(params);
   q += (q.empty() ? "?" : "&") + std::string("watch=true&allowWatchBookmarks=true");
@@ -348,7 +347,7 @@ std::vector<std::pair<std::string, std::string>> RestClient::withHost(
 }
 
 Status RestClient::watchInProcess(const std::string& target,
-                                  const std::function<bool(const WatchEvent&)>& onEvent,
+                                  const std::function<bool(WatchEvent&)>& onEvent,
                                   WatchCanceller* canceller) {
   if (canceller && canceller->cancelled()) return Status::Ok();
   WatchEventDecoder decoder;

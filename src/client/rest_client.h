@@ -142,9 +142,10 @@ class RestClient {
   // Streams watch events until `onEvent` returns false, the server ends the watch (timeout),
   // the connection fails or `canceller` (optional) is cancelled. An ERROR event (such as 410
   // Expired) is returned as the Status; a watch that could not start or broke off returns
-  // Unavailable and sends the next watch or request to the next server.
+  // Unavailable and sends the next watch or request to the next server. The event is onEvent's
+  // to keep: it may move the object out.
   Status watch(const Resource& r, const std::string& ns, const ListParams& params,
-               int64_t timeoutSeconds, const std::function<bool(const WatchEvent&)>& onEvent,
+               int64_t timeoutSeconds, const std::function<bool(WatchEvent&)>& onEvent,
                WatchCanceller* canceller = nullptr);
 
   // Raw request; the body of a successful answer parsed as JSON (null when empty).
@@ -170,8 +171,7 @@ class RestClient {
                               const std::string& body,
                               const std::vector<std::pair<std::string, std::string>>& headers);
   // watch() through inProcess_: the handler runs on this thread and feeds the decoder.
-  Status watchInProcess(const std::string& target,
-                        const std::function<bool(const WatchEvent&)>& onEvent,
+  Status watchInProcess(const std::string& target, const std::function<bool(WatchEvent&)>& onEvent,
                         WatchCanceller* canceller);
   // `headers` and the Host header an HTTP client would send to urls_[0].
   std::vector<std::pair<std::string, std::string>> withHost(

@@ -22,7 +22,7 @@ Status statusOfErrorEvent(const json& object) {
 }  // namespace
 
 bool WatchEventDecoder::feed(std::string_view chunk,
-                             const std::function<bool(const WatchEvent&)>& onEvent) {
+                             const std::function<bool(WatchEvent&)>& onEvent) {
   if (stopped_) return false;
   pending_.append(chunk);
   size_t start = 0;

@@ -24,7 +24,7 @@ class WatchEventDecoder {
  public:
   // Appends a piece of the body and calls onEvent for every complete event in order. Returns
   // false once reading should stop: onEvent returned false, or the stream failed (failure()).
-  bool feed(std::string_view chunk, const std::function<bool(const WatchEvent&)>& onEvent);
+  bool feed(std::string_view chunk, const std::function<bool(WatchEvent&)>& onEvent);
   // Why the stream failed: an ERROR event's Status, or an oversized event. OK otherwise.
   const Status& failure() const { return failure_; }
   size_t bufferedBytes() const { return pending_.size(); }

@@ -177,12 +177,27 @@ class NodeUnschedulable : public FilterPlugin {
   }
 };
 
+// The pod's tolerations, found once per cycle.
+struct TolerationsState : FilterState {
+  const json* tolerations = nullptr;
+};
+
 class TaintToleration : public FilterPlugin {
  public:
   std::string name() const override { return "TaintToleration"; }
   std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
-                                  const ClusterView&) const override {
-    const json& tolerations = field(*pod.pod, "spec", "tolerations");
+                                  const ClusterView& cluster) const override {
+    auto state = preFilter(pod, cluster);
+    return filterWith(pod, node, cluster, state.get());
+  }
+  std::unique_ptr<FilterState> preFilter(const PodInfo& pod, const ClusterView&) const override {
+    auto state = std::make_unique<TolerationsState>();
+    state->tolerations = &field(*pod.pod, "spec", "tolerations");
+    return state;
+  }
+  std::vector<std::string> filterWith(const PodInfo&, const NodeInfo& node, const ClusterView&,
+                                      const FilterState* state) const override {
+    const json& tolerations = *static_cast<const TolerationsState*>(state)->tolerations;
     for (const auto& taint : arrayOrEmpty(field(node.node(), "spec", "taints"))) {
       const std::string effect = taint.value("effect", "");
       if (effect != "NoSchedule" && effect != "NoExecute") continue;
@@ -194,11 +209,28 @@ class TaintToleration : public FilterPlugin {
   }
 };
 
+// Whether the pod constrains its node at all (most pods do not).
+struct NodeAffinityState : FilterState {
+  bool constrained = false;
+};
+
 class NodeAffinity : public FilterPlugin {
  public:
   std::string name() const override { return "NodeAffinity"; }
   std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
-                                  const ClusterView&) const override {
+                                  const ClusterView& cluster) const override {
+    auto state = preFilter(pod, cluster);
+    return filterWith(pod, node, cluster, state.get());
+  }
+  std::unique_ptr<FilterState> preFilter(const PodInfo& pod, const ClusterView&) const override {
+    auto state = std::make_unique<NodeAffinityState>();
+    state->constrained = !field(*pod.pod, "spec", "nodeSelector").empty() ||
+                         member(field(*pod.pod, "spec", "affinity"), "nodeAffinity").is_object();
+    return state;
+  }
+  std::vector<std::string> filterWith(const PodInfo& pod, const NodeInfo& node, const ClusterView&,
+                                      const FilterState* state) const override {
+    if (!static_cast<const NodeAffinityState*>(state)->constrained) return {};
     if (matchesNodeSelectorAndAffinity(*pod.pod, node.node())) return {};
     return {reasons::kNodeAffinity};
   }
@@ -305,36 +337,68 @@ bool sameDomain(const NodeInfo& a, const NodeInfo& b, const std::string& key) {
   return labelOf(a.node(), key) == labelOf(b.node(), key);
 }
 
+// The pod's own terms, parsed once, and what of the cluster's pods concerns them.
+struct InterPodAffinityState : FilterState {
+  std::vector<AffinityTerm> antiAffinity, affinity;
+  // Per affinity term: whether any pod anywhere matches it, and whether the pod itself does.
+  std::vector<bool> affinityMatchesAnyPod, affinityMatchesSelf;
+  // Existing pods' required anti-affinity terms that select this pod: their node and topology
+  // key. A candidate node in the same domain as one of them is ruled out.
+  std::vector<std::pair<const NodeInfo*, std::string>> rejectingDomains;
+};
+
 class InterPodAffinity : public FilterPlugin {
  public:
   std::string name() const override { return "InterPodAffinity"; }
   std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
                                   const ClusterView& cluster) const override {
-    // Existing pods whose anti-affinity rejects this pod in their domain.
+    auto state = preFilter(pod, cluster);
+    return filterWith(pod, node, cluster, state.get());
+  }
+
+  std::unique_ptr<FilterState> preFilter(const PodInfo& pod,
+                                         const ClusterView& cluster) const override {
+    auto state = std::make_unique<InterPodAffinityState>();
     for (const NodeInfo* other : cluster.nodes) {
       for (const auto& key : other->podsWithRequiredAntiAffinity()) {
         const PodInfo& existing = other->pods().at(key);
         for (const auto& term : termsOf(existing, "podAntiAffinity")) {
-          if (term.matches(pod) && sameDomain(node, *other, term.topologyKey)) {
-            return {reasons::kExistingAntiAffinity};
-          }
+          if (term.matches(pod)) state->rejectingDomains.emplace_back(other, term.topologyKey);
         }
       }
     }
-    for (const auto& term : termsOf(pod, "podAntiAffinity")) {
-      if (anyMatchInDomain(term, node, cluster)) return {reasons::kPodAntiAffinity};
-    }
-    for (const auto& term : termsOf(pod, "podAffinity")) {
-      if (anyMatchInDomain(term, node, cluster)) continue;
-      // The first pod of a group that selects itself may go anywhere its topology key exists,
-      // as long as no pod anywhere matches the term yet.
+    state->antiAffinity = termsOf(pod, "podAntiAffinity");
+    state->affinity = termsOf(pod, "podAffinity");
+    for (const auto& term : state->affinity) {
       bool anyMatch = false;
       for (const NodeInfo* other : cluster.nodes) {
         for (const auto& [k, p] : other->pods()) anyMatch = anyMatch || term.matches(p);
       }
+      state->affinityMatchesAnyPod.push_back(anyMatch);
+      state->affinityMatchesSelf.push_back(term.matches(pod));
+    }
+    return state;
+  }
+
+  std::vector<std::string> filterWith(const PodInfo&, const NodeInfo& node,
+                                      const ClusterView& cluster,
+                                      const FilterState* base) const override {
+    const auto& state = *static_cast<const InterPodAffinityState*>(base);
+    // Existing pods whose anti-affinity rejects this pod in their domain.
+    for (const auto& [other, topologyKey] : state.rejectingDomains) {
+      if (sameDomain(node, *other, topologyKey)) return {reasons::kExistingAntiAffinity};
+    }
+    for (const auto& term : state.antiAffinity) {
+      if (anyMatchInDomain(term, node, cluster)) return {reasons::kPodAntiAffinity};
+    }
+    for (size_t i = 0; i < state.affinity.size(); ++i) {
+      const AffinityTerm& term = state.affinity[i];
+      if (anyMatchInDomain(term, node, cluster)) continue;
+      // The first pod of a group that selects itself may go anywhere its topology key exists,
+      // as long as no pod anywhere matches the term yet.
       bool keyPresent =
           hasLabel(node.node(), term.topologyKey) || term.topologyKey == "kubernetes.io/hostname";
-      if (!anyMatch && term.matches(pod) && keyPresent) continue;
+      if (!state.affinityMatchesAnyPod[i] && state.affinityMatchesSelf[i] && keyPresent) continue;
       return {reasons::kPodAffinity};
     }
     return {};

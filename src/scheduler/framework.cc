@@ -61,11 +61,14 @@ ScheduleResult Framework::schedule(const PodInfo& pod, const ClusterView& cluste
     result.message = "no nodes available to schedule pods";
     return result;
   }
+  std::vector<std::unique_ptr<FilterState>> states;
+  states.reserve(filters_.size());
+  for (const auto& f : filters_) states.push_back(f->preFilter(pod, cluster));
   std::vector<const NodeInfo*> feasible;
   for (const NodeInfo* node : cluster.nodes) {
     std::vector<std::string> why;
-    for (const auto& f : filters_) {
-      why = f->filter(pod, *node, cluster);
+    for (size_t i = 0; i < filters_.size(); ++i) {
+      why = filters_[i]->filterWith(pod, *node, cluster, states[i].get());
       if (!why.empty()) break;  // the first failing plugin speaks for the node
     }
     if (why.empty()) {

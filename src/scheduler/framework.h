@@ -35,6 +35,12 @@ struct ClusterView {
   std::function<std::vector<json>()> csiNodes;
 };
 
+// What a filter plugin works out once per pod and scheduling cycle instead of once per node
+// (Kubernetes' PreFilter): the pod's parsed terms, what in the cluster concerns the pod.
+struct FilterState {
+  virtual ~FilterState() = default;
+};
+
 class FilterPlugin {
  public:
   virtual ~FilterPlugin() = default;
@@ -42,6 +48,17 @@ class FilterPlugin {
   // Empty when the node can take the pod; otherwise the reasons it cannot.
   virtual std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
                                           const ClusterView& cluster) const = 0;
+  // The node-independent part of filter() for `pod` in `cluster` (null: none), and filter()
+  // given it: the framework calls preFilter() once per cycle, then filterWith() for every node.
+  // Both give what filter() alone gives.
+  virtual std::unique_ptr<FilterState> preFilter(const PodInfo&, const ClusterView&) const {
+    return nullptr;
+  }
+  virtual std::vector<std::string> filterWith(const PodInfo& pod, const NodeInfo& node,
+                                              const ClusterView& cluster,
+                                              const FilterState*) const {
+    return filter(pod, node, cluster);
+  }
 };
 
 class ScorePlugin {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/object_meta.h"
 #include "api/persistent_volumes.h"
 #include "api/quantity.h"
 #include "common/json_pointer.h"
@@ -45,17 +46,40 @@ Resources fromResourceList(const json& list) {
   return r;
 }
 
+const json& emptyArray() {
+  static const json kEmpty = json::array();
+  return kEmpty;
+}
+
+// obj[key] in place when it is an object (an array), else an empty one: the pod is read where
+// it lies, not copied a subtree at a time.
+const json& objectAt(const json& obj, const char* key) {
+  const json& v = api::member(obj, key);
+  return v.is_object() ? v : emptyObject();
+}
+const json& arrayAt(const json& obj, const char* key) {
+  const json& v = api::member(obj, key);
+  return v.is_array() ? v : emptyArray();
+}
+
 // A container's requests; a limit without a request counts as the request, as defaulting does.
-json containerRequests(const json& container) {
-  json requests = valueAt(container, "/resources/requests", json::object());
-  const json limits = valueAt(container, "/resources/limits", json::object());
-  if (!requests.is_object()) requests = json::object();
-  if (limits.is_object()) {
-    for (const auto& [name, v] : limits.items()) {
-      if (!requests.contains(name)) requests[name] = v;
-    }
+// Says whether cpu and memory were requested that way, for the scoring defaults.
+Resources containerRequests(const json& container, bool& hasCpu, bool& hasMemory) {
+  const json& resources = objectAt(container, "resources");
+  const json& requests = objectAt(resources, "requests");
+  const json& limits = objectAt(resources, "limits");
+  if (limits.empty()) {
+    hasCpu = requests.contains("cpu");
+    hasMemory = requests.contains("memory");
+    return fromResourceList(requests);
   }
-  return requests;
+  json merged = requests;
+  for (const auto& [name, v] : limits.items()) {
+    if (!merged.contains(name)) merged[name] = v;
+  }
+  hasCpu = merged.contains("cpu");
+  hasMemory = merged.contains("memory");
+  return fromResourceList(merged);
 }
 
 void maxInto(Resources& into, const Resources& r) {
@@ -91,52 +115,56 @@ const json& PodInfo::labels() const {
   return l != it->end() && l->is_object() ? *l : emptyObject();
 }
 
-PodInfo makePodInfo(json pod) {
+PodInfo makePodInfo(json pod) { return makePodInfo(std::make_shared<const json>(std::move(pod))); }
+
+PodInfo makePodInfo(std::shared_ptr<const json> podObject) {
   PodInfo info;
-  const json& meta = pod.value("metadata", emptyObject());
-  info.ns = meta.value("namespace", "");
-  info.name = meta.value("name", "");
-  info.uid = meta.value("uid", "");
+  const json& pod = podObject ? *podObject : emptyObject();
+  const json& meta = objectAt(pod, "metadata");
+  info.ns = api::stringMember(meta, "namespace");
+  info.name = api::stringMember(meta, "name");
+  info.uid = api::stringMember(meta, "uid");
   info.key = info.ns.empty() ? info.name : info.ns + "/" + info.name;
-  for (const auto& ref : meta.value("ownerReferences", json::array())) {
+  for (const auto& ref : arrayAt(meta, "ownerReferences")) {
     if (ref.is_object() && ref.value("controller", false)) info.ownerUid = ref.value("uid", "");
   }
-  const json& spec = pod.value("spec", emptyObject());
-  info.nodeName = spec.value("nodeName", "");
+  const json& spec = objectAt(pod, "spec");
+  info.nodeName = api::stringMember(spec, "nodeName");
 
   Resources sum, sumNonZero;
-  for (const auto& c : spec.value("containers", json::array())) {
-    Resources r = fromResourceList(containerRequests(c));
+  for (const auto& c : arrayAt(spec, "containers")) {
+    bool hasCpu = false, hasMemory = false;
+    Resources r = containerRequests(c, hasCpu, hasMemory);
     sum.add(r);
     Resources nz = r;
-    const json req = containerRequests(c);
-    if (!req.contains("cpu")) nz.milliCpu = kDefaultMilliCpuRequest;
-    if (!req.contains("memory")) nz.memory = kDefaultMemoryRequest;
+    if (!hasCpu) nz.milliCpu = kDefaultMilliCpuRequest;
+    if (!hasMemory) nz.memory = kDefaultMemoryRequest;
     sumNonZero.add(nz);
-    for (const auto& p : c.value("ports", json::array())) {
+    for (const auto& p : arrayAt(c, "ports")) {
+      if (!p.is_object()) continue;
       int32_t hostPort = p.value("hostPort", 0);
       if (hostPort <= 0) continue;
       std::string ip = p.value("hostIP", "");
       info.hostPorts.push_back({p.value("protocol", "TCP"), ip.empty() ? "0.0.0.0" : ip, hostPort});
     }
   }
-  for (const auto& c : spec.value("initContainers", json::array())) {
-    Resources r = fromResourceList(containerRequests(c));
+  for (const auto& c : arrayAt(spec, "initContainers")) {
+    bool hasCpu = false, hasMemory = false;
+    Resources r = containerRequests(c, hasCpu, hasMemory);
     maxInto(sum, r);
     maxInto(sumNonZero, r);
   }
-  Resources overhead = fromResourceList(spec.value("overhead", json::object()));
+  Resources overhead = fromResourceList(objectAt(spec, "overhead"));
   sum.add(overhead);
   sumNonZero.add(overhead);
   sum.pods = sumNonZero.pods = 1;
   info.requests = std::move(sum);
   info.nonZeroRequests = std::move(sumNonZero);
-  const json anti = pod.value(
-      "/spec/affinity/podAntiAffinity/requiredDuringSchedulingIgnoredDuringExecution"_json_pointer,
-      json::array());
-  info.hasRequiredAntiAffinity = anti.is_array() && !anti.empty();
+  const json& anti = arrayAt(objectAt(objectAt(spec, "affinity"), "podAntiAffinity"),
+                             "requiredDuringSchedulingIgnoredDuringExecution");
+  info.hasRequiredAntiAffinity = !anti.empty();
   info.claimNames = api::podClaimNames(pod);
-  info.pod = std::make_shared<const json>(std::move(pod));
+  info.pod = std::move(podObject);
   return info;
 }
 

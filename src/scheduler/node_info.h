@@ -58,7 +58,10 @@ struct PodInfo {
 };
 
 // Parses a pod object. Malformed quantities count as zero (validation already rejected them).
+// The shared form keeps the object it is given (an informer's, which nobody changes) instead
+// of a copy.
 PodInfo makePodInfo(json pod);
+PodInfo makePodInfo(std::shared_ptr<const json> pod);
 
 // The node's allocatable resources (status.allocatable, falling back to status.capacity).
 Resources allocatableOf(const json& node);

@@ -171,10 +171,18 @@ SchedulerStats Scheduler::stats() const {
   return {attempts_.load(), bound_.load(), unschedulable_.load(), bindErrors_.load()};
 }
 
+client::SharedObject Scheduler::sharedPod(const std::string& key, const json& pod) const {
+  // During a handler the informer holds exactly the object it hands out (it dispatches under the
+  // lock its next change waits for); anything else gets a copy.
+  client::SharedObject shared = pods_->getShared(key);
+  if (shared.get() == &pod) return shared;
+  return std::make_shared<const json>(pod);
+}
+
 void Scheduler::onPodAdd(const json& pod) {
   const std::string key = client::objectKey(pod);
   if (!nodeNameOf(pod).empty()) {
-    cache_.addOrUpdatePod(pod);
+    cache_.addOrUpdatePod(sharedPod(key, pod));
     queue_.remove(key);
     queue_.moveAllToActiveOrBackoff();  // its labels may satisfy a pending pod's affinity
     return;
@@ -186,7 +194,7 @@ void Scheduler::onPodUpdate(const json& oldPod, const json& newPod) {
   const std::string key = client::objectKey(newPod);
   if (!nodeNameOf(newPod).empty()) {
     bool wasPlaced = !nodeNameOf(oldPod).empty() && !terminated(oldPod);
-    cache_.addOrUpdatePod(newPod);
+    cache_.addOrUpdatePod(sharedPod(key, newPod));
     queue_.remove(key);
     // Bound (affinity may now hold) or finished (its resources are free).
     if (!wasPlaced || terminated(newPod)) queue_.moveAllToActiveOrBackoff();
@@ -228,7 +236,7 @@ void Scheduler::scheduleOne(const std::string& key, int64_t cycle) {
   if (!podObject || !isPending(*podObject, options_.schedulerName) || cache_.isAssumed(key)) return;
   ++attempts_;
   const auto attemptStart = std::chrono::steady_clock::now();
-  PodInfo info = makePodInfo(*podObject);  // its own copy, which an assumed pod keeps
+  PodInfo info = makePodInfo(podObject);  // shares the informer's object: nobody changes it
   ScheduleResult result = cache_.withView([&](const ClusterView& nodes) {
     ClusterView view = nodes;
     view.claim = [this](const std::string& k) { return claims_->get(k); };

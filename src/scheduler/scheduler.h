@@ -74,6 +74,8 @@ class Scheduler {
   static bool isPending(const json& pod, const std::string& schedulerName);
 
  private:
+  // The informer's shared object for `pod` as a handler sees it (a copy if it is not that).
+  client::SharedObject sharedPod(const std::string& key, const json& pod) const;
   void onPodAdd(const json& pod);
   void onPodUpdate(const json& oldPod, const json& newPod);
   void onPodDelete(const json& pod);

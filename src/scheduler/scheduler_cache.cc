@@ -44,8 +44,12 @@ void SchedulerCache::unplaceLocked(const std::string& key) {
 }
 
 void SchedulerCache::addOrUpdatePod(const json& pod) {
-  PodInfo info = makePodInfo(pod);
-  const std::string phase = valueAt(pod, "/status/phase", std::string());
+  addOrUpdatePod(std::make_shared<const json>(pod));
+}
+
+void SchedulerCache::addOrUpdatePod(std::shared_ptr<const json> pod) {
+  const std::string phase = valueAt(*pod, "/status/phase", std::string());
+  PodInfo info = makePodInfo(std::move(pod));
   std::lock_guard l(mu_);
   if (info.nodeName.empty()) {
     // Still pending as far as the server knows; an assumed placement stays until the binding.

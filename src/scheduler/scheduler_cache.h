@@ -23,8 +23,9 @@ class SchedulerCache {
   void removeNode(const std::string& name);
 
   // A pod seen by the informer: counted on its node when assigned and running, else dropped.
-  // Confirms an assumed pod.
+  // Confirms an assumed pod. The shared form keeps `pod` (an informer's object) without a copy.
   void addOrUpdatePod(const json& pod);
+  void addOrUpdatePod(std::shared_ptr<const json> pod);
   void removePod(const std::string& key);
 
   // Counts `pod` on `nodeName` until the informer confirms or forgetPod() undoes it.

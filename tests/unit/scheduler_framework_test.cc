@@ -396,6 +396,21 @@ TEST_F(FrameworkTest, InterPodAffinityAndAntiAffinityOnHostname) {
   EXPECT_EQ(filter("InterPodAffinity", db, "n2"),
             (std::vector<std::string>{"node(s) didn't satisfy existing pods anti-affinity rules"}));
   EXPECT_TRUE(filter("InterPodAffinity", db, "n1").empty());
+
+  // The framework works the node-independent part out once per cycle (preFilter) and reaches
+  // the same verdicts for every node.
+  EXPECT_EQ(schedule(db).nodeName, "n1");
+  EXPECT_EQ(schedule(near).nodeName, "n1");
+  json both = db;
+  both["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+      term};
+  EXPECT_EQ(schedule(both).nodeName, "n1");
+  both["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+      term};
+  auto r = schedule(both);
+  EXPECT_EQ(r.nodeName, "");
+  EXPECT_EQ(r.reasonCounts["node(s) didn't match pod anti-affinity rules"], 1);
+  EXPECT_EQ(r.reasonCounts["node(s) didn't satisfy existing pods anti-affinity rules"], 1);
 }
 
 TEST_F(FrameworkTest, FirstPodOfASelfAffineGroupMayGoAnywhere) {
