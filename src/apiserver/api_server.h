@@ -87,6 +87,9 @@ class ApiServer {
   void handle(const http::Request& req, http::ResponseWriter& w);
 
   Registry& registry() { return registry_; }
+  // The one store watch every watch client shares (started by start()); in-server followers of
+  // stored objects (the node authorizer's graph) watch through it too.
+  WatchCache& watchCache() { return watchCache_; }
 
   // Serves `subresource` of group/resource ("*" for both: of every resource whose scheme entry
   // declares that subresource, custom resources included) for `verbs` (empty: every verb; the

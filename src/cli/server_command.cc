@@ -278,9 +278,9 @@ int runServer(const ServerFlags& f) {
           apiserver::auth::kServiceAccountIssuer, std::vector<std::string>{pki->serviceAccountPub},
           authRegistry)};
   opts.allowAnonymous = false;
-  // What the pods bound to each node reference, for the node authorizer (from a pod watch).
+  // What the pods bound to each node reference, for the node authorizer (from a pod watch through
+  // the watch cache, started with it below; until then every answer comes from the registry).
   auto nodeGraph = std::make_shared<apiserver::auth::NodeGraph>(authRegistry);
-  nodeGraph->start();
   auto authorizer = std::make_shared<apiserver::auth::UnionAuthorizer>(
       std::vector<std::shared_ptr<apiserver::auth::Authorizer>>{
           std::make_shared<apiserver::auth::NodeAuthorizer>(&authRegistry, nodeGraph),
@@ -350,6 +350,12 @@ int runServer(const ServerFlags& f) {
     LOG_ERROR("cannot start the API server: {}", s.toString());
     return 1;
   }
+  nodeGraph->start(&api.watchCache());
+  // The graph follows the watch cache: it stops before `api` on every way out of here.
+  struct StopGraph {
+    std::shared_ptr<apiserver::auth::NodeGraph> graph;
+    ~StopGraph() { graph->stop(); }
+  } stopGraph{nodeGraph};
   if (Status p = apiserver::auth::ensureBootstrapPolicy(api.registry()); !p.ok()) {
     LOG_ERROR("cannot create the default RBAC policy: {}", p.toString());
     return 1;
@@ -522,8 +528,8 @@ int runServer(const ServerFlags& f) {
       .stop();  // the monitoring cache (the API server's handlers hold it) reads what is cached
   server.stop();
   ready = nullptr;
+  nodeGraph->stop();  // before the watch cache it follows
   api.stop();
-  nodeGraph->stop();
   return 0;
 }
 

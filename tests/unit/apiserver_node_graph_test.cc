@@ -11,6 +11,7 @@
 #include "apiserver/auth/node_authorizer.h"
 #include "apiserver/auth/node_graph.h"
 #include "apiserver/registry.h"
+#include "apiserver/watch_cache.h"
 #include "eventually.h"
 #include "fake_store.h"
 
@@ -192,6 +193,32 @@ TEST_F(NodeGraphTest, TheGraphFollowsPodsAndAMissIsCheckedAgainstTheRegistry) {
   add(pod("late", "n3", R"({"volumes": [{"name": "s", "secret": {"secretName": "late"}}]})"_json));
   EXPECT_FALSE(graph->references("n3", K::kSecret, "team", "late"));  // stopped: not seen
   EXPECT_TRUE(nodes.authorize(request("n3", "get", "secrets", "late")).allowed());
+}
+
+// In the server the graph follows the pods through the watch cache (no store watch of its own).
+TEST_F(NodeGraphTest, TheGraphFollowsPodsThroughTheWatchCache) {
+  WatchCache cache(store);
+  ASSERT_TRUE(cache.start().ok());
+  auto graph = std::make_shared<NodeGraph>(registry);
+  graph->start(&cache);
+  ASSERT_TRUE(eventually([&] { return graph->synced(); }));
+  using K = NodeGraph::Kind;
+  EXPECT_TRUE(graph->references("n1", K::kSecret, "team", "db-password"));
+  EXPECT_TRUE(graph->references("n2", K::kSecret, "team", "batch-key"));
+
+  add(pod("web-2", "n3", registry.get(info("", "pods"), "team", "web")->at("spec")));
+  EXPECT_TRUE(
+      eventually([&] { return graph->references("n3", K::kSecret, "team", "db-password"); }));
+  DeleteOptions now;
+  now.gracePeriodSeconds = 0;
+  ASSERT_TRUE(registry.remove(info("", "pods"), "team", "web-2", now).ok());
+  EXPECT_TRUE(
+      eventually([&] { return !graph->references("n3", K::kSecret, "team", "db-password"); }));
+  EXPECT_TRUE(graph->references("n1", K::kSecret, "team", "db-password"));
+
+  // Stopped before the cache it follows, as the server stops them.
+  graph->stop();
+  cache.stop();
 }
 
 }  // namespace

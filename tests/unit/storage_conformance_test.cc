@@ -330,6 +330,51 @@ TEST_P(StoreConformanceTest, WatchFromRevisionSeesEverythingAfterItInOrder) {
   }
 }
 
+// A stream that keeps up (SQLite: served from the latest commits kept in memory) and one that
+// starts from further back than those (SQLite: read from the log) see the same events.
+TEST_P(StoreConformanceTest, AStreamThatKeepsUpAndOneFromFarBackSeeTheSameEvents) {
+  mustCreate(key("first"), "so that r0 is not 0");
+  const int64_t r0 = mustCreate(key("h/start"), "x");
+  auto live = store_->watch(key("h/"), r0);
+  ASSERT_TRUE(live.ok()) << live.status().toString();
+  std::vector<WatchEvent> seen;
+  // 400 KB values: the history is larger than what SQLite keeps in memory (2 MiB).
+  auto big = [](char c, int i) { return std::string(400 << 10, c) + std::to_string(i); };
+  std::vector<int64_t> revs;
+  for (int i = 0; i < 4; ++i) {
+    revs.push_back(mustCreate(key("h/k" + std::to_string(i)), big('a', i)));
+    mustCreate(key("other/k" + std::to_string(i)), "not watched");
+    ASSERT_TRUE((*live)->next(seen, 0ms).ok());
+  }
+  for (int i = 0; i < 4; ++i) {
+    auto r = store_->update(key("h/k" + std::to_string(i)), big('b', i), revs[i]);
+    ASSERT_TRUE(r.ok()) << r.status().toString();
+    revs[i] = *r;
+    ASSERT_TRUE((*live)->next(seen, 0ms).ok());
+  }
+  ASSERT_TRUE(store_->remove(key("h/k1"), revs[1]).ok());
+  auto rest = collect(**live, 9 - seen.size());
+  seen.insert(seen.end(), rest.begin(), rest.end());
+  ASSERT_EQ(seen.size(), 9u);
+
+  auto replay = store_->watch(key("h/"), r0);
+  ASSERT_TRUE(replay.ok()) << replay.status().toString();
+  auto again = collect(**replay, 9);
+  ASSERT_EQ(again.size(), 9u);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(again[i].type, seen[i].type);
+    EXPECT_EQ(again[i].kv.key, seen[i].kv.key);
+    EXPECT_EQ(again[i].kv.value, seen[i].kv.value);
+    EXPECT_EQ(again[i].kv.createRevision, seen[i].kv.createRevision);
+    EXPECT_EQ(again[i].kv.modRevision, seen[i].kv.modRevision);
+    EXPECT_EQ(again[i].prevValue, seen[i].prevValue);
+  }
+  EXPECT_EQ(seen[4].prevValue, big('a', 0));
+  EXPECT_EQ(seen[8].type, WatchEvent::Type::kDelete);
+  EXPECT_EQ(seen[8].prevValue, big('b', 1));
+}
+
 TEST_P(StoreConformanceTest, WatchNextTimesOutQuietlyAndCloseUnblocksIt) {
   auto w = store_->watch(key("quiet/"), *store_->currentRevision());
   ASSERT_TRUE(w.ok()) << w.status().toString();

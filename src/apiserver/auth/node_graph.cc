@@ -4,6 +4,7 @@
 
 #include "api/object_meta.h"
 #include "apiserver/registry.h"
+#include "apiserver/watch_cache.h"
 #include "common/logging.h"
 
 namespace minik8s::apiserver::auth {
@@ -66,8 +67,9 @@ NodeGraph::NodeGraph(Registry& registry) : registry_(registry) {
 
 NodeGraph::~NodeGraph() { stop(); }
 
-void NodeGraph::start() {
+void NodeGraph::start(WatchCache* cache) {
   if (thread_.joinable() || prefix_.empty()) return;
+  cache_ = cache;
   stop_ = false;
   thread_ = std::thread([this] { run(); });
 }
@@ -142,30 +144,45 @@ void NodeGraph::run() {
       std::this_thread::sleep_for(std::chrono::seconds(1));
       continue;
     }
-    auto stream = registry_.store().watch(prefix_, revision);
-    if (!stream.ok()) {
-      LOG_WARN("node graph: cannot watch pods: {}", stream.status().message());
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
-    std::vector<storage::WatchEvent> events;
-    while (!stop_) {
-      events.clear();
-      Status s = (*stream)->next(events, std::chrono::milliseconds(500));
-      for (const auto& ev : events) {
-        if (ev.type == storage::WatchEvent::Type::kDelete) {
-          setPod(ev.kv.key, json());
-        } else {
-          setPod(ev.kv.key, decodeForGraph(ev.kv.value));
-        }
-      }
-      if (!s.ok()) {
-        LOG_INFO("node graph: pod watch ended ({}): listing again", s.message());
-        break;
-      }
-    }
-    (*stream)->close();
+    Status s = cache_ ? followCache(revision) : followStore(revision);
+    if (stop_) break;
+    LOG_INFO("node graph: pod watch ended ({}): listing again", s.message());
+    if (s.code() == 503) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+}
+
+Status NodeGraph::followStore(int64_t revision) {
+  auto stream = registry_.store().watch(prefix_, revision);
+  if (!stream.ok()) return Status::Unavailable(stream.status().message());
+  std::vector<storage::WatchEvent> events;
+  Status s;
+  while (!stop_ && s.ok()) {
+    events.clear();
+    s = (*stream)->next(events, std::chrono::milliseconds(500));
+    for (const auto& ev : events) {
+      setPod(ev.kv.key,
+             ev.type == storage::WatchEvent::Type::kDelete ? json() : decodeForGraph(ev.kv.value));
+    }
+  }
+  (*stream)->close();
+  return s;
+}
+
+Status NodeGraph::followCache(int64_t revision) {
+  auto watcher = cache_->watch(prefix_, revision);
+  if (!watcher.ok()) return Status::Unavailable(watcher.status().message());
+  std::vector<CachedEvent> events;
+  Status s;
+  while (!stop_ && s.ok()) {
+    events.clear();
+    s = (*watcher)->next(events, std::chrono::milliseconds(500));
+    for (const auto& ev : events) {
+      setPod(ev.key, ev.type == CachedEvent::Type::kDeleted || !ev.text ? json()
+                                                                        : decodeForGraph(*ev.text));
+    }
+  }
+  (*watcher)->stop();
+  return s;
 }
 
 }  // namespace minik8s::apiserver::auth

@@ -1,6 +1,7 @@
 // NodeGraph: which Secrets, ConfigMaps, PersistentVolumeClaims and ServiceAccounts the pods
-// bound to each node reference (api/pod_references.h), kept from a watch of the pods in the
-// store, as Kubernetes' node authorizer keeps its graph from informers. The NodeAuthorizer asks
+// bound to each node reference (api/pod_references.h), kept from a watch of the pods (the
+// server's watch cache, or the store itself), as Kubernetes' node authorizer keeps its graph from
+// informers. The NodeAuthorizer asks
 // it whether node N may read object O; a miss is checked once more against the registry (a pod
 // bound a moment ago may not have reached the graph yet), so the graph only ever speeds answers
 // up and never grants what the stored pods do not reference. Thread-safe.
@@ -18,7 +19,8 @@
 
 namespace minik8s::apiserver {
 class Registry;
-}
+class WatchCache;
+}  // namespace minik8s::apiserver
 
 namespace minik8s::apiserver::auth {
 
@@ -31,8 +33,10 @@ class NodeGraph {
   NodeGraph(const NodeGraph&) = delete;
   NodeGraph& operator=(const NodeGraph&) = delete;
 
-  // Lists the pods, then follows their changes on a thread (re-listing after a watch failure).
-  void start();
+  // Lists the pods, then follows their changes on a thread (re-listing after a watch failure):
+  // through `cache` when given (the server's one store watch, whose events every watcher shares;
+  // a watch of its own reads every pod event from the store again), else from the store.
+  void start(WatchCache* cache = nullptr);
   void stop();
   // True once the first list is in.
   bool synced() const { return synced_; }
@@ -55,9 +59,13 @@ class NodeGraph {
   };
   void run();
   Status listAll(int64_t& revision);
+  // Follows the pods from `revision` until the watch fails or stop(); the reason it ended.
+  Status followStore(int64_t revision);
+  Status followCache(int64_t revision);
   void addEdges(const Edge& e, int delta);
 
   Registry& registry_;
+  WatchCache* cache_ = nullptr;
   std::string prefix_;
   mutable std::mutex mu_;
   std::map<std::string, Edge> pods_;  // store key -> what it references

@@ -1,8 +1,10 @@
 #include "storage/sqlite/sqlite_store.h"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -43,6 +45,10 @@ constexpr char kRevisionsSql[] =
 
 // At most this many events are read per watch next() so one call cannot hold a huge backlog.
 constexpr int64_t kWatchBatch = 1000;
+// The latest commits' events kept in memory for watch streams that are caught up (Shared::recent):
+// at most this many bytes of them, and none older than kRecentAge once newer ones come.
+constexpr size_t kRecentBytes = 2 << 20;
+constexpr auto kRecentAge = std::chrono::seconds(1);
 constexpr size_t kMaxIdleReaders = 8;
 // WAL size (in pages) that wakes the background checkpointer, and the size at which the writer
 // checkpoints itself because the background one is not keeping up.
@@ -107,6 +113,18 @@ struct SqliteStore::Shared {
   int64_t committedRev = 0;
   int64_t compactRev = 0;
   bool closed = false;
+  // The events of the latest commits as they were written, one per revision, the last at
+  // committedRev: a watch stream whose next revision is here copies its events from memory
+  // instead of reading the log rows back (a SELECT and a copy of every value and previous value
+  // out of SQLite, per event and stream). Bounded by kRecentBytes and kRecentAge; under revMu.
+  struct Recent {
+    std::shared_ptr<const WatchEvent> event;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::deque<Recent> recent;
+  size_t recentBytes = 0;
+  // Appends a commit's events (revisions following committedRev's) and drops what is too old.
+  void rememberLocked(std::vector<std::shared_ptr<const WatchEvent>>& events);
 
   // Idle reader connections.
   std::mutex poolMu;
@@ -154,8 +172,27 @@ struct SqliteStore::Shared {
   void applyBatch(const std::vector<WriteOp*>& batch);
   // Applies one operation inside the open transaction. A non-OK return is a database failure
   // that aborts the whole batch; a refused condition is reported in op.status instead.
-  Status applyOne(WriteOp& op, int64_t& rev, int64_t& compactTo);
+  Status applyOne(WriteOp& op, int64_t& rev, int64_t& compactTo,
+                  std::vector<std::shared_ptr<const WatchEvent>>& events);
 };
+
+namespace {
+size_t eventBytes(const WatchEvent& ev) {
+  return sizeof(WatchEvent) + ev.kv.key.size() + ev.kv.value.size() + ev.prevValue.size();
+}
+}  // namespace
+
+void SqliteStore::Shared::rememberLocked(std::vector<std::shared_ptr<const WatchEvent>>& events) {
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& ev : events) {
+    recentBytes += eventBytes(*ev);
+    recent.push_back({std::move(ev), now});
+  }
+  while (!recent.empty() && (recentBytes > kRecentBytes || now - recent.front().at > kRecentAge)) {
+    recentBytes -= eventBytes(*recent.front().event);
+    recent.pop_front();
+  }
+}
 
 Status SqliteStore::Shared::submit(WriteOp& op) {
   std::unique_lock lock(queueMu);
@@ -194,19 +231,22 @@ void SqliteStore::Shared::applyBatch(const std::vector<WriteOp*>& batch) {
     for (WriteOp* o : batch) o->status = s;
     return;
   }
+  std::vector<std::shared_ptr<const WatchEvent>> events;
   for (WriteOp* op : batch) {
-    s = applyOne(*op, rev, compactTo);
+    s = applyOne(*op, rev, compactTo, events);
     if (!s.ok()) return failAll(s);
   }
   s = writer->exec("COMMIT");
   if (!s.ok()) return failAll(s);
   std::lock_guard lock(revMu);
+  rememberLocked(events);
   committedRev = rev;
   compactRev = compactTo;
   revCv.notify_all();
 }
 
-Status SqliteStore::Shared::applyOne(WriteOp& op, int64_t& rev, int64_t& compactTo) {
+Status SqliteStore::Shared::applyOne(WriteOp& op, int64_t& rev, int64_t& compactTo,
+                                     std::vector<std::shared_ptr<const WatchEvent>>& events) {
   if (op.kind == WriteOp::Kind::kCompact) {
     if (op.expected > rev) {
       op.status = Status::BadRequest("cannot compact at revision " + std::to_string(op.expected) +
@@ -289,7 +329,19 @@ Status SqliteStore::Shared::applyOne(WriteOp& op, int64_t& rev, int64_t& compact
 
   rev = newRev;
   op.revision = newRev;
-  if (deleting) op.removed = KeyValue{op.key, prevValue, createRev, newRev};
+  // The event as a watch stream reads it back from the log row.
+  auto ev = std::make_shared<WatchEvent>();
+  ev->kv.key = op.key;
+  ev->kv.modRevision = newRev;
+  if (deleting) {
+    ev->type = WatchEvent::Type::kDelete;
+  } else {
+    ev->kv.value = op.value;
+    ev->kv.createRevision = createRev;
+  }
+  if (exists) ev->prevValue = prevValue;
+  events.push_back(std::move(ev));
+  if (deleting) op.removed = KeyValue{op.key, std::move(prevValue), createRev, newRev};
   return Status::Ok();
 }
 
@@ -363,6 +415,22 @@ Status SqliteWatchStream::next(std::vector<WatchEvent>& out, std::chrono::millis
     if (shared_->closed) return failure_ = Status::Unavailable("store closed");
     upTo = shared_->committedRev;
     if (upTo <= lastRev_) return Status::Ok();
+    // Caught up (the next revision is still in memory, nothing it needs compacted): the events
+    // from memory, copied below without the lock.
+    const auto& recent = shared_->recent;
+    if (!recent.empty() && shared_->compactRev <= lastRev_ &&
+        recent.front().event->kv.modRevision <= lastRev_ + 1) {
+      std::vector<std::shared_ptr<const WatchEvent>> events;
+      for (size_t i = lastRev_ + 1 - recent.front().event->kv.modRevision; i < recent.size(); ++i)
+        events.push_back(recent[i].event);
+      lock.unlock();
+      for (const auto& ev : events) {
+        const std::string& key = ev->kv.key;
+        if (key >= prefix_ && (end_.empty() || key < end_)) out.push_back(*ev);  // as the SELECT
+      }
+      lastRev_ = upTo;
+      return Status::Ok();
+    }
   }
   Status s = readEvents(upTo, out);
   if (!s.ok()) failure_ = s;
