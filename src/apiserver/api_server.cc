@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include "api/conversion.h"
 #include "api/custom_resource.h"
@@ -1134,9 +1135,18 @@ void ApiServer::servePatch(const http::Request& req, http::ResponseWriter& w, co
                                            "fieldManager to be set"));
   }
   std::vector<std::string> warnings;
-  auto mutate = [&](json current) -> Result<json> {
-    auto inRequestVersion = toRequestVersion(r, current);
-    if (!inRequestVersion.ok()) return inRequestVersion.status();
+  auto mutate = [&](const json& current) -> Result<json> {
+    // The stored object is patched where it lies when it already is in the request's version
+    // (the usual case): a copy of it less per PATCH.
+    std::optional<json> converted;
+    const json* inRequestVersion = &current;
+    if (&sr != &r || api::stringMember(current, "apiVersion") != r.apiVersion() ||
+        api::stringMember(current, "kind") != r.kind) {
+      auto c = toRequestVersion(r, current);
+      if (!c.ok()) return c.status();
+      converted = std::move(c.value());
+      inRequestVersion = &*converted;
+    }
     if (r.custom && ct.find("strategic-merge-patch") != std::string::npos) {
       return Status::UnsupportedMediaType(
           "the body of the request was in an unknown format - accepted media types include: "

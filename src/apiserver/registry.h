@@ -56,8 +56,9 @@ struct DeleteResult {
   bool deleted = false;  // false when only marked (finalizers, graceful pod deletion)
 };
 
-// Mutates the current object into the desired one; returning a failure aborts the update.
-using UpdateFunc = std::function<Result<json>(json current)>;
+// Makes the desired object from the current one (as stored; a function that changes it takes its
+// own copy); returning a failure aborts the update.
+using UpdateFunc = std::function<Result<json>(const json& current)>;
 
 class Registry {
  public:

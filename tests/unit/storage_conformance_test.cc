@@ -338,7 +338,7 @@ TEST_P(StoreConformanceTest, AStreamThatKeepsUpAndOneFromFarBackSeeTheSameEvents
   auto live = store_->watch(key("h/"), r0);
   ASSERT_TRUE(live.ok()) << live.status().toString();
   std::vector<WatchEvent> seen;
-  // 400 KB values: the history is larger than what SQLite keeps in memory (2 MiB).
+  // 400 KB values: the history is larger than what SQLite keeps in memory (1 MiB).
   auto big = [](char c, int i) { return std::string(400 << 10, c) + std::to_string(i); };
   std::vector<int64_t> revs;
   for (int i = 0; i < 4; ++i) {

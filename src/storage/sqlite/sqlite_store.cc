@@ -47,7 +47,7 @@ constexpr char kRevisionsSql[] =
 constexpr int64_t kWatchBatch = 1000;
 // The latest commits' events kept in memory for watch streams that are caught up (Shared::recent):
 // at most this many bytes of them, and none older than kRecentAge once newer ones come.
-constexpr size_t kRecentBytes = 2 << 20;
+constexpr size_t kRecentBytes = 1 << 20;
 constexpr auto kRecentAge = std::chrono::seconds(1);
 constexpr size_t kMaxIdleReaders = 8;
 // WAL size (in pages) that wakes the background checkpointer, and the size at which the writer
