@@ -79,6 +79,9 @@ struct WriteOp {
   int64_t revision = 0;
   KeyValue removed;
   bool done = false;
+  // Its writer's wake-up (under Shared::queueMu): when the op is done, or when the op is first
+  // in the queue and the leader's turn is free.
+  std::condition_variable cv;
 };
 
 }  // namespace
@@ -90,9 +93,10 @@ struct SqliteStore::Shared {
   std::unique_ptr<SqliteConnection> writer;
 
   // Group commit: writers queue here, one of them (the leader) applies the whole queue in one
-  // transaction while the others wait.
+  // transaction while the others wait, each on its op's own condition variable: the leader wakes
+  // the writers of its batch and the first writer of the next one, not every waiting thread
+  // (under 8 clients a notify_all per batch was 10% of the server's samples in futex calls).
   std::mutex queueMu;
-  std::condition_variable queueCv;
   std::deque<WriteOp*> pending;
   bool leaderActive = false;
 
@@ -199,7 +203,7 @@ Status SqliteStore::Shared::submit(WriteOp& op) {
   pending.push_back(&op);
   while (!op.done) {
     if (leaderActive) {
-      queueCv.wait(lock);
+      op.cv.wait(lock);
       continue;
     }
     leaderActive = true;
@@ -208,9 +212,12 @@ Status SqliteStore::Shared::submit(WriteOp& op) {
     lock.unlock();
     applyBatch(batch);
     lock.lock();
-    for (WriteOp* o : batch) o->done = true;
+    for (WriteOp* o : batch) {
+      o->done = true;
+      if (o != &op) o->cv.notify_one();
+    }
     leaderActive = false;
-    queueCv.notify_all();
+    if (!pending.empty()) pending.front()->cv.notify_one();  // the next leader
   }
   return op.status;
 }
