@@ -1,5 +1,6 @@
 #include "client/informer.h"
 
+#include "common/json_compact.h"
 #include "common/json_pointer.h"
 #include "common/logging.h"
 
@@ -160,6 +161,7 @@ Status SharedIndexInformer::relist() {
     for (auto& item : (*page)["items"]) {
       item["apiVersion"] = apiVersion;
       std::string key = objectKey(item);
+      shrinkToFit(item);
       fresh[std::move(key)] = std::make_shared<const json>(std::move(item));
     }
     rv = valueAt(*page, "/metadata/resourceVersion", std::string());
@@ -206,6 +208,7 @@ void SharedIndexInformer::apply(const std::string& type, json event) {
       if (type == "DELETED") cache_.erase(it);
     }
     if (type != "DELETED") {
+      shrinkToFit(event);  // kept until the next version: without the parser's spare room
       obj = std::make_shared<const json>(std::move(event));  // read below only for a DELETED
       cache_[key] = obj;
       indexLocked(key, *obj, true);

@@ -73,6 +73,7 @@ class FlatObject {
 
   bool empty() const noexcept { return members_.empty(); }
   size_type size() const noexcept { return members_.size(); }
+  void shrink_to_fit() { members_.shrink_to_fit(); }
   size_type max_size() const noexcept { return members_.max_size(); }
   void clear() noexcept { members_.clear(); }
 

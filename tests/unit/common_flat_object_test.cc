@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "common/flat_object.h"
+#include "common/json_compact.h"
 #include "common/status.h"
 
 namespace minik8s {
@@ -137,7 +138,23 @@ TEST(FlatObject, ParsesDumpsComparesAndPatchesExactlyAsStdMapJson) {
     EXPECT_EQ(merged.dump(), mapMerged.dump());
     EXPECT_EQ(json::diff(fa, fb).dump(), MapJson::diff(ma, mb).dump());
     EXPECT_EQ(fa.patch(json::diff(fa, fb)), fb);
+    json trimmed = json::parse(a);
+    shrinkToFit(trimmed);
+    EXPECT_EQ(trimmed, fa);
+    EXPECT_EQ(trimmed.dump(), fa.dump());
   }
+}
+
+TEST(JsonCompactTest, ShrinkToFitLeavesContainersNoSpareRoom) {
+  json doc = json::parse(R"({"b": [1, 2, 3], "a": {"x": [{"y": 1}, {"z": [true, null]}]}})");
+  json nested = json::array();
+  for (int i = 0; i < 5; ++i) nested.push_back(i);  // grown by doubling: room for 8
+  doc["c"] = nested;
+  const json before = doc;
+  shrinkToFit(doc);
+  EXPECT_EQ(doc, before);
+  EXPECT_EQ(doc["c"].get_ref<json::array_t&>().capacity(), 5u);
+  EXPECT_EQ(doc["b"].get_ref<json::array_t&>().capacity(), 3u);
 }
 
 }  // namespace
