@@ -41,6 +41,22 @@ bool hasLabel(const json& obj, const std::string& key) {
   return labels.is_object() && labels.contains(key);
 }
 
+// A filter whose work is split into preFilter (once per pod) and filterWith (per node), which it
+// must both give: filter() alone runs both.
+class PreFilteredPlugin : public FilterPlugin {
+ public:
+  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
+                                  const ClusterView& cluster) const final {
+    auto state = preFilter(pod, cluster);
+    return filterWith(pod, node, cluster, state.get());
+  }
+  std::unique_ptr<FilterState> preFilter(const PodInfo& pod,
+                                         const ClusterView& cluster) const override = 0;
+  std::vector<std::string> filterWith(const PodInfo& pod, const NodeInfo& node,
+                                      const ClusterView& cluster,
+                                      const FilterState* state) const override = 0;
+};
+
 class NodeReady : public FilterPlugin {
  public:
   std::string name() const override { return "NodeReady"; }
@@ -182,14 +198,9 @@ struct TolerationsState : FilterState {
   const json* tolerations = nullptr;
 };
 
-class TaintToleration : public FilterPlugin {
+class TaintToleration : public PreFilteredPlugin {
  public:
   std::string name() const override { return "TaintToleration"; }
-  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
-                                  const ClusterView& cluster) const override {
-    auto state = preFilter(pod, cluster);
-    return filterWith(pod, node, cluster, state.get());
-  }
   std::unique_ptr<FilterState> preFilter(const PodInfo& pod, const ClusterView&) const override {
     auto state = std::make_unique<TolerationsState>();
     state->tolerations = &field(*pod.pod, "spec", "tolerations");
@@ -214,14 +225,9 @@ struct NodeAffinityState : FilterState {
   bool constrained = false;
 };
 
-class NodeAffinity : public FilterPlugin {
+class NodeAffinity : public PreFilteredPlugin {
  public:
   std::string name() const override { return "NodeAffinity"; }
-  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
-                                  const ClusterView& cluster) const override {
-    auto state = preFilter(pod, cluster);
-    return filterWith(pod, node, cluster, state.get());
-  }
   std::unique_ptr<FilterState> preFilter(const PodInfo& pod, const ClusterView&) const override {
     auto state = std::make_unique<NodeAffinityState>();
     state->constrained = !field(*pod.pod, "spec", "nodeSelector").empty() ||
@@ -347,14 +353,9 @@ struct InterPodAffinityState : FilterState {
   std::vector<std::pair<const NodeInfo*, std::string>> rejectingDomains;
 };
 
-class InterPodAffinity : public FilterPlugin {
+class InterPodAffinity : public PreFilteredPlugin {
  public:
   std::string name() const override { return "InterPodAffinity"; }
-  std::vector<std::string> filter(const PodInfo& pod, const NodeInfo& node,
-                                  const ClusterView& cluster) const override {
-    auto state = preFilter(pod, cluster);
-    return filterWith(pod, node, cluster, state.get());
-  }
 
   std::unique_ptr<FilterState> preFilter(const PodInfo& pod,
                                          const ClusterView& cluster) const override {
