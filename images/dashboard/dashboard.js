@@ -28,8 +28,29 @@ const units = {
 };
 const fmt = (unit) => units[unit] || units.none;
 
+const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+// A gateway's 502/503/504 or a dropped connection is retried once, half a second later: one
+// transient failure of the path through the NodePort, nginx and the service should not turn a
+// panel red until the next refresh.
+async function fetchRetrying(url, retries = 1) {
+  let r;
+  try {
+    r = await fetch(url, { cache: "no-store" });
+  } catch (e) {
+    if (retries <= 0) throw e;
+    await sleep(500);
+    return fetchRetrying(url, retries - 1);
+  }
+  if (retries > 0 && [502, 503, 504].includes(r.status)) {
+    await sleep(500);
+    return fetchRetrying(url, retries - 1);
+  }
+  return r;
+}
+
 async function getJson(url) {
-  const r = await fetch(url, { cache: "no-store" });
+  const r = await fetchRetrying(url);
   const text = await r.text();
   let body;
   try { body = JSON.parse(text); } catch (e) { throw new Error(r.status + " " + text.slice(0, 200)); }

@@ -24,6 +24,7 @@ http {
     listen 8080;
     root /usr/share/dashboard;
     location = /healthz { return 200 "ok\n"; }
+    location = /favicon.ico { log_not_found off; return 204; }
     # The dashboards: every *.json of the ConfigMap, listed as JSON for the page.
     location /dashboards/ {
       alias /etc/dashboards/;

@@ -108,8 +108,10 @@ browse() {
 # One "state points" line per panel, in the dashboard's order.
 panels() { grep -o 'data-state="[a-z]*" data-points="[0-9]*"' | sed -E 's/data-state="([a-z]*)" data-points="([0-9]*)"/\1 \2/'; }
 for d in cluster nodes pods application control-plane; do
-  states=$(browse --dump-dom "$DASH/#$d" | panels)
-  expect_eq "$(grep -vc '^ok ' <<<"$states")" "0" "dashboard $d: no panel failed ($(tr '\n' ',' <<<"$states"))"
+  dom=$(browse --dump-dom "$DASH/#$d")
+  states=$(panels <<<"$dom")
+  expect_eq "$(grep -vc '^ok ' <<<"$states")" "0" \
+    "dashboard $d: no panel failed ($(tr '\n' ',' <<<"$states") $(grep -o 'class="error">[^<]*' <<<"$dom" | tr '\n' ' '))"
   expect_eq "$(awk '$2 > 0' <<<"$states" | wc -l | awk '{print ($1 > 0)}')" "1" "dashboard $d has data"
   browse --window-size=1400,1200 --screenshot="$ART/$d.png" "$DASH/#$d"
   [[ -s "$ART/$d.png" ]] || fail "screenshot of dashboard $d"
