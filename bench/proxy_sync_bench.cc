@@ -3,8 +3,8 @@
 // skipped when not root):
 //   BM_GenerateRules      building the documents (no iptables)
 //   BM_FullSync           a full sync as the proxy does it: copies of the informer caches,
-//                         generation of every service (ServiceRulesCache::prepareFull), one
-//                         iptables-restore of every chain
+//                         generation of every service (IptablesBackend::prepareFull), one
+//                         iptables-restore of every chain (apply_ms)
 //   BM_RestoreFullDocument           baseline: iptables-restore of that same document alone
 //   BM_RestorePreviousOrderDocument  baseline: iptables-restore of the same rules in the order
 //                                    the proxy wrote them before (as kube-proxy does)
@@ -18,7 +18,15 @@
 //                                    again_fork_ms / again_spawn_ms: baseline, the same document
 //                                    restored again, started as the proxy does (fork + exec) or
 //                                    by posix_spawn (no copy of this process' page tables)
-// Every benchmark reports the 1-minute load average (load1) at its end.
+//   BM_NftFullSync        the same full sync in nftables mode (NftablesBackend: one `nft -f` that
+//                         rewrites the table and deletes what the previous generation left)
+//   BM_NftApplyFullDocumentAlone     baseline: `nft -f` of that same document alone, into a
+//                                    namespace without the table
+//   BM_NftPartialSyncOneEndpointChange  one endpoint of one service changes, back and forth, in
+//                                    nftables mode: read + regenerate that service, `nft -f` of
+//                                    the changes
+// Every benchmark reports the 1-minute load average (load1) at its end; the nftables ones are
+// skipped without nft.
 #include <benchmark/benchmark.h>
 #include <sched.h>
 #include <signal.h>
@@ -36,6 +44,10 @@
 #include "common/command.h"
 #include "fmt/format.h"
 #include "proxy/iptables.h"
+#include "proxy/iptables_backend.h"
+#include "proxy/nft_rules.h"
+#include "proxy/nftables.h"
+#include "proxy/nftables_backend.h"
 #include "proxy/proxy_rules.h"
 #include "proxy/service_proxy.h"
 #include "proxy/service_rules_cache.h"
@@ -150,17 +162,37 @@ std::string previousOrderDocument(const proxy::ProxyRules& rules) {
   return text;
 }
 
+bool requireNft(benchmark::State& state) {
+  if (!requireNetns(state)) return false;
+  auto v = minik8s::runProgram({"nft", "--version"});
+  bool ok = v.ok() && v->exitCode == 0;
+  if (!ok) state.SkipWithError("needs nft (Debian package nftables)");
+  return ok;
+}
+
+std::unique_ptr<proxy::ProxyBackend> backendFor(proxy::ProxyMode mode) {
+  proxy::RuleOptions options{"10.244.0.0/16"};
+  if (mode == proxy::ProxyMode::kNftables) {
+    return std::make_unique<proxy::NftablesBackend>(std::make_unique<proxy::ExecNftables>(),
+                                                    options);
+  }
+  return std::make_unique<proxy::IptablesBackend>(std::make_unique<proxy::ExecIptables>(), options);
+}
+
 // A full sync as the proxy does it: copies of the informer caches (Informer::list), generation of
-// every service, one iptables-restore --noflush that rewrites every chain and deletes the stale
-// ones of the previous generation.
-void BM_FullSync(benchmark::State& state) {
-  if (!requireNetns(state)) return;
-  proxy::ExecIptables iptables;
+// every service, one transaction (iptables-restore --noflush, or nft -f) that rewrites every chain
+// and deletes the stale ones of the previous generation.
+void fullSync(benchmark::State& state, proxy::ProxyMode mode) {
+  if (!(mode == proxy::ProxyMode::kNftables ? requireNft(state) : requireNetns(state))) return;
   const int n = static_cast<int>(state.range(0));
-  proxy::ServiceRulesCache cache(proxy::RuleOptions{"10.244.0.0/16"});
+  auto backend = backendFor(mode);
+  if (auto s = backend->start(); !s.ok()) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
   int generation = 0;
-  int rulesWritten = 0;
-  Millis copyTime{0}, generateTime{0}, restoreTime{0};
+  size_t bytes = 0;
+  Millis copyTime{0}, generateTime{0}, applyTime{0};
   for (auto _ : state) {
     state.PauseTiming();
     Cluster c = makeCluster(n, ++generation);
@@ -168,29 +200,33 @@ void BM_FullSync(benchmark::State& state) {
     auto t0 = Clock::now();
     std::vector<json> services = c.services, slices = c.slices;
     auto t1 = Clock::now();
-    auto rules = cache.prepareFull(services, slices, cache.chainNames());
+    std::string doc = backend->prepareFull(services, slices);
     auto t2 = Clock::now();
-    auto s = iptables.restore(rules.restoreText);
+    auto s = backend->apply(doc);
     auto t3 = Clock::now();
     if (!s.ok()) {
       state.SkipWithError(s.message().c_str());
       break;
     }
-    cache.commit();
+    backend->commit();
+    bytes = doc.size();
     copyTime += t1 - t0;
     generateTime += t2 - t1;
-    restoreTime += t3 - t2;
-    rulesWritten = rules.servicePorts + rules.endpoints;
+    applyTime += t3 - t2;
   }
-  state.counters["service_ports+endpoints"] = rulesWritten;
-  double iterations = static_cast<double>(state.iterations());
+  state.counters["service_ports+endpoints"] = backend->servicePorts() + backend->endpoints();
+  double iterations = static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+  state.counters["doc_bytes"] = static_cast<double>(bytes);
   state.counters["copy_ms"] = copyTime.count() / iterations;
   state.counters["generate_ms"] = generateTime.count() / iterations;
-  state.counters["restore_ms"] = restoreTime.count() / iterations;
-  (void)proxy::cleanupProxyRules(iptables);
+  state.counters["apply_ms"] = applyTime.count() / iterations;
+  (void)backend->cleanup();
   reportLoad(state);
 }
+void BM_FullSync(benchmark::State& state) { fullSync(state, proxy::ProxyMode::kIptables); }
+void BM_NftFullSync(benchmark::State& state) { fullSync(state, proxy::ProxyMode::kNftables); }
 BENCHMARK(BM_FullSync)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
+BENCHMARK(BM_NftFullSync)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 
 // Baselines: iptables-restore alone of a full document (generated before timing), in the proxy's
 // own order or the previous one, into a namespace without the proxy's chains.
@@ -403,6 +439,88 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
   reportLoad(state);
 }
 BENCHMARK(BM_PartialSyncOneEndpointChange)
+    ->Arg(1000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(40);
+
+// Baseline: `nft -f` alone of a whole document (generated before timing) into a namespace
+// without the table.
+void BM_NftApplyFullDocumentAlone(benchmark::State& state) {
+  if (!requireNft(state)) return;
+  const int n = static_cast<int>(state.range(0));
+  proxy::ExecNftables nft;
+  int generation = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    Cluster c = makeCluster(n, ++generation);
+    proxy::NftablesBackend builder(std::make_unique<proxy::ExecNftables>(),
+                                   proxy::RuleOptions{"10.244.0.0/16"});
+    std::string doc = builder.prepareFull(c.services, c.slices);
+    (void)nft.apply(proxy::nftDeleteTableDocument());
+    state.ResumeTiming();
+    if (auto s = nft.apply(doc); !s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+  }
+  (void)nft.apply(proxy::nftDeleteTableDocument());
+  reportLoad(state);
+}
+BENCHMARK(BM_NftApplyFullDocumentAlone)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// One endpoint of one service changes, back and forth, with n services in the table: what a
+// partial sync in nftables mode costs (read and regenerate that service, `nft -f` of the changes).
+void BM_NftPartialSyncOneEndpointChange(benchmark::State& state) {
+  if (!requireNft(state)) return;
+  const int n = static_cast<int>(state.range(0));
+  proxy::NftablesBackend backend(std::make_unique<proxy::ExecNftables>(),
+                                 proxy::RuleOptions{"10.244.0.0/16"});
+  Cluster c = makeCluster(n, 0);
+  if (auto s = backend.start();
+      !s.ok() || !backend.apply(backend.prepareFull(c.services, c.slices)).ok()) {
+    state.SkipWithError("nft: the first full sync failed");
+    return;
+  }
+  backend.commit();
+  Caches caches = cachesOf(c);
+  const int changedIndex = n / 2;
+  const std::string changedKey = proxy::serviceKey(c.services[changedIndex]);
+  const std::string sliceKey = caches.slicesByService.at(changedKey).front();
+  const std::string original = c.slices[changedIndex]["endpoints"][0]["addresses"][0];
+  Millis generate{0}, apply{0};
+  size_t bytes = 0;
+  int64_t i = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    caches.slices[sliceKey]["endpoints"][0]["addresses"][0] = ++i % 2 ? "10.245.0.1" : original;
+    state.ResumeTiming();
+    auto t0 = Clock::now();
+    std::map<std::string, proxy::ServiceInput> inputs;
+    proxy::ServiceInput& input = inputs[changedKey];
+    input.service = caches.services.at(changedKey);
+    for (const std::string& k : caches.slicesByService.at(changedKey)) {
+      input.slices.push_back(caches.slices.at(k));
+    }
+    std::string doc = backend.preparePartial(inputs);
+    auto t1 = Clock::now();
+    auto s = backend.apply(doc);
+    apply += Clock::now() - t1;
+    generate += t1 - t0;
+    if (!s.ok()) {
+      state.SkipWithError(s.message().c_str());
+      break;
+    }
+    backend.commit();
+    bytes = doc.size();
+  }
+  double iterations = static_cast<double>(std::max<int64_t>(state.iterations(), 1));
+  state.counters["doc_bytes"] = static_cast<double>(bytes);
+  state.counters["generate_ms"] = generate.count() / iterations;
+  state.counters["nft_ms"] = apply.count() / iterations;
+  (void)backend.cleanup();
+  reportLoad(state);
+}
+BENCHMARK(BM_NftPartialSyncOneEndpointChange)
     ->Arg(1000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(40);

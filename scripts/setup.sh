@@ -13,6 +13,7 @@ PACKAGES=(
   # run and test
   etcd-server etcd-client python3 python3-kubernetes curl jq iproute2 procps bc
   containerd runc containernetworking-plugins docker-registry busybox-static iptables
+  nftables  # the service proxy's nftables mode (agent --proxy-mode nftables)
   buildah  # minik8s image build -t NAME DIR (Dockerfiles)
   dnsmasq-base  # cluster DNS: the binary only, no system service holding port 53
   nginx  # the Dns gateway (host/path forwarding), run by each agent in its node namespace

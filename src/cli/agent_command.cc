@@ -63,6 +63,7 @@ struct AgentFlags {
   bool insecureSkipTlsVerify = false;
   std::string networkBackend;  // vxlan (default), host-gw or none
   bool disableProxy = false;
+  std::string proxyMode = "iptables";
   bool disableNetworkPolicy = false;
   bool disableDns = false;
   std::string csiVolumesDir;  // the built-in directory CSI driver's volumes; empty: none
@@ -471,6 +472,7 @@ int runAgent(AgentFlags f) {
   std::unique_ptr<proxy::ServiceProxy> serviceProxy;
   if (!f.disableProxy) {
     proxy::ProxyOptions po;
+    po.mode = *proxy::parseProxyMode(f.proxyMode);  // checked by the flag
     po.nodeName = f.nodeName;
     po.nodeIPs = {opts.hostIP};
     serviceProxy = std::make_unique<proxy::ServiceProxy>(client, po);
@@ -587,6 +589,11 @@ void addAgentCommand(CLI::App& app) {
                 "Accept any server certificate when the join token has no CA hash (debugging)");
   cmd->add_option("--network-backend", flags->networkBackend,
                   "Pod network between nodes: vxlan (default), host-gw, or none");
+  cmd->add_option("--proxy-mode", flags->proxyMode,
+                  "Service proxy: iptables (kube-proxy's default) or nftables (one nft table, "
+                  "maps instead of rule lists)")
+      ->check(CLI::IsMember({"iptables", "nftables"}))
+      ->capture_default_str();
   cmd->add_flag("--disable-proxy", flags->disableProxy,
                 "Do not run the service proxy (it rewrites this namespace's iptables nat rules)");
   cmd->add_flag("--disable-network-policy", flags->disableNetworkPolicy,

@@ -10,7 +10,6 @@
 #include "common/logging.h"
 #include "dns/cluster_dns.h"
 #include "dns/dns_endpoint.h"
-#include "proxy/iptables.h"
 #include "proxy/service_proxy.h"
 
 namespace minik8s::cli {
@@ -26,6 +25,7 @@ struct ProxyFlags {
   int dnsPort = 53;
   std::string dnsDataDir;
   std::string dnsmasq = "dnsmasq";
+  std::string proxyMode = "iptables";
   bool cleanup = false;
   std::string logLevel = "info";
 };
@@ -33,8 +33,7 @@ struct ProxyFlags {
 int runProxy(const ProxyFlags& f) {
   initLogging(f.logLevel, "proxy");
   if (f.cleanup) {
-    proxy::ExecIptables iptables;
-    Status s = proxy::cleanupProxyRules(iptables);
+    Status s = proxy::cleanupAllProxyRules(proxy::ProxyOptions{});
     if (!s.ok()) {
       LOG_ERROR("cleanup: {}", s.message());
       return 1;
@@ -50,6 +49,7 @@ int runProxy(const ProxyFlags& f) {
   }
   client::RestClient client(*apiConfig);
   proxy::ProxyOptions po;
+  po.mode = *proxy::parseProxyMode(f.proxyMode);  // checked by the flag
   po.nodeName = f.nodeName;
   if (!f.nodeIP.empty()) po.nodeIPs = {f.nodeIP};
   po.clusterCIDR = f.clusterCIDR;
@@ -104,8 +104,11 @@ void addProxyCommand(CLI::App& app) {
                   "Where the DNS hosts file and dnsmasq's log go (default "
                   "/var/lib/minik8s/dns-<node>)");
   cmd->add_option("--dnsmasq", flags->dnsmasq, "The dnsmasq program")->capture_default_str();
+  cmd->add_option("--proxy-mode", flags->proxyMode, "iptables or nftables")
+      ->check(CLI::IsMember({"iptables", "nftables"}))
+      ->capture_default_str();
   cmd->add_flag("--cleanup", flags->cleanup,
-                "Remove every iptables rule and chain the proxy adds, then exit");
+                "Remove every rule, chain and table the proxy adds (both modes), then exit");
   cmd->add_option("--log-level", flags->logLevel, "trace, debug, info, warn or error")
       ->capture_default_str();
   cmd->callback([flags] { std::exit(runProxy(*flags)); });

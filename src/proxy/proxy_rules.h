@@ -21,6 +21,7 @@
 
 #include "common/status.h"
 #include "proxy/iptables.h"
+#include "proxy/service_ports.h"
 
 namespace minik8s::proxy {
 
@@ -36,9 +37,6 @@ inline constexpr std::string_view kNodePortsJumpRule =
     "-A KUBE-SERVICES -m comment --comment \"kubernetes service nodeports; NOTE: this must be "
     "the last rule in this chain\" -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS\n";
 
-// "ns/name:port" (":port" left out when the port has no name), as kube-proxy prints it.
-std::string servicePortName(const std::string& ns, const std::string& name,
-                            const std::string& port);
 // KUBE-SVC-<16 chars of base32(sha256(servicePortName + protocol))>, protocol lower-case.
 std::string serviceChainName(const std::string& servicePortName, const std::string& protocol);
 // KUBE-EXT-<same hash>: the NodePort entry of a service port.
@@ -93,11 +91,6 @@ struct ServiceRules {
   std::vector<ChainRules> chains;  // its KUBE-SVC/EXT/SEP chains, by name, each once
 };
 
-// "ns/name" of a Service, or of the Service an EndpointSlice is labelled with ("" when it has no
-// kubernetes.io/service-name label): what ties a slice to its service.
-std::string serviceKey(const json& service);
-std::string sliceServiceKey(const json& slice);
-
 // The rules of `service`; `slices` may hold others (those of another service are ignored).
 ServiceRules buildServiceRules(const json& service, const std::vector<const json*>& slices,
                                const RuleOptions& options);
@@ -131,8 +124,6 @@ std::string partialRulesText(const std::vector<const ChainRules*>& changed,
                              const std::string* filterRules, const std::string* nodePortsRules,
                              const std::string* servicesRules);
 
-// base32 (RFC 4648 alphabet) of sha256(text), 16 characters: the hash in kube-proxy's chain names.
-std::string hash16(const std::string& text);
 // Chain names declared in an iptables-save output (":NAME POLICY [p:b]").
 std::vector<std::string> declaredChains(const std::string& iptablesSave);
 // The per-service nat chains (KUBE-SVC-/KUBE-EXT-/KUBE-SEP-) named in an iptables-save output.

@@ -2,8 +2,11 @@
 
 #include <chrono>
 
+#include "common/command.h"
 #include "common/logging.h"
 #include "fmt/format.h"
+#include "proxy/iptables_backend.h"
+#include "proxy/nftables_backend.h"
 
 namespace minik8s::proxy {
 
@@ -13,21 +16,61 @@ IptablesPaths pathsOf(const ProxyOptions& o) {
   return IptablesPaths{o.iptablesPath, o.iptablesRestorePath, o.iptablesSavePath};
 }
 
+// Removes the nftables mode's table; without nft there is none to remove.
+Status removeNftTable(const std::string& nftPath) {
+  auto r = runProgram({nftPath, "-f", "-"}, nftDeleteTableDocument());
+  if (!r.ok()) {
+    LOG_DEBUG("proxy: no nft to remove an nftables table with ({})", r.status().message());
+    return Status::Ok();
+  }
+  return r->exitCode == 0 ? Status::Ok()
+                          : Status::Internal("removing table ip kube-proxy: " + r->output);
+}
+
+std::unique_ptr<ProxyBackend> backendFor(const ProxyOptions& o) {
+  RuleOptions rules{o.clusterCIDR};
+  if (o.mode == ProxyMode::kNftables) {
+    return std::make_unique<NftablesBackend>(std::make_unique<ExecNftables>(o.nftPath), rules, [o] {
+      ExecIptables iptables(pathsOf(o));
+      return cleanupProxyRules(iptables);
+    });
+  }
+  return std::make_unique<IptablesBackend>(std::make_unique<ExecIptables>(pathsOf(o)), rules,
+                                           [nft = o.nftPath] { return removeNftTable(nft); });
+}
+
 }  // namespace
 
+std::optional<ProxyMode> parseProxyMode(std::string_view name) {
+  if (name == "iptables") return ProxyMode::kIptables;
+  if (name == "nftables") return ProxyMode::kNftables;
+  return std::nullopt;
+}
+
 ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options)
-    : ServiceProxy(client, options, std::make_unique<ExecIptables>(pathsOf(options))) {}
+    : ServiceProxy(client, options, backendFor(options)) {}
 
 ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
                            std::unique_ptr<Iptables> iptables)
+    : ServiceProxy(client, options,
+                   std::make_unique<IptablesBackend>(std::move(iptables),
+                                                     RuleOptions{options.clusterCIDR})) {}
+
+ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
+                           std::unique_ptr<Nftables> nft)
+    : ServiceProxy(
+          client, options,
+          std::make_unique<NftablesBackend>(std::move(nft), RuleOptions{options.clusterCIDR})) {}
+
+ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
+                           std::unique_ptr<ProxyBackend> backend)
     : client_(client),
       options_(std::move(options)),
-      iptables_(std::move(iptables)),
+      backend_(std::move(backend)),
       services_(client_, client::resources::kServices),
       slices_(client_, client::resources::kEndpointSlices),
       sync_({&services_, &slices_}, [this] { return syncRules(); },
-            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}),
-      rules_(RuleOptions{options_.clusterCIDR}) {
+            {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {
   // After CoalescedSync's own handlers: each of these asks for a sync again once it has noted the
   // change, so no sync can miss it.
   services_.addHandlers({[this](const json& svc) { serviceChanged(serviceKey(svc)); },
@@ -42,21 +85,14 @@ ServiceProxy::~ServiceProxy() { stop(); }
 
 Status ServiceProxy::start() {
   if (started_) return Status::Ok();
-  // The chains must exist before a jump to them can be added.
-  if (Status s = iptables_->restore(buildProxyRules({}, {}, {}, {}).restoreText); !s.ok()) {
-    return s;
-  }
-  if (Status s = ensureJumps(*iptables_, jumpRules()); !s.ok()) return s;
-  auto nat = iptables_->save("nat");
-  if (!nat.ok()) return nat.status();
-  kernelChains_ = perServiceChains(*nat);
+  if (Status s = backend_->start(); !s.ok()) return s;
   if (!sync_.startInformers(options_.informerSyncTimeout)) {
     LOG_WARN("proxy: informers not synced after {} ms; rules follow once they are",
              options_.informerSyncTimeout.count());
   }
   sync_.startSyncing();
   started_ = true;
-  LOG_INFO("proxy: syncing iptables rules for node {} ({})", options_.nodeName,
+  LOG_INFO("proxy: syncing {} rules for node {} ({})", backend_->mode(), options_.nodeName,
            fmt::join(options_.nodeIPs, ", "));
   return Status::Ok();
 }
@@ -135,39 +171,31 @@ bool ServiceProxy::syncRules() {
   if (full) {
     std::vector<json> services = services_.list(), slices = slices_.list();
     t1 = std::chrono::steady_clock::now();
-    // The chains to delete when unused: those read from the kernel, else those last written.
-    text =
-        rules_.prepareFull(services, slices, kernelChains_ ? *kernelChains_ : rules_.chainNames())
-            .restoreText;
+    text = backend_->prepareFull(services, slices);
   } else {
     std::map<std::string, ServiceInput> inputs = readServices(changed);
     t1 = std::chrono::steady_clock::now();
-    text = rules_.preparePartial(inputs);
+    text = backend_->preparePartial(inputs);
   }
   auto t2 = std::chrono::steady_clock::now();
   if (!full && text.empty()) {  // nothing changed
-    rules_.commit();
+    backend_->commit();
     return true;
   }
-  Status s = iptables_->restore(text);
+  Status s = backend_->apply(text);
   auto t3 = std::chrono::steady_clock::now();
   std::lock_guard lock(statsMu_);
   if (!s.ok()) {
-    rules_.discard();
     ++stats_.failures;
     LOG_ERROR("proxy: {}", s.message());
-    // The kernel's state is unknown now: the retry rewrites everything, after putting back jumps
-    // and reading which chains exist (someone may have removed ours).
+    // The kernel's state is unknown now: the retry rewrites everything, after the backend read
+    // what is there (someone may have removed our rules).
     needFullSync_ = true;
-    if (auto chains =
-            recoverAfterFailedRestore(*iptables_, jumpRules(), "nat", perServiceChains, "proxy")) {
-      kernelChains_ = std::move(*chains);
-    }
+    backend_->recover();
     return false;
   }
-  rules_.commit();
+  backend_->commit();
   if (full) {
-    kernelChains_.reset();
     needFullSync_ = false;
     lastFullSync_ = t3;
     ++stats_.fullSyncs;
@@ -178,9 +206,9 @@ bool ServiceProxy::syncRules() {
   stats_.lastRead = us(t1 - t0);
   stats_.lastGenerate = us(t2 - t1);
   stats_.lastRestore = us(t3 - t2);
-  stats_.lastRegenerated = rules_.lastRegenerated();
-  stats_.servicePorts = rules_.servicePorts();
-  stats_.endpoints = rules_.endpoints();
+  stats_.lastRegenerated = backend_->lastRegenerated();
+  stats_.servicePorts = backend_->servicePorts();
+  stats_.endpoints = backend_->endpoints();
   LOG_DEBUG(
       "proxy: {} sync of {} service ports ({} services rebuilt), {} endpoints in {} us + {} us "
       "+ {} us",
@@ -196,23 +224,15 @@ SyncStats ServiceProxy::stats() const {
 
 Status ServiceProxy::cleanup() {
   stop();
-  rules_ = ServiceRulesCache(RuleOptions{options_.clusterCIDR});
   needFullSync_ = true;
-  kernelChains_ = std::set<std::string>();
-  return cleanupProxyRules(*iptables_);
+  return backend_->cleanup();
 }
 
-Status cleanupProxyRules(Iptables& iptables) {
-  return removeJumpsAndChains(
-      iptables, jumpRules(),
-      [&]() -> Result<std::string> {
-        auto nat = iptables.save("nat");
-        if (!nat.ok()) return nat.status();
-        auto filter = iptables.save("filter");
-        if (!filter.ok()) return filter.status();
-        return deleteChainsText(ownedChains(*nat, "nat"), ownedChains(*filter, "filter"));
-      },
-      "proxy");
+Status cleanupAllProxyRules(const ProxyOptions& options) {
+  ExecIptables iptables(pathsOf(options));
+  Status s = cleanupProxyRules(iptables);
+  Status n = removeNftTable(options.nftPath);
+  return s.ok() ? n : s;
 }
 
 }  // namespace minik8s::proxy

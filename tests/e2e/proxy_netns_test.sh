@@ -3,7 +3,8 @@
 # two veth-connected "pod" namespaces serving HTTP (busybox httpd), an API server, the proxy and
 # dnsmasq all inside the node namespace (`minik8s proxy`), a Service with a hand-written
 # EndpointSlice. Checks balancing through the ClusterIP, an endpoint removal within a second,
-# NodePort, DNS names (ClusterIP, headless, NXDOMAIN) through 10.96.0.10, and cleanup.
+# NodePort, a port without endpoints refused, DNS names (ClusterIP, headless, NXDOMAIN) through
+# 10.96.0.10, a restart and cleanup: in iptables mode, then in nftables mode.
 # Needs root. Everything it creates is named mkpx-<pid>-*; leftovers of a crashed run are removed.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -12,6 +13,7 @@ if ! "$MINIK8S_BIN" proxy --help >/dev/null 2>&1; then
   echo "SKIP: $MINIK8S_BIN has no proxy subcommand"; exit 0
 fi
 command -v dnsmasq >/dev/null || [[ -x /usr/sbin/dnsmasq ]] || { echo "SKIP: no dnsmasq"; exit 0; }
+command -v nft >/dev/null || { echo "SKIP: no nft (nftables; scripts/setup.sh installs it)"; exit 0; }
 
 P="mkpx-$$"
 NODE="$P-node"; POD1="$P-pod1"; POD2="$P-pod2"
@@ -72,7 +74,7 @@ done
 
 step "API server inside the node namespace"
 SERVER_PORT=$(free_port)
-in_node "$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
+nsenter --net="/var/run/netns/$NODE" "$MINIK8S_BIN" server --data-dir "$E2E_DIR/server" --listen "127.0.0.1:$SERVER_PORT" \
   >>"$E2E_DIR/server.log" 2>&1 &
 E2E_PIDS+=($!)
 SERVER_URL="https://127.0.0.1:$SERVER_PORT"
@@ -83,6 +85,7 @@ wait_for 15 in_node curl -sf --cacert "$E2E_DIR/server/pki/ca.crt" "$SERVER_URL/
 step "a Service and a hand-written EndpointSlice with both pods"
 endpoint_slice() {  # IPs of the ready endpoints
   local eps=""
+  [[ $# -gt 0 ]] || eps=" []"
   for ip in "$@"; do eps+="
   - addresses: [\"$ip\"]
     conditions: {ready: true}"; done
@@ -99,7 +102,8 @@ ports:
 endpoints:$eps
 YAML
 }
-kc apply -f - <<YAML >/dev/null
+web_service() {
+  cat <<YAML
 apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: default}
@@ -107,7 +111,10 @@ spec:
   type: NodePort
   clusterIP: $WEB_IP
   ports: [{name: http, port: 80, targetPort: 8080, nodePort: 30777}]
----
+YAML
+}
+web_service | kc apply -f - >/dev/null
+kc apply -f - <<YAML >/dev/null
 apiVersion: v1
 kind: Service
 metadata: {name: db, namespace: default}
@@ -129,15 +136,38 @@ endpoints:
 YAML
 endpoint_slice "$POD1_IP" "$POD2_IP" | kc apply -f - >/dev/null
 
-step "the proxy and cluster DNS inside the node namespace"
-in_node "$MINIK8S_BIN" proxy --kubeconfig "$KUBECONFIG" --node-name "$P" --node-ip "$NODE_IP" \
-  --dns-listen "$NODE_IP" --dns-data-dir "$E2E_DIR/dns" >>"$E2E_DIR/proxy.log" 2>&1 &
-PROXY_PID=$!
-E2E_PIDS+=($PROXY_PID)
-wait_for 10 bash -c "nsenter --net=/var/run/netns/$NODE iptables-save -t nat | grep -q 'DNAT --to-destination $POD2_IP:8080'"
-wait_for 10 bash -c "nsenter --net=/var/run/netns/$NODE iptables-save -t nat | grep -q 'DNAT --to-destination $NODE_IP:53'"
+# Both modes of the proxy in turn, against the same namespaces, API server and objects: each
+# starts where the other left off (the mode switch removes the other mode's rules).
+MODE=iptables
+rules() {  # the node's service rules in the current mode's form
+  if [[ $MODE == nftables ]]; then in_node nft list table ip kube-proxy 2>/dev/null; else in_node iptables-save -t nat; fi
+}
+has_endpoint() { grep -qF "$1:$2" <<<"$(rules)"; }
+export -f rules has_endpoint in_node
+export NODE MODE
 
-step "requests to the ClusterIP reach both pods"
+# nsenter execs the proxy: $! is the proxy itself, so stop_children ends it (a function run in
+# the background would leave it running as an orphan of the subshell).
+start_proxy() {
+  nsenter --net="/var/run/netns/$NODE" "$MINIK8S_BIN" proxy --kubeconfig "$KUBECONFIG" \
+    --node-name "$P" --node-ip "$NODE_IP" --proxy-mode "$MODE" "$@" >>"$E2E_DIR/proxy.log" 2>&1 &
+  PROXY_PID=$!
+  E2E_PIDS+=($PROXY_PID)
+}
+
+for MODE in iptables nftables; do
+export MODE
+step "$MODE: the proxy and cluster DNS inside the node namespace"
+endpoint_slice "$POD1_IP" "$POD2_IP" | kc apply -f - >/dev/null
+kc get service web >/dev/null 2>&1 || web_service | kc apply -f - >/dev/null
+start_proxy --dns-listen "$NODE_IP" --dns-data-dir "$E2E_DIR/dns"
+wait_for 10 has_endpoint "$POD2_IP" 8080
+wait_for 10 has_endpoint "$NODE_IP" 53
+if [[ $MODE == nftables ]]; then
+  expect_not_contains "$(in_node iptables-save -t nat)" "KUBE-" "no iptables-mode rules beside the table"
+fi
+
+step "$MODE: requests to the ClusterIP reach both pods"
 hits1=0; hits2=0
 for _ in $(seq 1 40); do
   case $(in_node curl -s --max-time 2 "http://$WEB_IP/") in
@@ -149,13 +179,13 @@ echo "pod1: $hits1, pod2: $hits2 of 40"
 expect_eq "$((hits1 + hits2))" 40 "every request answered"
 ((hits1 >= 5 && hits2 >= 5)) || fail "balancing: pod1 $hits1, pod2 $hits2"
 
-step "NodePort on the node's address"
+step "$MODE: NodePort on the node's address"
 expect_contains "$(in_node curl -s --max-time 2 "http://$NODE_IP:30777/")" pod "nodePort answer"
 
-step "an endpoint removal takes effect within a second"
+step "$MODE: an endpoint removal takes effect within a second"
 endpoint_slice "$POD1_IP" | kc apply -f - >/dev/null
 start=$(date +%s%N)
-until ! in_node iptables-save -t nat | grep -q "$POD2_IP:8080"; do
+while has_endpoint "$POD2_IP" 8080; do
   (( ($(date +%s%N) - start) < 3000000000 )) || break
   sleep 0.02
 done
@@ -166,6 +196,15 @@ for _ in $(seq 1 20); do
   expect_eq "$(in_node curl -s --max-time 2 "http://$WEB_IP/")" pod1 "after removal"
 done
 
+step "$MODE: a port without endpoints is refused, not left to time out"
+endpoint_slice | kc apply -f - >/dev/null
+wait_for 10 bash -c '! has_endpoint "$0" 8080' "$POD1_IP"
+t0=$(date +%s%N)
+rc=0; in_node curl -s --max-time 5 "http://$WEB_IP/" >/dev/null || rc=$?
+expect_eq "$rc" 7 "curl to a ClusterIP without endpoints: connection refused"
+(( ($(date +%s%N) - t0) < 2000000000 )) || fail "the refusal took more than 2 s"
+
+if [[ $MODE == iptables ]]; then
 step "cluster DNS through 10.96.0.10 from a pod"
 wait_for 10 bash -c "nsenter --net=/var/run/netns/$POD1 busybox nslookup web.default.svc.cluster.local 10.96.0.10"
 out=$(in_pod1 busybox nslookup web.default.svc.cluster.local 10.96.0.10 2>&1 || true)
@@ -179,17 +218,20 @@ out=$(in_pod1 busybox nslookup web.default "$NODE_IP" 2>&1 || true)
 expect_contains "$out" "$WEB_IP" "short form web.default"
 kc get endpointslices -n kube-system -o name | grep -q "kube-dns-$P" ||
   fail "the node's kube-dns EndpointSlice"
+fi
 
-step "the proxy restores its rules after a restart and cleans them up"
+step "$MODE: the proxy restores its rules after a restart and cleans them up"
+endpoint_slice "$POD1_IP" | kc apply -f - >/dev/null
+wait_for 10 has_endpoint "$POD1_IP" 8080
 stop_children "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
 kc delete service web >/dev/null
-in_node "$MINIK8S_BIN" proxy --kubeconfig "$KUBECONFIG" --node-name "$P" >>"$E2E_DIR/proxy.log" 2>&1 &
-PROXY_PID=$!
-E2E_PIDS+=($PROXY_PID)
-wait_for 10 bash -c "! nsenter --net=/var/run/netns/$NODE iptables-save -t nat | grep -q '$POD1_IP:8080'"
-expect_contains "$(in_node iptables-save -t nat)" "$NODE_IP:53" "kube-dns rules after restart"
+start_proxy
+wait_for 10 bash -c '! has_endpoint "$0" 8080' "$POD1_IP"
+expect_contains "$(rules)" "$NODE_IP" "kube-dns rules after restart"
 stop_children "$PROXY_PID"; wait "$PROXY_PID" 2>/dev/null || true
 in_node "$MINIK8S_BIN" proxy --cleanup
-expect_not_contains "$(in_node iptables-save)" "KUBE-" "rules after cleanup"
+expect_not_contains "$(in_node iptables-save)" "KUBE-" "iptables rules after cleanup"
+expect_not_contains "$(in_node nft list ruleset)" "kube-proxy" "nftables table after cleanup"
+done
 
 finish

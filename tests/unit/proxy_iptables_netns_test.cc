@@ -1,10 +1,6 @@
-// The proxy against the real iptables, in a private network namespace: the whole test process
-// unshares its network namespace before main (so nothing it does reaches the host's rules, and
-// nothing is left behind when it exits). Skipped when not root.
+// The proxy against the real iptables, in a private network namespace (private_netns.h: the whole
+// test process, entered before main). Skipped when not root.
 #include <gtest/gtest.h>
-#include <sched.h>
-#include <signal.h>
-#include <unistd.h>
 
 #include <sstream>
 #include <thread>
@@ -13,7 +9,9 @@
 #include "common/command.h"
 #include "eventually.h"
 #include "in_process_api_server.h"
+#include "private_netns.h"
 #include "proxy/iptables.h"
+#include "proxy/iptables_backend.h"
 #include "proxy/proxy_rules.h"
 #include "proxy/service_proxy.h"
 #include "proxy/service_rules_cache.h"
@@ -25,18 +23,6 @@ namespace {
 using namespace std::chrono_literals;
 using testing::serviceObject;
 using testing::sliceObject;
-
-// Before any thread exists (static initialisation): a new network namespace with loopback up.
-bool enterPrivateNetns() {
-  ::signal(SIGPIPE, SIG_IGN);
-  if (::geteuid() != 0 || ::unshare(CLONE_NEWNET) != 0) return false;
-  auto up = runProgram({"ip", "link", "set", "lo", "up"});
-  return up.ok() && up->exitCode == 0;
-}
-const bool kInPrivateNetns = enterPrivateNetns();
-
-#define REQUIRE_NETNS() \
-  if (!kInPrivateNetns) GTEST_SKIP() << "needs root (a private network namespace)"
 
 std::string save(const std::string& table) {
   ExecIptables ipt;
@@ -154,12 +140,12 @@ TEST(ProxyIptablesNetnsTest, APartialSyncLeavesTheKernelAsAFullSyncWould) {
 class ServiceProxyNetnsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!kInPrivateNetns) GTEST_SKIP() << "needs root (a private network namespace)";
+    REQUIRE_NETNS();
     ASSERT_TRUE(api.start().ok());
     rest = std::make_unique<client::RestClient>(api.url());
   }
   void TearDown() override {
-    if (kInPrivateNetns) {
+    if (testing::kInPrivateNetns) {
       ExecIptables ipt;
       EXPECT_TRUE(cleanupProxyRules(ipt).ok());
     }
