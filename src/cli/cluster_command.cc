@@ -45,6 +45,7 @@ struct ClusterFlags {
   std::string prefix = "mk8s";
   std::string underlay = "172.29.0.0/24";
   std::string networkBackend = "vxlan";
+  std::string proxyMode = "iptables";  // the agents' service proxy: iptables or nftables
   int apiPort = 6443;
   int registryPort = 5000;
   int timeoutSeconds = 180;
@@ -636,6 +637,7 @@ Result<pid_t> startNode(const Layout& l, const std::string& name, const std::str
                  {"token", joinToken(l)},
                  {"address", ip},
                  {"networkBackend", l.flags.networkBackend},
+                 {"proxy-mode", l.flags.proxyMode},
                  {"clusterDNS", json::array({"10.96.0.10"})},
                  {"cgroupRoot", fmt::format("/minik8s/{}-{}/kubepods", l.flags.prefix, name)},
                  {"labels", json::object()}};
@@ -910,6 +912,7 @@ void applySavedSettings(ClusterFlags& f, const json& state) {
   f.apiPort = state.value("apiPort", f.apiPort);
   f.registryPort = state.value("registryPort", f.registryPort);
   f.networkBackend = state.value("networkBackend", f.networkBackend);
+  f.proxyMode = state.value("proxyMode", f.proxyMode);
   f.datastore = state.value("datastore", f.datastore);
   f.ha = state.value("ha", f.ha);
   f.storage = state.value("storage", std::string("dir"));
@@ -1058,6 +1061,7 @@ int up(const Layout& l) {
   state = {{"prefix", l.flags.prefix},
            {"underlay", l.flags.underlay},
            {"networkBackend", l.flags.networkBackend},
+           {"proxyMode", l.flags.proxyMode},
            {"apiPort", l.flags.apiPort},
            {"registryPort", l.flags.registryPort},
            {"nodes", json::array()},
@@ -1252,6 +1256,10 @@ void addClusterCommand(CLI::App& app) {
   upCmd->add_option("--nodes", f->nodes, "Number of nodes")->capture_default_str();
   upCmd->add_option("--datastore", f->datastore, "sqlite (default) or etcd://host:port[,...]");
   upCmd->add_option("--network-backend", f->networkBackend, "vxlan or host-gw")
+      ->capture_default_str();
+  upCmd->add_option("--proxy-mode", f->proxyMode,
+                    "The nodes' service proxy: iptables or nftables (kube-proxy's modes)")
+      ->check(CLI::IsMember({"iptables", "nftables"}))
       ->capture_default_str();
   upCmd->add_option("--api-port", f->apiPort, "API server port")->capture_default_str();
   upCmd->add_option("--registry-port", f->registryPort, "Cluster registry port")

@@ -5,13 +5,14 @@
 # backends), NodePort on every node's address from the host, cluster DNS from pods (resolv.conf,
 # <svc>, <svc>.<ns>, the full name, headless -> pod IPs, NXDOMAIN), and Dns host/path forwarding
 # through the gateway (from a pod and from a node namespace, edits within seconds, unknown
-# services in status and events).
+# services in status and events). The nodes' proxies run in nftables mode (`cluster up
+# --proxy-mode nftables`); every other cluster test uses the default, iptables.
 source "$(dirname "$0")/lib.sh"
 set +e
 [[ $(id -u) == 0 ]] || { echo "needs root (network namespaces, containerd)"; exit 1; }
 
-step "cluster up: 3 nodes"
-start_cluster svc 172.29.103 3 || exit 1
+step "cluster up: 3 nodes, the service proxy in nftables mode"
+start_cluster svc 172.29.103 3 --proxy-mode nftables || exit 1
 NODE_IPS=(172.29.103.2 172.29.103.3 172.29.103.4)
 
 step "a 3-replica Deployment spread over the nodes, a ClusterIP and a NodePort Service, a client"
@@ -91,6 +92,12 @@ expect_eq "$(ep_ips)" "$(pod_ips)" "endpoints of web are the 3 pod IPs"
 requests() {
   kubectl exec client -- sh -c "for i in \$(seq $1); do timeout 3 wget -q -O - $2 2>/dev/null || echo FAILED; done"
 }
+
+step "the nodes' service rules are an nftables table, not iptables chains"
+n1=$(node_ns node-1)
+wait_for 20 bash -c "ip netns exec $n1 nft list table ip kube-proxy | grep -q '$CIP . tcp . 80 : goto service-'" ||
+  ip netns exec "$n1" nft list table ip kube-proxy | head -40
+expect_not_contains "$(ip netns exec "$n1" iptables-save -t nat)" "KUBE-SERVICES" "no iptables-mode chains"
 
 step "60 requests to the ClusterIP $CIP from a pod reach all 3 backends"
 out=$(requests 60 "http://$CIP/")
