@@ -6,8 +6,16 @@
 namespace minik8s::proxy {
 
 Status ExecNftables::apply(const std::string& document) {
-  auto r = runChecked({nft_, "-f", "-"}, document);
-  return r.ok() ? Status::Ok() : r.status();
+  auto r = runProgram({nft_, "-f", "-"}, document);
+  if (!r.ok()) return r.status();
+  if (r->exitCode == 127) {
+    return Status::Internal(fmt::format(
+        "the nftables mode needs the nft program (Debian package nftables): {}", r->output));
+  }
+  if (r->exitCode != 0) {
+    return Status::Internal(fmt::format("`nft -f -` failed (exit {}): {}", r->exitCode, r->output));
+  }
+  return Status::Ok();
 }
 
 Result<std::string> ExecNftables::listTable() {
