@@ -15,9 +15,9 @@
 //                                    now (read and regenerate the changed service only, reuse the
 //                                    others' rules from ServiceRulesCache: after_*), each followed
 //                                    by iptables-restore of its (identical) document;
-//                                    again_fork_ms / again_spawn_ms: baseline, the same document
-//                                    restored again, started as the proxy does (fork + exec) or
-//                                    by posix_spawn (no copy of this process' page tables)
+//                                    again_run_ms / again_spawn_ms: baseline, the same document
+//                                    restored again, started as the proxy does (runProgram) or
+//                                    by a bare posix_spawn
 //   BM_NftFullSync        the same full sync in nftables mode (NftablesBackend: one `nft -f` that
 //                         rewrites the table and deletes what the previous generation left)
 //   BM_NftApplyFullDocumentAlone     baseline: `nft -f` of that same document alone, into a
@@ -261,8 +261,8 @@ void BM_RestorePreviousOrderDocument(benchmark::State& state) { restoreDocumentA
 BENCHMARK(BM_RestoreFullDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 BENCHMARK(BM_RestorePreviousOrderDocument)->Arg(1000)->Unit(benchmark::kMillisecond)->Iterations(5);
 
-// Baseline for the restore: iptables-restore of `text` alone, started by posix_spawn (no copy of
-// this process' page tables, unlike fork()); -1 when it fails.
+// Baseline for the restore: iptables-restore of `text` alone, started by a bare posix_spawn; -1
+// when it fails.
 double spawnRestoreMs(const std::string& text) {
   auto t0 = Clock::now();
   int in[2];
@@ -356,7 +356,7 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
   size_t bytes = 0;
   Millis copy[2]{}, generate[2]{}, restore[2]{};
   int64_t runs[2]{};
-  Millis again[2]{};  // the same restore again: ExecIptables (fork), posix_spawn
+  Millis again[2]{};  // the same restore again: ExecIptables (runProgram), posix_spawn
   bool same = true;
   int64_t iteration = 0;
   for (auto _ : state) {
@@ -392,8 +392,8 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
     bytes = text.size();
     state.PauseTiming();
     // The same document twice more (a partial document can be: gone chains are declared, then
-    // deleted), by this process (fork) and by posix_spawn, in turns first: what the restore
-    // costs without copying this process.
+    // deleted), through runProgram and by a bare posix_spawn, in turns first: what the restore
+    // itself costs.
     for (int k = 0; k < 2; ++k) {
       if ((k + iteration) % 2 == 0) {
         auto t = Clock::now();
@@ -431,7 +431,7 @@ void BM_PartialSyncOneEndpointChange(benchmark::State& state) {
     state.counters[prefix + "ms"] = (copy[m] + generate[m] + restore[m]).count() / k;
   }
   double iterations = static_cast<double>(std::max<int64_t>(state.iterations(), 1));
-  state.counters["again_fork_ms"] = again[0].count() / iterations;
+  state.counters["again_run_ms"] = again[0].count() / iterations;
   state.counters["again_spawn_ms"] = again[1].count() / iterations;
   double after = state.counters["after_ms"];
   if (after > 0) state.counters["before/after"] = state.counters["before_ms"] / after;
