@@ -15,7 +15,8 @@
 // --server runs another minik8s binary (default: the one beside the bench), so that two builds
 // can be compared in turns under the same load. --settle waits before the watch figure: the
 // server's own scheduler and controllers are still working through the N new pods after the
-// list, and a faster list otherwise moves the watch figure into that backlog. --perf records the
+// list, and a faster list otherwise moves the watch figure into that backlog; the server's RSS
+// is read again then (the server gives freed pages back every 10 s). --perf records the
 // server with `perf record --call-graph dwarf` during the lists and during the 100-watcher events
 // (DIR/<backend>-list.data, DIR/<backend>-watch.data).
 #include <grpcpp/grpcpp.h>
@@ -416,6 +417,7 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
 
   // One event to one watcher, then to 100: the same creates, the same timing.
   std::this_thread::sleep_for(seconds(settleSeconds));
+  long settledRss = rssKiB(server);
   constexpr int kWatchers = 100;
   const WatchFigures one = watchDelivery(url, adminTls, ns, server, 1, "watched-alone");
   WatchFigures many;
@@ -464,8 +466,12 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
               p99One > 0 ? percentile(many.delivery, 99) / p99One : 0.0);
   std::printf("%-7s load average %s (%s)\n", backend.c_str(), loadAverage().c_str(),
               serverBinary.c_str());
-  std::printf("%-7s server RSS idle %.1f MiB, with ~1,000 pods %.1f MiB, with %d pods %.1f MiB\n",
+  std::printf("%-7s server RSS idle %.1f MiB, with ~1,000 pods %.1f MiB, with %d pods %.1f MiB",
               backend.c_str(), idleRss / 1024.0, rss1000.load() / 1024.0, pods, fullRss / 1024.0);
+  if (settleSeconds > 0) {
+    std::printf(" (%d s later, before the watchers: %.1f MiB)", settleSeconds, settledRss / 1024.0);
+  }
+  std::printf("\n");
   stopProcess(server);
 }
 

@@ -3,8 +3,10 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 
 namespace minik8s::cli {
 namespace {
@@ -22,6 +24,30 @@ bool controlPlane(int argc, char** argv) {
   return command == "server" || command == "scheduler" || command == "controller-manager";
 }
 
+// The commands that run for long: their freed memory is given back to the kernel now and then.
+bool longRunning(int argc, char** argv) {
+  if (controlPlane(argc, argv)) return true;
+  const std::string_view command = argc < 2 ? "" : argv[1];
+  return command == "agent" || command == "proxy";
+}
+
+constexpr std::chrono::seconds kTrimPeriod{10};
+constexpr size_t kTrimAbove = 8 << 20;  // free bytes in the arenas
+
+// glibc keeps the free chunks inside its arenas resident (only what is free at an arena's top goes
+// back); malloc_trim(0) returns every whole free page among them to the kernel, as Go's scavenger
+// does for Go programs. It holds each arena's lock while it works (3 ms on an idle server, up to
+// ~100 ms once after 10,000 pods were created and listed), so it runs only when at least 8 MiB
+// are free. Detached: it sleeps until the process exits.
+void startHeapTrimmer() {
+  std::thread([] {
+    for (;;) {
+      std::this_thread::sleep_for(kTrimPeriod);
+      if (mallinfo2().fordblks >= kTrimAbove) malloc_trim(0);
+    }
+  }).detach();
+}
+
 }  // namespace
 
 void tuneMalloc(int argc, char** argv) {
@@ -37,6 +63,7 @@ void tuneMalloc(int argc, char** argv) {
     unsetenv("GLIBC_TUNABLES");
   }
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  if (longRunning(argc, argv)) startHeapTrimmer();
 }
 
 }  // namespace minik8s::cli

@@ -17,6 +17,10 @@ namespace minik8s::cli {
 //   glibc's defaults. Other commands (the agent, the CLI) start once, with glibc's cache.
 // - For every command, at most two malloc arenas (M_ARENA_MAX) instead of eight per core, each
 //   keeping the pages it freed: 20-35 MiB less for a server with 10,000 pods, no slower.
+// - For the commands that run for long (server, scheduler, controller-manager, agent, proxy), a
+//   thread gives the whole free pages inside the arenas back to the kernel every 10 s
+//   (malloc_trim(0)): glibc keeps them resident otherwise. A server on etcd after creating and
+//   listing 10,000 pods held 65 MiB of free chunks (206 MiB RSS; 149 MiB after a trim).
 // Returns only if it did not execute the program again.
 void tuneMalloc(int argc, char** argv);
 
