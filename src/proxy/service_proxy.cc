@@ -19,8 +19,8 @@ IptablesPaths pathsOf(const ProxyOptions& o) {
 // Removes the nftables mode's table; without nft there is none to remove.
 Status removeNftTable(const std::string& nftPath) {
   auto r = runProgram({nftPath, "-f", "-"}, nftDeleteTableDocument());
-  if (!r.ok()) {
-    LOG_DEBUG("proxy: no nft to remove an nftables table with ({})", r.status().message());
+  if (!r.ok() || r->exitCode == 127) {  // 127: runProgram could not start it
+    LOG_DEBUG("proxy: no nft to remove an nftables table with");
     return Status::Ok();
   }
   return r->exitCode == 0 ? Status::Ok()

@@ -128,6 +128,19 @@ TEST(ProxyNftNetnsTest, APartialSyncLeavesTheKernelAsAFullSyncWould) {
   EXPECT_EQ(nftListing(), "");
 }
 
+TEST(ProxyNftNetnsTest, WithoutNftThereIsNoTableToRemove) {
+  REQUIRE_NETNS();
+  ProxyOptions o;
+  o.nftPath = "/nonexistent/nft";
+  Status s = cleanupAllProxyRules(o);
+  EXPECT_TRUE(s.ok()) << s.toString();
+  // The nftables mode itself says what it needs.
+  NftablesBackend backend(std::make_unique<ExecNftables>(o.nftPath), RuleOptions{});
+  s = backend.start();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("Debian package nftables"), std::string::npos) << s.toString();
+}
+
 class ServiceProxyNftNetnsTest : public ::testing::Test {
  protected:
   void SetUp() override {
