@@ -15,6 +15,7 @@
 #include "proxy/proxy_rules.h"
 #include "proxy/service_proxy.h"
 #include "proxy/service_rules_cache.h"
+#include "proxy_netns_fixture.h"
 #include "proxy_test_objects.h"
 
 namespace minik8s::proxy {
@@ -137,30 +138,7 @@ TEST(ProxyIptablesNetnsTest, APartialSyncLeavesTheKernelAsAFullSyncWould) {
   ASSERT_TRUE(cleanupProxyRules(ipt).ok());
 }
 
-class ServiceProxyNetnsTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    REQUIRE_NETNS();
-    ASSERT_TRUE(api.start().ok());
-    rest = std::make_unique<client::RestClient>(api.url());
-  }
-  void TearDown() override {
-    if (testing::kInPrivateNetns) {
-      ExecIptables ipt;
-      EXPECT_TRUE(cleanupProxyRules(ipt).ok());
-    }
-    api.stop();
-  }
-  ProxyOptions options() {
-    ProxyOptions o;
-    o.nodeName = "node-a";
-    o.nodeIPs = {"192.168.50.2"};
-    return o;
-  }
-
-  minik8s::testing::InProcessApiServer api;
-  std::unique_ptr<client::RestClient> rest;
-};
+using ServiceProxyNetnsTest = ProxyNetnsFixture;
 
 TEST_F(ServiceProxyNetnsTest, RulesFollowTheApiWithinASecondAndSurviveARestart) {
   const auto& svcs = client::resources::kServices;

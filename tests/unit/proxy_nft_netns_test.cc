@@ -14,6 +14,7 @@
 #include "proxy/nftables.h"
 #include "proxy/nftables_backend.h"
 #include "proxy/service_proxy.h"
+#include "proxy_netns_fixture.h"
 #include "proxy_test_objects.h"
 
 namespace minik8s::proxy {
@@ -141,29 +142,13 @@ TEST(ProxyNftNetnsTest, WithoutNftThereIsNoTableToRemove) {
   EXPECT_NE(s.message().find("Debian package nftables"), std::string::npos) << s.toString();
 }
 
-class ServiceProxyNftNetnsTest : public ::testing::Test {
+class ServiceProxyNftNetnsTest : public ProxyNetnsFixture {
  protected:
   void SetUp() override {
     REQUIRE_NFT();
-    ASSERT_TRUE(api.start().ok());
-    rest = std::make_unique<client::RestClient>(api.url());
+    ProxyNetnsFixture::SetUp();
   }
-  void TearDown() override {
-    if (testing::kInPrivateNetns && haveNft()) {
-      EXPECT_TRUE(cleanupAllProxyRules(ProxyOptions{}).ok());
-    }
-    api.stop();
-  }
-  ProxyOptions options() {
-    ProxyOptions o;
-    o.mode = ProxyMode::kNftables;
-    o.nodeName = "node-a";
-    o.nodeIPs = {"192.168.50.2"};
-    return o;
-  }
-
-  minik8s::testing::InProcessApiServer api;
-  std::unique_ptr<client::RestClient> rest;
+  ProxyOptions options() { return ProxyNetnsFixture::options(ProxyMode::kNftables); }
 };
 
 TEST_F(ServiceProxyNftNetnsTest, RulesFollowTheApiAndAModeSwitchRemovesTheOtherModesRules) {
