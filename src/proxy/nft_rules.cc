@@ -340,19 +340,7 @@ std::string nftPartialDocument(const std::vector<const NftServiceRules*>& before
     for (const NftAffinitySet& s : oldSets) {
       if (!std::ranges::binary_search(newSets, s)) goneSets.push_back(s.name);
     }
-    // Both chain lists are sorted by name: one merge finds the new, changed and gone chains.
-    const auto& oldChains = before[i]->chains;
-    auto a = oldChains.begin();
-    for (const ChainRules& c : after[i]->chains) {
-      while (a != oldChains.end() && a->name < c.name) goneChains.push_back((a++)->name);
-      if (a != oldChains.end() && a->name == c.name) {
-        if (a->rules != c.rules) changed.push_back(&c);
-        ++a;
-      } else {
-        changed.push_back(&c);
-      }
-    }
-    for (; a != oldChains.end(); ++a) goneChains.push_back(a->name);
+    diffChains(before[i]->chains, after[i]->chains, changed, goneChains);
   }
   for (const ChainRules* c : changed) {
     fmt::format_to(Out(text), "add chain {} {}\n", kNftTable, c->name);

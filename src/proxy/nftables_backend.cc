@@ -49,12 +49,9 @@ bool NftablesBackend::readKernel() {
 std::string NftablesBackend::prepareFull(const std::vector<json>& services,
                                          const std::vector<json>& slices) {
   pending_.clear();
-  std::vector<const json*> all;
-  all.reserve(slices.size());
-  for (const json& s : slices) all.push_back(&s);
   // Slices by service, so each service reads only its own.
   std::map<std::string, std::vector<const json*>, std::less<>> byService;
-  for (const json* s : all) byService[sliceServiceKey(*s)].push_back(s);
+  for (const json& s : slices) byService[sliceServiceKey(s)].push_back(&s);
   static const std::vector<const json*> kNone;
   for (const json& svc : services) {
     std::string key = serviceKey(svc);

@@ -290,21 +290,26 @@ ProxyRules buildProxyRules(const std::vector<json>& services, const std::vector<
   return result;
 }
 
-std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied) {
-  // Both chain lists are sorted by name: one merge finds the new, changed and gone chains.
-  std::vector<const ChainRules*> changed;
-  std::vector<std::string_view> gone;
-  auto a = applied.chains.begin();
-  for (const ChainRules& c : rules.chains) {
-    while (a != applied.chains.end() && a->name < c.name) gone.push_back((a++)->name);
-    if (a != applied.chains.end() && a->name == c.name) {
+void diffChains(const std::vector<ChainRules>& before, const std::vector<ChainRules>& after,
+                std::vector<const ChainRules*>& changed, std::vector<std::string_view>& gone) {
+  // Both lists are sorted by name: one merge finds the new, changed and gone chains.
+  auto a = before.begin();
+  for (const ChainRules& c : after) {
+    while (a != before.end() && a->name < c.name) gone.push_back((a++)->name);
+    if (a != before.end() && a->name == c.name) {
       if (a->rules != c.rules) changed.push_back(&c);
       ++a;
     } else {
       changed.push_back(&c);
     }
   }
-  for (; a != applied.chains.end(); ++a) gone.push_back(a->name);
+  for (; a != before.end(); ++a) gone.push_back(a->name);
+}
+
+std::string changedRulesText(const ProxyRules& rules, const ProxyRules& applied) {
+  std::vector<const ChainRules*> changed;
+  std::vector<std::string_view> gone;
+  diffChains(applied.chains, rules.chains, changed, gone);
   auto ifChanged = [](const std::string& now, const std::string& before) {
     return now != before ? &now : nullptr;
   };

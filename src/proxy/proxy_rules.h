@@ -56,6 +56,11 @@ struct ChainRules {
   std::string rules;
 };
 
+// The chains of `after` that are new or whose rules differ from `before`'s onto `changed`, the
+// names of `before`'s chains `after` no longer has onto `gone`. Both lists sorted by name.
+void diffChains(const std::vector<ChainRules>& before, const std::vector<ChainRules>& after,
+                std::vector<const ChainRules*>& changed, std::vector<std::string_view>& gone);
+
 // What one build produced: the whole document, and its parts for partial syncs.
 struct ProxyRules {
   // The whole iptables-restore --noflush document: every chain of the proxy rewritten, stale ones

@@ -58,18 +58,7 @@ std::string ServiceRulesCache::preparePartial(const std::map<std::string, Servic
     }
     auto it = applied_.find(key);
     const ServiceRules& prev = it == applied_.end() ? kNoRules : it->second;
-    // Both chain lists are sorted by name: one merge finds the new, changed and gone chains.
-    auto a = prev.chains.begin();
-    for (const ChainRules& c : next.chains) {
-      while (a != prev.chains.end() && a->name < c.name) gone.push_back((a++)->name);
-      if (a != prev.chains.end() && a->name == c.name) {
-        if (a->rules != c.rules) changedChains.push_back(&c);
-        ++a;
-      } else {
-        changedChains.push_back(&c);
-      }
-    }
-    for (; a != prev.chains.end(); ++a) gone.push_back(a->name);
+    diffChains(prev.chains, next.chains, changedChains, gone);
     filterChanged |= !sameSharedRules(prev, next, &PortRules::filterRules);
     nodePortsChanged |= !sameSharedRules(prev, next, &PortRules::nodePortsRules);
     servicesChanged |= !sameSharedRules(prev, next, &PortRules::servicesRules);
