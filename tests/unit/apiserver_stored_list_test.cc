@@ -265,8 +265,11 @@ TEST_F(StoredListTest, WatchersGetTheSameLinesWhateverTheChunking) {
   std::vector<std::unique_ptr<http::Client>> clients;
   std::vector<std::string> bodies(kWatchers);
   std::vector<std::thread> threads;
-  for (int i = 0; i < kWatchers; ++i) {
+  // Every client made before any thread reads `clients`: a push_back beside a running watcher
+  // would move the vector it indexes.
+  for (int i = 0; i < kWatchers; ++i)
     clients.push_back(std::make_unique<http::Client>(server_.url()));
+  for (int i = 0; i < kWatchers; ++i) {
     threads.emplace_back([&, i] {
       int lines = 0;
       clients[i]->stream("GET", std::string(kPods) + "?watch=1&resourceVersion=" + rv,
