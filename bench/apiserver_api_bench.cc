@@ -441,15 +441,14 @@ void benchBackend(const std::string& backend, int pods, const std::string& etcdU
     many = watchDelivery(url, adminTls, ns, server, kWatchers, "watched-pod");
   }
 
-  std::printf(
-      "%-7s creates/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)  server CPU %.3f ms/create"
-      "  [its scheduler marks each unschedulable: +1 PATCH, +1 Event]\n",
-      backend.c_str(), creates.perSecond, creates.p50, creates.p99, creates.errors,
-      creates.cpuMsPerOp);
-  std::printf(
-      "%-7s creates/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)  server CPU %.3f ms/create"
-      "  [nothing reacts: schedulerName of no scheduler here]\n",
-      backend.c_str(), quiet.perSecond, quiet.p50, quiet.p99, quiet.errors, quiet.cpuMsPerOp);
+  auto printCreates = [&](const RunResult& r, const char* note) {
+    std::printf(
+        "%-7s creates/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)  server CPU %.3f ms/create"
+        "  [%s]\n",
+        backend.c_str(), r.perSecond, r.p50, r.p99, r.errors, r.cpuMsPerOp, note);
+  };
+  printCreates(creates, "its scheduler marks each unschedulable: +1 PATCH, +1 Event");
+  printCreates(quiet, "nothing reacts: schedulerName of no scheduler here");
   const char* baselineName = backend == "etcd" ? "raw etcd Put (gRPC)" : "SqliteStore alone";
   std::printf("%-7s %s/s %8.0f  p50 %6.2f ms  p99 %6.2f ms  (errors %d)", backend.c_str(),
               baselineName, baseline.perSecond, baseline.p50, baseline.p99, baseline.errors);

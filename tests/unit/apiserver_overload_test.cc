@@ -16,6 +16,7 @@
 #include "common/http.h"
 #include "common/http_client.h"
 #include "common/metrics.h"
+#include "eventually.h"
 #include "storage/store.h"
 
 namespace minik8s::apiserver {
@@ -161,11 +162,10 @@ TEST_F(OverloadTest, PastTheLimitUsersGet429WhileOthersAreServed) {
   // The seat is free again, once the held request's handler has returned: the holder's client
   // can have its response a moment before the server lets the seat go.
   Result<http::Response> after = Status::Unavailable("not asked yet");
-  for (auto deadline = std::chrono::steady_clock::now() + 5s;
-       std::chrono::steady_clock::now() < deadline; std::this_thread::sleep_for(10ms)) {
+  testing::eventually([&] {
     after = call("bob", "GET", "/api/v1/namespaces/default/configmaps");
-    if (!after.ok() || after->status != 429) break;
-  }
+    return !after.ok() || after->status != 429;
+  });
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->status, 200);
 }
