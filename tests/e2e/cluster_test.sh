@@ -84,21 +84,34 @@ expect_contains "$out" '"GET / HTTP/1.1" 200' "nginx's access log is the contain
 
 step "kubectl port-forward (WebSocket tunnel and SPDY) and kubectl attach"
 # forward_fetch WEBSOCKETS TARGET PORT: forwards a free local port to TARGET's PORT and fetches /
-# through it twice (two connections over one forwarding session).
+# through it twice (two connections over one forwarding session). kubectl's own output (the
+# runtime's error for a connection it could not forward) is in $E2E_DIR/port-forward.log.
 forward_fetch() {
-  local log="$E2E_DIR/port-forward-$1.log"
+  local log="$E2E_DIR/port-forward.log"
+  # Gone first: the background kubectl's `>` truncates it only once its fork runs, and until then
+  # the last session's "Forwarding from" (a port nobody listens on now) would be read.
+  rm -f "$log"
   KUBECTL_PORT_FORWARD_WEBSOCKETS=$1 kubectl port-forward "$2" ":$3" >"$log" 2>&1 &
-  local pid=$! lport
+  local pid=$! lport i
   wait_for 20 grep -q "^Forwarding from 127.0.0.1:" "$log" || cat "$log" >&2
   lport=$(sed -n 's/^Forwarding from 127.0.0.1:\([0-9]*\) .*/\1/p' "$log" | head -n 1)
-  curl -s -m 5 "http://127.0.0.1:$lport/"
-  curl -s -m 5 "http://127.0.0.1:$lport/"
+  for i in 1 2; do
+    curl -s -m 15 "http://127.0.0.1:$lport/" || echo "(curl $i exited with $?)" >&2
+  done
   stop_children "$pid"; wait "$pid" 2>/dev/null || true
 }
+# expect_forwarded OUTPUT NEEDLE COUNT WHAT: NEEDLE found COUNT times, or kubectl's log shown.
+expect_forwarded() {
+  local n
+  n=$(grep -c -- "$2" <<<"$1")
+  [[ $n == "$3" ]] && return 0
+  fail "$4: '$2' $n times, expected $3, in:"; head -20 <<<"$1" >&2
+  echo "--- kubectl port-forward's output" >&2; cat "$E2E_DIR/port-forward.log" >&2
+}
 out=$(forward_fetch true deploy/nginx-deployment 80)
-expect_eq "$(grep -c '<title>Welcome to nginx!</title>' <<<"$out")" "2" "port-forward over a WebSocket"
+expect_forwarded "$out" '<title>Welcome to nginx!</title>' 2 "port-forward over a WebSocket"
 out=$(forward_fetch false deploy/nginx-deployment 80)
-expect_eq "$(grep -c '<title>Welcome to nginx!</title>' <<<"$out")" "2" "port-forward over SPDY"
+expect_forwarded "$out" '<title>Welcome to nginx!</title>' 2 "port-forward over SPDY"
 # A server bound to the pod's loopback: only reachable from inside its network namespace.
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: v1
@@ -128,7 +141,7 @@ spec:
 YAML
 kubectl wait --for=condition=Ready pod/lo-only pod/attach-me --timeout=60s >/dev/null || fail "pods for port-forward and attach"
 out=$(forward_fetch true pod/lo-only 8080)
-expect_contains "$out" "served-on-loopback" "port-forward reaches the pod's localhost"
+expect_forwarded "$out" served-on-loopback 2 "port-forward reaches the pod's localhost"
 out=$(echo from-stdin | timeout 20 kubectl attach -i attach-me 2>&1)
 expect_contains "$out" "got from-stdin" "kubectl attach -i: stdin in, stdout out"
 wait_for 30 bash -c "kubectl get pod attach-me -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}' | grep -qx 3"
@@ -214,6 +227,8 @@ node=$(kubectl get pods -l app=gc-rs-orphan -o jsonpath='{.items[0].spec.nodeNam
 kubectl delete rs gc-rs --wait=false >/dev/null
 
 step "cluster down leaves nothing behind"
+# Its logs go with it: show them first when something failed.
+((FAILURES == 0)) || dump_cluster_logs
 cluster down --purge
 expect_eq "$(ip netns list | grep -c '^mkt1-')" "0" "no node namespaces"
 expect_eq "$(ip -o link show | grep -c 'mkt1')" "0" "no links"

@@ -191,10 +191,15 @@ start_cluster() {
   export KUBECONFIG="$CL_DIR/kubeconfig"
 }
 cluster_cmd() { "$MINIK8S_BIN" cluster "$1" "${CL_ARGS[@]}" "${@:2}"; }
+# dump_cluster_logs: the tail of each log of the cluster's processes.
+dump_cluster_logs() {
+  local f
+  for f in "$CL_DIR"/logs/*.log; do echo "--- $f (tail)"; tail -n 15 "$f"; done 2>/dev/null
+}
 cluster_down_quiet() {
   if [[ -n "${CL_DIR:-}" ]]; then
     if ((FAILURES > 0)); then
-      for f in "$CL_DIR"/logs/*.log; do echo "--- $f (tail)"; tail -n 15 "$f"; done 2>/dev/null
+      dump_cluster_logs
       # E2E_KEEP_LOGS=DIR keeps the whole logs of a failed run (the tails above are often cut).
       if [[ -n "${E2E_KEEP_LOGS:-}" ]]; then
         mkdir -p "$E2E_KEEP_LOGS" && cp -r "$CL_DIR/logs" "$E2E_KEEP_LOGS/$CL_PREFIX-$$" 2>/dev/null
