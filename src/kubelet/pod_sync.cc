@@ -235,28 +235,7 @@ Result<PodRuntimeView> PodSyncer::observe(const json& pod) {
     view.sandboxId = newest->id();
     view.sandboxReady = newest->state() == v1::SANDBOX_READY;
     view.sandboxAttempt = newest->metadata().attempt();
-    if (view.sandboxReady) {
-      std::vector<std::string> ips;
-      bool known = false;
-      {
-        std::lock_guard lock(mu_);
-        auto it = sandboxIPs_.find(newest->id());
-        if (it != sandboxIPs_.end()) {
-          ips = it->second;
-          known = true;
-        }
-      }
-      if (!known) {
-        auto st = runtime_.podSandboxStatus(newest->id());
-        if (st.ok()) {
-          if (!st->network().ip().empty()) ips.push_back(st->network().ip());
-          for (const auto& extra : st->network().additional_ips()) ips.push_back(extra.ip());
-          std::lock_guard lock(mu_);
-          sandboxIPs_[newest->id()] = ips;
-        }
-      }
-      view.podIPs = ips;
-    }
+    if (view.sandboxReady) view.podIPs = sandboxIPs(newest->id());
   }
   v1::ContainerFilter cf;
   (*cf.mutable_label_selector())[kPodUidLabel] = uid;
@@ -274,6 +253,22 @@ Result<PodRuntimeView> PodSyncer::observe(const json& pod) {
   for (auto& [name, cv] : view.containers) sortNewestFirst(cv.instances);
   applyProbeResults(pod, view);
   return view;
+}
+
+std::vector<std::string> PodSyncer::sandboxIPs(const std::string& sandboxId) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = sandboxIPs_.find(sandboxId);
+    if (it != sandboxIPs_.end()) return it->second;
+  }
+  std::vector<std::string> ips;
+  auto st = runtime_.podSandboxStatus(sandboxId);
+  if (!st.ok()) return ips;  // asked again at the next sync
+  if (!st->network().ip().empty()) ips.push_back(st->network().ip());
+  for (const auto& extra : st->network().additional_ips()) ips.push_back(extra.ip());
+  std::lock_guard lock(mu_);
+  sandboxIPs_[sandboxId] = ips;
+  return ips;
 }
 
 void PodSyncer::applyProbeResults(const json& pod, PodRuntimeView& view) {
@@ -297,7 +292,9 @@ json PodSyncer::statusFor(const json& pod, const PodRuntimeView& view) {
   return computePodStatus(pod, view, ctx);
 }
 
-bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerView& view) {
+std::optional<v1::ImageStatusResponse> PodSyncer::ensureImage(const json& pod,
+                                                              const json& container,
+                                                              ContainerView& view) {
   const std::string image = container.value("image", "");
   const std::string policy = imagePullPolicy(container);
   v1::ImageSpec spec;
@@ -309,12 +306,12 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
     view.waitingMessage =
         "Container image \"" + image + "\" is not present with pull policy of Never";
     event(pod, &container, "Warning", "ErrImageNeverPull", view.waitingMessage);
-    return false;
+    return std::nullopt;
   }
   if (policy != "Always" && present) {
     event(pod, &container, "Normal", "Pulled",
           "Container image \"" + image + "\" already present on machine");
-    return true;
+    return std::move(*st);
   }
   const std::string key = podUid(pod) + "/" + image;
   std::chrono::steady_clock::time_point failedAt{};
@@ -332,7 +329,7 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
     view.waitingMessage = "Back-off pulling image \"" + image + "\"";
     event(pod, &container, "Normal", "BackOff", view.waitingMessage);
     event(pod, &container, "Warning", "Failed", "Error: ImagePullBackOff");
-    return false;
+    return std::nullopt;
   }
   event(pod, &container, "Normal", "Pulling", "Pulling image \"" + image + "\"");
   const auto pullStart = std::chrono::steady_clock::now();
@@ -356,23 +353,34 @@ bool PodSyncer::ensureImage(const json& pod, const json& container, ContainerVie
     LOG_WARN("pod {}: {}", podKey(pod), view.waitingMessage);
     event(pod, &container, "Warning", "Failed", "Failed to pull image \"" + image + "\": " + why);
     event(pod, &container, "Warning", "Failed", "Error: ErrImagePull");
-    return false;
+    return std::nullopt;
   }
   const double pullSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - pullStart).count();
   event(pod, &container, "Normal", "Pulled",
         fmt::format("Successfully pulled image \"{}\" in {:.3f}s", image, pullSeconds));
   imageBackoff_.reset(key);
-  std::lock_guard lock(mu_);
-  imagePullFailed_.erase(key);
-  return true;
+  {
+    std::lock_guard lock(mu_);
+    imagePullFailed_.erase(key);
+  }
+  // The status of what was just pulled (the user it runs as comes from it).
+  auto after = images_.imageStatus(spec);
+  if (!after.ok()) {
+    view.waitingReason = "CreateContainerConfigError";
+    view.waitingMessage = after.status().message();
+    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
+    return std::nullopt;
+  }
+  return std::move(*after);
 }
 
 bool PodSyncer::startContainer(const json& pod, const json& container, int restartCount,
                                bool isInit, const PodRuntimeView& podView, ContainerView& view,
                                const VolumeManager::VolumePaths& volumes) {
   const std::string name = container.value("name", "");
-  if (!ensureImage(pod, container, view)) return false;
+  auto imageStatus = ensureImage(pod, container, view);
+  if (!imageStatus) return false;
   PodRuntimeFields fields;
   fields.podIPs = podView.podIPs;
   if (hostNetwork(pod)) fields.podIPs = {options_.hostIP};
@@ -393,15 +401,6 @@ bool PodSyncer::startContainer(const json& pod, const json& container, int resta
     return false;
   }
   // The user the image runs as: for runAsNonRoot and as the default runAsUser.
-  v1::ImageSpec imageSpec;
-  imageSpec.set_image(container.value("image", ""));
-  auto imageStatus = images_.imageStatus(imageSpec);
-  if (!imageStatus.ok()) {
-    view.waitingReason = "CreateContainerConfigError";
-    view.waitingMessage = imageStatus.status().message();
-    event(pod, &container, "Warning", "Failed", "Error: " + view.waitingMessage);
-    return false;
-  }
   const ImageUser imageUser = imageUserOf(*imageStatus);
   Status nonRoot = verifyRunAsNonRoot(pod, container, imageUser);
   auto cc = nonRoot.ok()
@@ -535,10 +534,13 @@ Result<json> PodSyncer::syncPod(const json& pod) {
       return statusFor(pod, view);
     }
     LOG_INFO("pod {}: sandbox {} created", podKey(pod), *id);
-    auto again = observe(pod);
-    if (!again.ok()) return again.status();
-    view = std::move(*again);
-    if (!view.sandboxReady) return statusFor(pod, view);
+    // RunPodSandbox returns once the sandbox is ready; it has no containers yet (those of the
+    // old one were removed above), so the view needs only its IPs, not a new listing.
+    view = PodRuntimeView{};
+    view.sandboxId = *id;
+    view.sandboxReady = true;
+    view.sandboxAttempt = attempt;
+    view.podIPs = sandboxIPs(*id);
   }
 
   bool changed = false;

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -83,8 +84,13 @@ class PodSyncer {
       const ImageUser& imageUser = {}) const;
 
  private:
-  // Pulls the image if the policy asks for it; on failure fills the view's waiting reason.
-  bool ensureImage(const json& pod, const json& container, ContainerView& view);
+  // Pulls the container's image when its policy says so; its status, or nothing (with the
+  // waiting reason set) when it is not there to run.
+  std::optional<::runtime::v1::ImageStatusResponse> ensureImage(const json& pod,
+                                                                const json& container,
+                                                                ContainerView& view);
+  // The IPs of a ready sandbox (PodSandboxStatus once, then remembered).
+  std::vector<std::string> sandboxIPs(const std::string& sandboxId);
   // Creates and starts a new instance of `container`; false (with a waiting reason) on failure.
   bool startContainer(const json& pod, const json& container, int restartCount, bool isInit,
                       const PodRuntimeView& pod_view, ContainerView& view,

@@ -166,6 +166,30 @@ TEST_F(PodSyncTest, CreatesSandboxAndContainerFromTheSpec) {
   EXPECT_TRUE(appStatus(st)["state"].contains("running"));
 }
 
+// A new pod's start asks the runtime only what it needs: the view after RunPodSandbox comes from
+// its answer and one PodSandboxStatus (for the IP), and the image's status is read once (twice
+// where it had to be pulled: before and after).
+TEST_F(PodSyncTest, NewPodStartMakesOnlyTheNeededRuntimeCalls) {
+  json p = pod();
+  json st = sync(p);
+  ASSERT_EQ(st["phase"], "Running");
+  EXPECT_EQ(runtime.callCount("RunPodSandbox"), 1);
+  EXPECT_EQ(runtime.callCount("PodSandboxStatus"), 1);
+  EXPECT_EQ(runtime.callCount("PullImage"), 1);
+  EXPECT_EQ(runtime.callCount("ImageStatus"), 2);
+  runtime.clearCalls();
+  json again = pod();
+  again["metadata"]["uid"] = "uid-2";
+  ASSERT_EQ(sync(again)["phase"], "Running");
+  EXPECT_EQ(runtime.callCount("PullImage"), 0);  // present now
+  EXPECT_EQ(runtime.callCount("ImageStatus"), 1);
+  EXPECT_EQ(runtime.callCount("CreateContainer"), 1);
+  EXPECT_EQ(runtime.callCount("StartContainer"), 1);
+  // Before anything (is the pod here already?) and after the start (the container's state).
+  EXPECT_EQ(runtime.callCount("ListPodSandbox"), 2);
+  EXPECT_EQ(runtime.callCount("ListContainers"), 2);
+}
+
 TEST_F(PodSyncTest, SyncingAgainChangesNothing) {
   json p = pod();
   json first = sync(p);
