@@ -141,6 +141,17 @@ Status Kubelet::start() {
     }
   }
 
+  // Services before pods: a container's service variables are then read from the cache.
+  if (!services_) {
+    services_ = options_.informers
+                    ? options_.informers->informer(client::resources::kServices)
+                    : std::make_unique<client::Informer>(client_, client::resources::kServices);
+    services_->addIndex(RestClientObjectSource::kServicesByNamespace,
+                        [](const json& svc) { return std::vector{podNamespace(svc)}; });
+    services_->start();
+    objects_.useServiceCache(services_.get());
+  }
+
   client::ListParams params;
   params.fieldSelector = "spec.nodeName=" + options_.nodeName;
   informer_ = std::make_unique<client::Informer>(client_, client::resources::kPods, "", params);
@@ -172,6 +183,8 @@ void Kubelet::stop() {
   cv_.notify_all();
   queue_.shutDown();
   if (informer_) informer_->stop();
+  objects_.useServiceCache(nullptr);
+  if (services_) services_->stop();
   for (auto& t : threads_)
     if (t.joinable()) t.join();
   threads_.clear();

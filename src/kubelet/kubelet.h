@@ -32,6 +32,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "client/work_queue.h"
 #include "common/metrics.h"
 #include "cri/runtime_service.h"
@@ -70,6 +71,9 @@ struct KubeletOptions {
   bool registerNode = true;
   // CSI drivers on this node: driver name -> endpoint of its Node service.
   std::map<std::string, std::string> csiDrivers;
+  // Where the Services informer comes from (the agent's, shared with its service proxy); the
+  // kubelet's own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class Kubelet : public server::PodLookup, public server::StreamingRuntime {
@@ -118,6 +122,8 @@ class Kubelet : public server::PodLookup, public server::StreamingRuntime {
   StatusManager statusManager_;
   std::unique_ptr<NodeStatus> nodeStatus_;
   std::unique_ptr<client::Informer> informer_;
+  // Every namespace's Services, for the containers' service environment variables.
+  std::unique_ptr<client::Informer> services_;
 
   std::mutex mu_;
   std::condition_variable cv_;

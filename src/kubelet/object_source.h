@@ -1,16 +1,19 @@
 // ObjectSource: where the kubelet reads the ConfigMaps and Secrets that env vars and volumes
 // name, the claims and volumes behind persistentVolumeClaim volumes, and the Services that become
-// environment variables. The agent reads them from the API
-// server (RestClientObjectSource); tests use a map.
+// environment variables. The agent reads them from the API server (RestClientObjectSource), the
+// Services from an informer's cache once it is given one (as the kubelet's service lister: two
+// LISTs per container start otherwise); tests use a map.
 // configMapData/secretData return the decoded key -> bytes map (data and binaryData for
 // ConfigMaps; base64-decoded data for Secrets), or the API's NotFound. Implementations are
 // thread-safe.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "client/informer.h"
 #include "client/rest_client.h"
 #include "common/status.h"
 
@@ -44,6 +47,10 @@ KeyBytes secretDataOf(const json& secret);
 class RestClientObjectSource : public ObjectSource {
  public:
   explicit RestClientObjectSource(client::RestClient& client) : client_(client) {}
+  // Services come from `services` (every namespace's, with the index kServicesByNamespace) once
+  // it has synced, from the API before that. Null: from the API again. It must outlive its use.
+  void useServiceCache(const client::Informer* services) { services_.store(services); }
+  static constexpr const char* kServicesByNamespace = "namespace";
   Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override;
   Result<KeyBytes> secretData(const std::string& ns, const std::string& name) override;
   Result<std::vector<json>> services(const std::string& ns) override;
@@ -52,6 +59,7 @@ class RestClientObjectSource : public ObjectSource {
 
  private:
   client::RestClient& client_;
+  std::atomic<const client::Informer*> services_{nullptr};
 };
 
 }  // namespace minik8s::kubelet
