@@ -39,11 +39,18 @@ Status StatusManager::setPodStatus(const json& pod, const json& status) {
     const json& last = it != written_.end() ? it->second : pod.value("status", json::object());
     if (sameStatus(last, status)) return Status::Ok();
   }
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    auto fresh = client_.get(client::resources::kPods, podNamespace(pod), podName(pod));
-    if (!fresh.ok()) return fresh.status();
-    if (podUid(*fresh) != uid) return Status::NotFound("pods", podName(pod));
-    json updated = *fresh;
+  // The first write starts from the pod as the caller has it (the informer's copy, usually the
+  // newest: one round trip); a Conflict means it was not, and the pod is read again.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    json updated;
+    if (attempt == 0) {
+      updated = pod;
+    } else {
+      auto fresh = client_.get(client::resources::kPods, podNamespace(pod), podName(pod));
+      if (!fresh.ok()) return fresh.status();
+      if (podUid(*fresh) != uid) return Status::NotFound("pods", podName(pod));
+      updated = std::move(*fresh);
+    }
     json merged = updated.value("status", json::object());
     for (const auto& [k, v] : status.items()) merged[k] = v;
     // Keep conditions other components own (e.g. readiness gates), replace ours.

@@ -31,14 +31,14 @@ class ObjectSourceServicesTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(apiServer.start().ok());
     rest = std::make_unique<client::RestClient>(apiServer.url());
-    ASSERT_TRUE(rest->create(client::resources::kNamespaces, "",
-                             {{"apiVersion", "v1"},
-                              {"kind", "Namespace"},
-                              {"metadata", {{"name", "shop"}}}})
-                    .ok());
-    ASSERT_TRUE(rest->create(client::resources::kServices, "shop",
-                             service("shop", "cart", "10.96.7.1"))
-                    .ok());
+    ASSERT_TRUE(
+        rest->create(
+                client::resources::kNamespaces, "",
+                {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", "shop"}}}})
+            .ok());
+    ASSERT_TRUE(
+        rest->create(client::resources::kServices, "shop", service("shop", "cart", "10.96.7.1"))
+            .ok());
   }
   void TearDown() override { apiServer.stop(); }
 
@@ -61,9 +61,8 @@ TEST_F(ObjectSourceServicesTest, ServicesComeFromTheCacheOnceItHasSynced) {
   services.start();
   ASSERT_TRUE(services.waitForSync(5s));
   objects.useServiceCache(&services);
-  ASSERT_TRUE(rest->create(client::resources::kServices, "shop",
-                           service("shop", "pay", "10.96.7.2"))
-                  .ok());
+  ASSERT_TRUE(
+      rest->create(client::resources::kServices, "shop", service("shop", "pay", "10.96.7.2")).ok());
   EXPECT_TRUE(testing::eventually([&] {
     auto got = objects.services("shop");
     return got.ok() && names(*got) == std::vector<std::string>{"cart", "pay"};
