@@ -21,6 +21,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "common/file_util.h"
 #include "common/logging.h"
 #include "common/strings.h"
@@ -436,6 +437,10 @@ int runAgent(AgentFlags f) {
     }
     opts.csiDrivers[dopts.name] = "unix://" + localSocket;
   }
+  // One list + watch of Services and EndpointSlices for the kubelet (service variables), the
+  // service proxy, the cluster DNS and the gateway alike.
+  client::SharedInformers informers(client);
+  opts.informers = &informers;
   kubelet::Kubelet kubeletCore(client, runtime, runtime, opts);
   // The server may be unreachable for a while (restarting, failing over): wait for it.
   s = retryUntilDone("starting the kubelet", signals, [&] { return kubeletCore.start(); });
@@ -475,6 +480,7 @@ int runAgent(AgentFlags f) {
     po.mode = *proxy::parseProxyMode(f.proxyMode);  // checked by the flag
     po.nodeName = f.nodeName;
     po.nodeIPs = {opts.hostIP};
+    po.informers = &informers;
     serviceProxy = std::make_unique<proxy::ServiceProxy>(client, po);
     if (Status ps = serviceProxy->start(); !ps.ok()) LOG_ERROR("service proxy: {}", ps.message());
   }
@@ -492,6 +498,7 @@ int runAgent(AgentFlags f) {
     dns::DnsOptions dopts;
     dopts.listenAddress = opts.hostIP;
     dopts.dataDir = opts.dataDir + "/dns";
+    dopts.informers = &informers;
     clusterDns = std::make_unique<dns::ClusterDns>(client, dopts);
     if (Status ds = clusterDns->start(); !ds.ok()) {
       LOG_ERROR("cluster DNS: {}", ds.message());
@@ -506,6 +513,7 @@ int runAgent(AgentFlags f) {
     gopts.nodeName = f.nodeName;
     gopts.listenAddress = opts.hostIP;
     gopts.dataDir = opts.dataDir + "/gateway";
+    gopts.informers = &informers;
     gopts.publishHosts = [dnsServer = clusterDns.get()](std::vector<dns::HostEntry> hosts) {
       if (dnsServer) dnsServer->setExtraHosts(std::move(hosts));
     };
@@ -566,6 +574,7 @@ int runAgent(AgentFlags f) {
   if (net) net->stop();
   localStorage.stop();
   kubeletCore.stop();
+  informers.stop();
   if (containerd) containerd->stop();
   return 0;
 }

@@ -22,6 +22,13 @@ std::unique_ptr<Informer> SharedInformers::informer(const Resource& resource, co
   return std::make_unique<Informer>(std::move(shared));
 }
 
+std::unique_ptr<Informer> SharedInformers::informerOf(SharedInformers* shared,
+                                                      RestClient& client,
+                                                      const Resource& resource) {
+  if (shared) return shared->informer(resource);
+  return std::make_unique<Informer>(client, resource);
+}
+
 void SharedInformers::stop() {
   std::vector<std::shared_ptr<SharedIndexInformer>> live;
   {

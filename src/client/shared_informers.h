@@ -35,6 +35,11 @@ class SharedInformers {
   // How many shared informers have handles now (for tests and diagnostics).
   size_t size() const;
 
+  // A handle from `shared` when there is one, else an informer of its own on `client`: for a
+  // component that shares its process' informers where it is given them.
+  static std::unique_ptr<Informer> informerOf(SharedInformers* shared, RestClient& client,
+                                              const Resource& resource);
+
  private:
   RestClient& client_;
   mutable std::mutex mu_;

@@ -32,10 +32,12 @@ DnsmasqConfig dnsmasqConfig(const DnsOptions& o) {
 ClusterDns::ClusterDns(client::RestClient& client, DnsOptions options)
     : client_(client),
       options_(std::move(options)),
-      services_(client_, client::resources::kServices),
-      slices_(client_, client::resources::kEndpointSlices),
+      services_(client::SharedInformers::informerOf(options_.informers, client_,
+                                                    client::resources::kServices)),
+      slices_(client::SharedInformers::informerOf(options_.informers, client_,
+                                                  client::resources::kEndpointSlices)),
       dnsmasq_(dnsmasqConfig(options_)),
-      sync_({&services_, &slices_}, [this] { return sync(); },
+      sync_({services_.get(), slices_.get()}, [this] { return sync(); },
             {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {}
 
 ClusterDns::~ClusterDns() { stop(); }
@@ -59,13 +61,13 @@ Status ClusterDns::start() {
     std::lock_guard lock(mu_);
     extra = extraHosts_;
   }
-  std::string text = buildHostsFile(services_.list(), slices_.list(), options_.domain, extra);
+  std::string text = buildHostsFile(services_->list(), slices_->list(), options_.domain, extra);
   if (Status s = writeHostsFile(text); !s.ok()) {
     sync_.stop();
     return s;
   }
   written_ = text;
-  dnsmasq_.setWildcards(wildcardDomains(services_.list()));
+  dnsmasq_.setWildcards(wildcardDomains(services_->list()));
   Status s = dnsmasq_.start();
   if (s.ok()) s = waitUntilServing();
   if (!s.ok()) {
@@ -131,14 +133,14 @@ Status ClusterDns::writeHostsFile(const std::string& text) {
 }
 
 bool ClusterDns::sync() {
-  if (!services_.hasSynced() || !slices_.hasSynced()) return false;
+  if (!services_->hasSynced() || !slices_->hasSynced()) return false;
   std::vector<HostEntry> extra;
   {
     std::lock_guard lock(mu_);
     extra = extraHosts_;
   }
-  std::string text = buildHostsFile(services_.list(), slices_.list(), options_.domain, extra);
-  std::vector<HostEntry> wildcards = wildcardDomains(services_.list());
+  std::string text = buildHostsFile(services_->list(), slices_->list(), options_.domain, extra);
+  std::vector<HostEntry> wildcards = wildcardDomains(services_->list());
   const bool restart = wildcards != dnsmasq_.config().wildcards && dnsmasq_.running();
   if (restart) {
     // dnsmasq reads --address only at start: a new wildcard domain is a restart (tens of ms).

@@ -15,6 +15,7 @@
 #include "client/bounded_frequency_runner.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "dns/dnsmasq.h"
 #include "dns/hosts_file.h"
 
@@ -31,6 +32,9 @@ struct DnsOptions {
   std::chrono::milliseconds maxSyncInterval{30000};
   std::chrono::milliseconds retryInterval{1000};
   std::chrono::milliseconds informerSyncTimeout{10000};
+  // The process' shared informers (the agent's), for Services and EndpointSlices; own ones when
+  // null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class ClusterDns {
@@ -59,8 +63,8 @@ class ClusterDns {
 
   client::RestClient& client_;
   DnsOptions options_;
-  client::Informer services_;
-  client::Informer slices_;
+  std::unique_ptr<client::Informer> services_;
+  std::unique_ptr<client::Informer> slices_;
   Dnsmasq dnsmasq_;
   client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;

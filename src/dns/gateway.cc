@@ -66,9 +66,10 @@ DnsGateway::DnsGateway(client::RestClient& client, GatewayOptions options)
       events_(client_,
               client::ApiEventRecorderOptions{.component = kComponent, .host = options_.nodeName}),
       dnses_(client_, client::resources::kDnses),
-      services_(client_, client::resources::kServices),
+      services_(client::SharedInformers::informerOf(options_.informers, client_,
+                                                    client::resources::kServices)),
       nginx_(GatewayNginxConfig{options_.nginxPath, options_.dataDir}),
-      sync_({&dnses_, &services_}, [this] { return sync(); },
+      sync_({&dnses_, services_.get()}, [this] { return sync(); },
             {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {}
 
 DnsGateway::~DnsGateway() { stop(); }
@@ -87,7 +88,7 @@ Status DnsGateway::start() {
              options_.informerSyncTimeout.count());
   }
   // nginx starts on what is known now (maybe nothing): the port answers from the beginning.
-  GatewayPlan plan = planGateway(dnses_.list(), services_.list());
+  GatewayPlan plan = planGateway(dnses_.list(), services_->list());
   NginxSettings settings{options_.listenAddress, options_.port, options_.dataDir, options_.user};
   std::string text = renderNginxConfig(plan, settings);
   Status s = nginx_.writeConfig(text);
@@ -135,9 +136,9 @@ bool DnsGateway::sync() {
 }
 
 bool DnsGateway::syncOnce() {
-  if (!dnses_.hasSynced() || !services_.hasSynced()) return false;
+  if (!dnses_.hasSynced() || !services_->hasSynced()) return false;
   bool ok = true;
-  GatewayPlan plan = planGateway(dnses_.list(), services_.list());
+  GatewayPlan plan = planGateway(dnses_.list(), services_->list());
   NginxSettings settings{options_.listenAddress, options_.port, options_.dataDir, options_.user};
   std::string text = renderNginxConfig(plan, settings);
   if (!nginx_.running()) {

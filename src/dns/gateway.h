@@ -25,6 +25,7 @@
 #include "client/event_recorder.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "dns/gateway_config.h"
 #include "dns/gateway_nginx.h"
 #include "dns/hosts_file.h"
@@ -55,6 +56,8 @@ struct GatewayOptions {
   std::chrono::milliseconds maxSyncInterval{30000};
   std::chrono::milliseconds retryInterval{1000};
   std::chrono::milliseconds informerSyncTimeout{10000};
+  // The process' shared informers (the agent's), for Services; its own when null.
+  client::SharedInformers* informers = nullptr;
 };
 
 class DnsGateway {
@@ -84,7 +87,7 @@ class DnsGateway {
   GatewayOptions options_;
   client::ApiEventRecorder events_;
   client::Informer dnses_;
-  client::Informer services_;
+  std::unique_ptr<client::Informer> services_;
   GatewayNginx nginx_;
   client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;

@@ -67,16 +67,18 @@ ServiceProxy::ServiceProxy(client::RestClient& client, ProxyOptions options,
     : client_(client),
       options_(std::move(options)),
       backend_(std::move(backend)),
-      services_(client_, client::resources::kServices),
-      slices_(client_, client::resources::kEndpointSlices),
-      sync_({&services_, &slices_}, [this] { return syncRules(); },
+      services_(client::SharedInformers::informerOf(options_.informers, client_,
+                                                    client::resources::kServices)),
+      slices_(client::SharedInformers::informerOf(options_.informers, client_,
+                                                  client::resources::kEndpointSlices)),
+      sync_({services_.get(), slices_.get()}, [this] { return syncRules(); },
             {options_.minSyncInterval, options_.maxSyncInterval, options_.retryInterval}) {
   // After CoalescedSync's own handlers: each of these asks for a sync again once it has noted the
   // change, so no sync can miss it.
-  services_.addHandlers({[this](const json& svc) { serviceChanged(serviceKey(svc)); },
+  services_->addHandlers({[this](const json& svc) { serviceChanged(serviceKey(svc)); },
                          [this](const json&, const json& svc) { serviceChanged(serviceKey(svc)); },
                          [this](const json& svc) { serviceChanged(serviceKey(svc)); }});
-  slices_.addHandlers({[this](const json& slice) { sliceChanged(nullptr, &slice); },
+  slices_->addHandlers({[this](const json& slice) { sliceChanged(nullptr, &slice); },
                        [this](const json& old, const json& slice) { sliceChanged(&old, &slice); },
                        [this](const json& slice) { sliceChanged(&slice, nullptr); }});
 }
@@ -145,9 +147,9 @@ std::map<std::string, ServiceInput> ServiceProxy::readServices(const std::set<st
   std::map<std::string, ServiceInput> out;
   for (const std::string& key : keys) {
     ServiceInput& input = out[key];
-    input.service = services_.get(key);
+    input.service = services_->get(key);
     for (const std::string& sliceKey : sliceKeys[key]) {
-      if (auto slice = slices_.get(sliceKey)) input.slices.push_back(std::move(*slice));
+      if (auto slice = slices_->get(sliceKey)) input.slices.push_back(std::move(*slice));
     }
   }
   return out;
@@ -155,7 +157,7 @@ std::map<std::string, ServiceInput> ServiceProxy::readServices(const std::set<st
 
 bool ServiceProxy::syncRules() {
   // Before both caches are filled, a sync would delete the rules of services not yet listed.
-  if (!services_.hasSynced() || !slices_.hasSynced()) return false;
+  if (!services_->hasSynced() || !slices_->hasSynced()) return false;
   auto t0 = std::chrono::steady_clock::now();
   // A run maxSyncInterval after the last one is the periodic repair; half of it tells such a run
   // from one woken by an event.
@@ -169,7 +171,7 @@ bool ServiceProxy::syncRules() {
   std::string text;
   std::chrono::steady_clock::time_point t1;
   if (full) {
-    std::vector<json> services = services_.list(), slices = slices_.list();
+    std::vector<json> services = services_->list(), slices = slices_->list();
     t1 = std::chrono::steady_clock::now();
     text = backend_->prepareFull(services, slices);
   } else {

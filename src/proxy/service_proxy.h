@@ -28,6 +28,7 @@
 #include "client/bounded_frequency_runner.h"
 #include "client/informer.h"
 #include "client/rest_client.h"
+#include "client/shared_informers.h"
 #include "proxy/iptables.h"
 #include "proxy/nftables.h"
 #include "proxy/proxy_backend.h"
@@ -54,6 +55,9 @@ struct ProxyOptions {
   std::chrono::milliseconds maxSyncInterval{30000};
   std::chrono::milliseconds retryInterval{1000};
   std::chrono::milliseconds informerSyncTimeout{10000};
+  // The process' shared informers (the agent's), for Services and EndpointSlices; own ones when
+  // null.
+  client::SharedInformers* informers = nullptr;
 };
 
 struct SyncStats {
@@ -105,8 +109,8 @@ class ServiceProxy {
   client::RestClient& client_;
   ProxyOptions options_;
   std::unique_ptr<ProxyBackend> backend_;
-  client::Informer services_;
-  client::Informer slices_;
+  std::unique_ptr<client::Informer> services_;
+  std::unique_ptr<client::Informer> slices_;
   client::CoalescedSync sync_;  // after the informers it wires
   bool started_ = false;
 

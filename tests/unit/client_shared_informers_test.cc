@@ -188,6 +188,25 @@ TEST_F(SharedInformersTest, TheWatchEndsWithItsLastHandle) {
   EXPECT_TRUE(again->get("default/later").has_value());
 }
 
+// informerOf: a handle on the factory's informer where there is a factory (the agent's service
+// proxy, DNS, gateway and kubelet share one), an informer of its own where there is none.
+TEST_F(SharedInformersTest, InformerOfSharesWhereItIsGivenAFactory) {
+  ASSERT_TRUE(create("x").ok());
+  auto a = SharedInformers::informerOf(informers.get(), *rest, resources::kConfigMaps);
+  auto b = SharedInformers::informerOf(informers.get(), *rest, resources::kConfigMaps);
+  EXPECT_EQ(informers->size(), 1u);
+  a->start();
+  ASSERT_TRUE(a->waitForSync(5s));
+  EXPECT_TRUE(b->hasSynced());  // b's cache is a's: synced without b starting anything
+  auto own = SharedInformers::informerOf(nullptr, *rest, resources::kConfigMaps);
+  EXPECT_EQ(informers->size(), 1u);
+  EXPECT_FALSE(own->hasSynced());
+  own->start();
+  ASSERT_TRUE(own->waitForSync(5s));
+  EXPECT_TRUE(own->get("default/x").has_value());
+  own->stop();
+}
+
 TEST_F(SharedInformersTest, HandlesOfAStoppedFactoryNeverStartAWatch) {
   informers->stop();
   auto handle = informers->informer(resources::kConfigMaps, "default");
