@@ -6,6 +6,12 @@
 
 namespace minik8s::client {
 
+IndexFunc namespaceIndex() {
+  return [](const json& obj) {
+    return std::vector<std::string>{valueAt(obj, "/metadata/namespace", std::string())};
+  };
+}
+
 std::string objectKey(const json& obj) {
   std::string ns = valueAt(obj, "/metadata/namespace", std::string());
   std::string name = valueAt(obj, "/metadata/name", std::string());

@@ -46,6 +46,10 @@ std::string objectKey(const json& obj);
 std::pair<std::string, std::string> splitObjectKey(const std::string& key);
 
 using IndexFunc = std::function<std::vector<std::string>(const json&)>;
+// Objects by metadata.namespace, under the one name every consumer of a shared informer gives
+// that index (one name means one function).
+inline constexpr const char* kNamespaceIndex = "namespace";
+IndexFunc namespaceIndex();
 using SharedObject = std::shared_ptr<const json>;
 
 // The list + watch, cache, indexes and handler registry of one resource (in one namespace, with

@@ -143,11 +143,9 @@ Status Kubelet::start() {
 
   // Services before pods: a container's service variables are then read from the cache.
   if (!services_) {
-    services_ = options_.informers
-                    ? options_.informers->informer(client::resources::kServices)
-                    : std::make_unique<client::Informer>(client_, client::resources::kServices);
-    services_->addIndex(RestClientObjectSource::kServicesByNamespace,
-                        [](const json& svc) { return std::vector{podNamespace(svc)}; });
+    services_ = client::SharedInformers::informerOf(options_.informers, client_,
+                                                    client::resources::kServices);
+    services_->addIndex(client::kNamespaceIndex, client::namespaceIndex());
     services_->start();
     objects_.useServiceCache(services_.get());
   }

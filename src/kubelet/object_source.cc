@@ -61,7 +61,7 @@ Result<KeyBytes> RestClientObjectSource::secretData(const std::string& ns,
 Result<std::vector<json>> RestClientObjectSource::services(const std::string& ns) {
   if (const client::Informer* cache = services_.load(); cache && cache->hasSynced()) {
     std::vector<json> out;
-    for (const auto& svc : cache->byIndexShared(kServicesByNamespace, ns)) out.push_back(*svc);
+    for (const auto& svc : cache->byIndexShared(client::kNamespaceIndex, ns)) out.push_back(*svc);
     return out;
   }
   auto list = client_.list(client::resources::kServices, ns);

@@ -47,10 +47,9 @@ KeyBytes secretDataOf(const json& secret);
 class RestClientObjectSource : public ObjectSource {
  public:
   explicit RestClientObjectSource(client::RestClient& client) : client_(client) {}
-  // Services come from `services` (every namespace's, with the index kServicesByNamespace) once
-  // it has synced, from the API before that. Null: from the API again. It must outlive its use.
+  // Services come from `services` (every namespace's, with client::namespaceIndex()) once it has
+  // synced, from the API before that. Null: from the API again. It must outlive its use.
   void useServiceCache(const client::Informer* services) { services_.store(services); }
-  static constexpr const char* kServicesByNamespace = "namespace";
   Result<KeyBytes> configMapData(const std::string& ns, const std::string& name) override;
   Result<KeyBytes> secretData(const std::string& ns, const std::string& name) override;
   Result<std::vector<json>> services(const std::string& ns) override;

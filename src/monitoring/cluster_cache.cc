@@ -14,8 +14,7 @@ ClusterCache::ClusterCache(const client::ClientConfig& config, client::SharedInf
   pods_ = informers->informer(client::resources::kPods);
   services_ = informers->informer(client::resources::kServices);
   endpoints_ = informers->informer(client::resources::kEndpoints);
-  pods_->addIndex("namespace",
-                  [](const json& pod) { return std::vector<std::string>{api::namespaceOf(pod)}; });
+  pods_->addIndex(client::kNamespaceIndex, client::namespaceIndex());
 }
 
 ClusterCache::~ClusterCache() { stop(); }

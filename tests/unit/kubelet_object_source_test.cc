@@ -55,9 +55,7 @@ TEST_F(ObjectSourceServicesTest, ServicesComeFromTheCacheOnceItHasSynced) {
   EXPECT_EQ(names(*direct), std::vector<std::string>{"cart"});
 
   client::Informer services(*rest, client::resources::kServices);
-  services.addIndex(RestClientObjectSource::kServicesByNamespace, [](const json& s) {
-    return std::vector<std::string>{s["metadata"].value("namespace", "")};
-  });
+  services.addIndex(client::kNamespaceIndex, client::namespaceIndex());
   services.start();
   ASSERT_TRUE(services.waitForSync(5s));
   objects.useServiceCache(&services);

@@ -76,9 +76,7 @@ bool podDeletionLess(const json& a, const json& b) {
 }
 
 void addNamespaceIndex(client::Informer& informer) {
-  informer.addIndex("namespace", [](const json& o) {
-    return std::vector<std::string>{valueAt(o, "/metadata/namespace", std::string())};
-  });
+  informer.addIndex(client::kNamespaceIndex, client::namespaceIndex());
 }
 
 ReplicaSetController::ReplicaSetController(client::RestClient& rest, client::Informer& replicaSets,
