@@ -13,7 +13,7 @@
 // also when it fails or is interrupted (SIGINT, SIGTERM, SIGHUP), and never fails on a time.
 //
 //   (from the source root) build/bin/kubelet_pod_start_bench [--pods N] [--recipes images]
-//   [--pod-workers N]
+//   [--pod-workers N] [--smaps FILE (the agent's /proc/PID/smaps with N pods)]
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -254,10 +254,12 @@ int main(int argc, char** argv) {
   int pods = 30;
   std::string recipes = "images";  // the image recipes of the source tree (run from its root)
   std::string podWorkers;          // the agent's --pod-workers; its default when empty
+  std::string smapsOut;            // where to copy the agent's /proc/PID/smaps with N pods
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--pods") pods = std::atoi(argv[++i]);
     if (std::string(argv[i]) == "--pod-workers") podWorkers = argv[++i];
     if (std::string(argv[i]) == "--recipes") recipes = argv[++i];
+    if (std::string(argv[i]) == "--smaps") smapsOut = argv[++i];
   }
   recipes = std::filesystem::absolute(recipes).string();
   if (geteuid() != 0) {
@@ -466,6 +468,8 @@ int main(int argc, char** argv) {
   long rssSeq = vmRssKiB(agent);
   long anonSeq = statusKiB(agent, "RssAnon"), fileSeq = statusKiB(agent, "RssFile");
   long pssSeq = pssKiB(agent);
+  if (!smapsOut.empty())  // each mapping's share of the RSS above, for reading later
+    std::ofstream(smapsOut) << readFile("/proc/" + std::to_string(agent) + "/smaps");
   {
     std::vector<std::string> names;
     auto created = steady_clock::now();
