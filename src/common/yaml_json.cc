@@ -33,9 +33,10 @@ bool isValidUtf8(std::string_view s) {
       cp = (cp << 6) | (cc & 0x3f);
     }
     static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    // U+FFFE and U+FFFF are outside YAML's printable set: the emitter would replace them.
-    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe ||
-        cp == 0xffff) {
+    // Unicode's noncharacters (U+FDD0..U+FDEF and the last two code points of every plane):
+    // yaml-cpp's emitter writes U+FFFD in their place, so such a string would not read back.
+    const bool nonCharacter = (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe;
+    if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || nonCharacter) {
       return false;
     }
     i += len;
