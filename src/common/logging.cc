@@ -1,9 +1,23 @@
 #include "common/logging.h"
 
+// spdlog and fmt are compiled into the binary here rather than linked to Debian's shared
+// libraries (src/CMakeLists.txt): spdlog in its header-only mode (no file but this one includes
+// it), and fmt's out-of-line functions (vformat, format_error, floating-point formatting...)
+// from its format-inl.h, with the template instantiations format.h declares extern.
+#include <fmt/format-inl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <iterator>
+
+FMT_BEGIN_NAMESPACE
+namespace detail {
+template auto thousands_sep_impl<char>(locale_ref) -> thousands_sep_result<char>;
+template auto thousands_sep_impl<wchar_t>(locale_ref) -> thousands_sep_result<wchar_t>;
+template auto decimal_point_impl<char>(locale_ref) -> char;
+template auto decimal_point_impl<wchar_t>(locale_ref) -> wchar_t;
+}  // namespace detail
+FMT_END_NAMESPACE
 
 namespace minik8s {
 
