@@ -107,16 +107,18 @@ struct Summary {
   double p50 = 0, p99 = 0, max = 0;
 };
 
+// The q-quantile (0..1) of non-empty sorted values: the one at q's rounded position among them.
+double quantileOfSorted(const std::vector<double>& sorted, double q) {
+  size_t i = static_cast<size_t>(q * static_cast<double>(sorted.size() - 1) + 0.5);
+  return sorted[std::min(i, sorted.size() - 1)];
+}
+
 Summary summarize(std::vector<double> ms) {
   Summary s;
   if (ms.empty()) return s;
   std::sort(ms.begin(), ms.end());
-  auto at = [&](double q) {
-    size_t i = static_cast<size_t>(q * static_cast<double>(ms.size() - 1) + 0.5);
-    return ms[std::min(i, ms.size() - 1)];
-  };
-  s.p50 = at(0.5);
-  s.p99 = at(0.99);
+  s.p50 = quantileOfSorted(ms, 0.5);
+  s.p99 = quantileOfSorted(ms, 0.99);
   s.max = ms.back();
   return s;
 }
@@ -493,11 +495,9 @@ int main(int argc, char** argv) {
   report("agent, one after another", agentSeq, &seqBase);
   if (!seqGap.empty()) {
     std::sort(seqGap.begin(), seqGap.end());
-    auto at = [&](double q) {
-      return seqGap[static_cast<size_t>(q * static_cast<double>(seqGap.size() - 1) + 0.5)];
-    };
     std::printf("agent minus CRI, pod by pod          p25 %7.1f ms  p50 %7.1f ms  p75 %7.1f ms\n",
-                at(0.25), at(0.5), at(0.75));
+                quantileOfSorted(seqGap, 0.25), quantileOfSorted(seqGap, 0.5),
+                quantileOfSorted(seqGap, 0.75));
   }
   report("CRI direct, all at once", criPar, nullptr);
   report("agent, all at once", agentPar, &parBase);
